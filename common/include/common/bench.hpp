@@ -1,0 +1,64 @@
+// Timing: CUDA events for device work, steady_clock for host work. Warm-up first, then samples
+// until the median is known to the noise target or a sample/time cap is hit. Allocation and
+// host<->device copies never sit inside a kernel timing; end-to-end figures are timed separately
+// and labelled as such by the caller.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+#include "common/device_buffer.hpp"
+
+namespace common {
+
+struct BenchOptions {
+  int warmup = 2;
+  int min_samples = 5;
+  int max_samples = 200;
+  double noise_target = 0.005;  // stop when stdev/mean/sqrt(samples) falls under this
+  double max_seconds = 0.5;     // wall-clock budget for the samples of one configuration
+  bool flush_l2 = false;        // cold-cache samples: overwrite L2 before each sample
+};
+
+struct BenchStats {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  double noise = 0;  // relative standard deviation of the samples
+  int samples = 0;
+};
+
+// Pure statistics over samples (ms); empty input gives zeros.
+BenchStats summarize(std::vector<double> samples_ms);
+// The stopping rule used by both timers.
+bool should_stop(const std::vector<double>& samples_ms, double elapsed_s, const BenchOptions& o);
+
+// Evicts L2 by writing a buffer twice its size.
+class L2Flusher {
+ public:
+  explicit L2Flusher(std::size_t l2_bytes) : buffer_(2 * l2_bytes + 1) {}
+  void flush(cudaStream_t s);
+
+ private:
+  DeviceBuffer<unsigned char> buffer_;
+};
+
+BenchStats bench_gpu(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
+                     const BenchOptions& options, L2Flusher* flusher = nullptr);
+BenchStats bench_cpu(const std::function<void()>& work, const BenchOptions& options);
+
+// Events around a region on one stream, for one-off figures (per-stage sub-timings).
+class EventTimer {
+ public:
+  EventTimer();
+  ~EventTimer();
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+  void start(cudaStream_t s);
+  float stop_ms(cudaStream_t s);  // synchronizes
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+}  // namespace common

@@ -1,0 +1,70 @@
+// Warp- and block-level building blocks (CUB-style layers: warp -> block), shared by every
+// sub-project so there is exactly one reduction and one scan of each kind.
+#pragma once
+#include <cuda_runtime.h>
+
+namespace common {
+
+constexpr unsigned kFullMask = 0xffffffffu;
+
+__device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31u; }
+__device__ __forceinline__ unsigned warp_id() { return threadIdx.x >> 5; }
+__device__ __forceinline__ unsigned lanemask_lt() { return (1u << lane_id()) - 1u; }
+
+// Kogge-Stone inclusive scan over the 32 lanes of a full warp: 5 shuffles.
+template <typename T>
+__device__ __forceinline__ T warp_inclusive_scan(T v) {
+#pragma unroll
+  for (int offset = 1; offset < 32; offset <<= 1) {
+    const T up = __shfl_up_sync(kFullMask, v, offset);
+    if (static_cast<int>(lane_id()) >= offset) v += up;
+  }
+  return v;
+}
+
+// Butterfly sum: every lane ends with the warp total.
+template <typename T>
+__device__ __forceinline__ T warp_reduce_sum(T v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
+  return v;
+}
+
+// Block sum; every thread gets the total. `smem` holds BLOCK/32 values. Ends with a barrier, so
+// smem may be reused right after.
+template <int BLOCK, typename T>
+__device__ __forceinline__ T block_reduce_sum(T v, T* smem) {
+  static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+  constexpr int kWarps = BLOCK / 32;
+  v = warp_reduce_sum(v);
+  if (lane_id() == 0) smem[warp_id()] = v;
+  __syncthreads();
+  T total = lane_id() < kWarps ? smem[lane_id()] : T(0);
+  total = warp_reduce_sum(total);
+  __syncthreads();
+  return total;
+}
+
+// Block-wide exclusive scan of one value per thread, reduce-then-scan across warps: a warp scan,
+// one scan of the warp totals, one add. `smem` holds BLOCK/32 + 1 values. Ends with a barrier.
+template <int BLOCK, typename T>
+__device__ __forceinline__ T block_exclusive_scan(T v, T& block_total, T* smem) {
+  static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+  constexpr int kWarps = BLOCK / 32;
+  const T inclusive = warp_inclusive_scan(v);
+  if (lane_id() == 31) smem[warp_id()] = inclusive;
+  __syncthreads();
+  if (warp_id() == 0) {
+    const T w = lane_id() < kWarps ? smem[lane_id()] : T(0);
+    const T w_inclusive = warp_inclusive_scan(w);
+    if (lane_id() < kWarps) smem[lane_id()] = w_inclusive - w;
+    if (lane_id() == 31) smem[kWarps] = w_inclusive;
+  }
+  __syncthreads();
+  const T result = smem[warp_id()] + inclusive - v;
+  block_total = smem[kWarps];
+  __syncthreads();
+  return result;
+}
+
+}  // namespace common

@@ -1,0 +1,46 @@
+// Command line shared by every driver: --list, --version, --n / sizes, --sweep, --reps, --csv,
+// --seed, --quick, --input, --cold, plus flags a sub-project adds. Bad arguments throw
+// UsageError; drivers print usage and exit with status 2.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace common {
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ExtraFlag {
+  std::string name;  // without the leading dashes
+  std::string help;
+  bool takes_value = true;
+  std::string default_value;
+};
+
+struct CliOptions {
+  bool help = false, list = false, sweep = false, quick = false, cold = false;
+  std::vector<std::string> versions;
+  std::vector<std::int64_t> sizes;
+  int reps = 0;  // 0: sample until the noise target
+  std::string csv;
+  std::uint64_t seed = 20261121;
+  std::string input;
+  std::map<std::string, std::string> extra;  // every ExtraFlag, defaulted
+
+  bool flag(const std::string& name) const;  // a boolean ExtraFlag
+  std::int64_t extra_int(const std::string& name) const;
+};
+
+// "1000", "2^20", "2^20-3", "2^20+7", "1<<20"; throws UsageError naming the text.
+std::int64_t parse_size(const std::string& text);
+std::vector<std::string> split(const std::string& text, char sep);
+CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraFlag>& extras = {});
+std::string usage(const std::string& program, const std::string& summary,
+                  const std::vector<ExtraFlag>& extras = {});
+
+}  // namespace common

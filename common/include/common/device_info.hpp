@@ -1,0 +1,34 @@
+// What the GPU is: name, SM count, clocks, memory, cache, and the datasheet-style theoretical
+// rates derived from them. CUDA 13 removed cudaDeviceProp::clockRate, so clocks come from
+// cudaDeviceGetAttribute.
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace common {
+
+struct DeviceInfo {
+  int id = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  int sm_clock_khz = 0;       // cudaDevAttrClockRate
+  int mem_clock_khz = 0;      // cudaDevAttrMemoryClockRate (0 where the driver does not say)
+  int mem_bus_width_bits = 0;
+  std::size_t global_mem_bytes = 0;
+  std::size_t l2_bytes = 0;
+  std::size_t smem_per_sm_bytes = 0;
+  int fp32_lanes_per_sm = 0;
+  double theoretical_fp32_gflops() const;  // lanes * SMs * clock * 2 (FMA)
+  double theoretical_mem_gbs() const;       // DDR: 2 * mem clock * bus width / 8
+};
+
+// True when the CUDA runtime can see at least one device. Never throws: no driver (CI) is a
+// plain "no".
+bool has_cuda_device();
+DeviceInfo query_device(int id = 0);
+int fp32_lanes_per_sm(int cc_major, int cc_minor);
+std::string cuda_runtime_version();  // "13.0"
+std::string describe(const DeviceInfo& d);
+
+}  // namespace common

@@ -1,0 +1,91 @@
+#include "common/bench.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "common/cuda_check.hpp"
+
+namespace common {
+
+BenchStats summarize(std::vector<double> s) {
+  BenchStats r;
+  if (s.empty()) return r;
+  std::sort(s.begin(), s.end());
+  const std::size_t n = s.size();
+  r.samples = static_cast<int>(n);
+  r.min_ms = s.front();
+  r.max_ms = s.back();
+  r.median_ms = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+  const double mean = std::accumulate(s.begin(), s.end(), 0.0) / n;
+  double var = 0;
+  for (double x : s) var += (x - mean) * (x - mean);
+  var = n > 1 ? var / (n - 1) : 0.0;
+  r.noise = mean > 0 ? std::sqrt(var) / mean : 0.0;
+  return r;
+}
+
+bool should_stop(const std::vector<double>& s, double elapsed_s, const BenchOptions& o) {
+  const int n = static_cast<int>(s.size());
+  if (n >= o.max_samples) return true;
+  if (n < o.min_samples) return n >= 1 && elapsed_s > 4 * o.max_seconds;  // very slow work
+  if (elapsed_s >= o.max_seconds) return true;
+  const BenchStats st = summarize(s);
+  return st.noise / std::sqrt(static_cast<double>(n)) <= o.noise_target;
+}
+
+void L2Flusher::flush(cudaStream_t s) {
+  CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0x5a, buffer_.bytes(), s));
+}
+
+BenchStats bench_gpu(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
+                     const BenchOptions& o, L2Flusher* flusher) {
+  EventTimer timer;
+  for (int i = 0; i < o.warmup; ++i) work(stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<double> samples;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    if (flusher && o.flush_l2) flusher->flush(stream);
+    timer.start(stream);
+    work(stream);
+    samples.push_back(timer.stop_ms(stream));
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (should_stop(samples, el, o)) break;
+  }
+  return summarize(samples);
+}
+
+BenchStats bench_cpu(const std::function<void()>& work, const BenchOptions& o) {
+  for (int i = 0; i < o.warmup; ++i) work();
+  std::vector<double> samples;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    const auto a = std::chrono::steady_clock::now();
+    work();
+    const auto b = std::chrono::steady_clock::now();
+    samples.push_back(std::chrono::duration<double, std::milli>(b - a).count());
+    if (should_stop(samples, std::chrono::duration<double>(b - t0).count(), o)) break;
+  }
+  return summarize(samples);
+}
+
+EventTimer::EventTimer() {
+  CUDA_CHECK(cudaEventCreate(&start_));
+  CUDA_CHECK(cudaEventCreate(&stop_));
+}
+EventTimer::~EventTimer() {
+  cudaEventDestroy(start_);
+  cudaEventDestroy(stop_);
+}
+void EventTimer::start(cudaStream_t s) { CUDA_CHECK(cudaEventRecord(start_, s)); }
+float EventTimer::stop_ms(cudaStream_t s) {
+  CUDA_CHECK(cudaEventRecord(stop_, s));
+  CUDA_CHECK(cudaEventSynchronize(stop_));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  return ms;
+}
+
+}  // namespace common

@@ -1,0 +1,155 @@
+#include "common/cli.hpp"
+
+#include <cctype>
+#include <sstream>
+
+namespace common {
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : text) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+static std::int64_t parse_plain(const std::string& t, const std::string& whole) {
+  if (t.empty()) throw UsageError("bad size '" + whole + "': empty number");
+  std::int64_t v = 0;
+  for (char c : t) {
+    if (!std::isdigit(static_cast<unsigned char>(c)))
+      throw UsageError("bad size '" + whole + "': '" + t + "' is not a non-negative integer");
+    if (v > (std::int64_t{1} << 50)) throw UsageError("bad size '" + whole + "': too large");
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+std::int64_t parse_size(const std::string& text) {
+  std::string t;
+  for (char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c))) t += c;
+  std::size_t pos = 0;
+  std::int64_t base;
+  if (t.find('^') != std::string::npos || t.find("<<") != std::string::npos) {
+    const bool caret = t.find('^') != std::string::npos;
+    const std::size_t op = caret ? t.find('^') : t.find("<<");
+    const std::int64_t lhs = parse_plain(t.substr(0, op), text);
+    std::size_t rest = op + (caret ? 1 : 2);
+    std::size_t end = t.find_first_of("+-", rest);
+    const std::int64_t exp = parse_plain(t.substr(rest, end - rest), text);
+    if (exp > 40) throw UsageError("bad size '" + text + "': exponent above 40");
+    if (caret) {
+      if (lhs != 2) throw UsageError("bad size '" + text + "': only powers of two (2^k)");
+      base = std::int64_t{1} << exp;
+    } else {
+      base = lhs << exp;
+    }
+    pos = end;
+  } else {
+    pos = t.find_first_of("+-");
+    base = parse_plain(t.substr(0, pos), text);
+  }
+  if (pos != std::string::npos) {
+    const std::int64_t off = parse_plain(t.substr(pos + 1), text);
+    base = t[pos] == '+' ? base + off : base - off;
+    if (base < 0) throw UsageError("bad size '" + text + "': negative");
+  }
+  return base;
+}
+
+bool CliOptions::flag(const std::string& name) const {
+  auto it = extra.find(name);
+  return it != extra.end() && it->second == "1";
+}
+
+std::int64_t CliOptions::extra_int(const std::string& name) const {
+  auto it = extra.find(name);
+  if (it == extra.end() || it->second.empty()) throw UsageError("--" + name + " needs a value");
+  return parse_size(it->second);
+}
+
+CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraFlag>& extras) {
+  CliOptions o;
+  for (const auto& e : extras) o.extra[e.name] = e.takes_value ? e.default_value : "0";
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_inline = false;
+    if (arg.rfind("--", 0) != 0) throw UsageError("unexpected argument '" + arg + "'");
+    arg = arg.substr(2);
+    if (auto eq = arg.find('='); eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_inline = true;
+    }
+    auto need_value = [&]() -> std::string {
+      if (has_inline) return value;
+      if (i + 1 >= argc) throw UsageError("--" + arg + " needs a value");
+      return argv[++i];
+    };
+    auto no_value = [&]() {
+      if (has_inline) throw UsageError("--" + arg + " takes no value");
+    };
+    if (arg == "help") { no_value(); o.help = true; }
+    else if (arg == "list") { no_value(); o.list = true; }
+    else if (arg == "sweep") { no_value(); o.sweep = true; }
+    else if (arg == "quick") { no_value(); o.quick = true; }
+    else if (arg == "cold") { no_value(); o.cold = true; }
+    else if (arg == "version") {
+      for (const auto& v : split(need_value(), ','))
+        if (!v.empty()) o.versions.push_back(v);
+      if (o.versions.empty()) throw UsageError("--version needs at least one name");
+    } else if (arg == "n" || arg == "sizes") {
+      for (const auto& s : split(need_value(), ',')) o.sizes.push_back(parse_size(s));
+    } else if (arg == "reps") {
+      const std::int64_t r = parse_size(need_value());
+      if (r < 1 || r > 100000) throw UsageError("--reps must be between 1 and 100000");
+      o.reps = static_cast<int>(r);
+    } else if (arg == "csv") { o.csv = need_value(); if (o.csv.empty()) throw UsageError("--csv needs a path"); }
+    else if (arg == "seed") { o.seed = static_cast<std::uint64_t>(parse_size(need_value())); }
+    else if (arg == "input") { o.input = need_value(); if (o.input.empty()) throw UsageError("--input needs a path"); }
+    else {
+      bool known = false;
+      for (const auto& e : extras) {
+        if (e.name != arg) continue;
+        known = true;
+        if (e.takes_value) o.extra[arg] = need_value();
+        else { no_value(); o.extra[arg] = "1"; }
+      }
+      if (!known) throw UsageError("unknown flag --" + arg);
+    }
+  }
+  return o;
+}
+
+std::string usage(const std::string& program, const std::string& summary, const std::vector<ExtraFlag>& extras) {
+  std::ostringstream os;
+  os << "usage: " << program << " [flags]\n" << summary << "\n\n"
+     << "  --list               list the versions and their ideas, then exit\n"
+     << "  --version A,B        run only these versions (names from --list)\n"
+     << "  --n N[,N...]         sizes: 1000, 2^20, 2^20-3, 1<<20\n"
+     << "  --sweep              sweep the sizes of the full benchmark\n"
+     << "  --reps R             exactly R timed samples (default: until the median is stable)\n"
+     << "  --csv PATH           write the result rows to PATH (atomically)\n"
+     << "  --seed S             seed of the generated inputs (printed in the header)\n"
+     << "  --quick              small sizes, few samples (CI smoke run)\n"
+     << "  --cold               flush L2 before every timed sample\n"
+     << "  --input FILE         read the input from FILE instead of generating it\n";
+  for (const auto& e : extras) {
+    std::string lhs = "--" + e.name + (e.takes_value ? " V" : "");
+    os << "  " << lhs << std::string(lhs.size() < 21 ? 21 - lhs.size() : 1, ' ') << e.help;
+    if (e.takes_value && !e.default_value.empty()) os << " (default " << e.default_value << ")";
+    os << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace common

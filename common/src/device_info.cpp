@@ -1,0 +1,86 @@
+#include "common/device_info.hpp"
+
+#include <cuda_runtime.h>
+
+#include <sstream>
+
+#include "common/cuda_check.hpp"
+
+namespace common {
+
+double DeviceInfo::theoretical_fp32_gflops() const {
+  return 2.0 * fp32_lanes_per_sm * sm_count * (sm_clock_khz * 1e3) / 1e9;
+}
+
+double DeviceInfo::theoretical_mem_gbs() const {
+  return 2.0 * (mem_clock_khz * 1e3) * (mem_bus_width_bits / 8.0) / 1e9;
+}
+
+bool has_cuda_device() {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no driver" error
+    return false;
+  }
+  return count > 0;
+}
+
+int fp32_lanes_per_sm(int major, int minor) {
+  switch (major) {
+    case 3: return 192;                    // Kepler
+    case 5: return 128;                    // Maxwell
+    case 6: return minor == 0 ? 64 : 128;  // GP100 : GP10x
+    case 7: return 64;                     // Volta, Turing
+    case 8: return minor == 0 ? 64 : 128;  // A100 : GA10x, Ada
+    case 9: return 128;                    // Hopper
+    case 10: case 12: return 128;          // Blackwell
+    default: return 128;
+  }
+}
+
+static int attribute(cudaDeviceAttr attr, int id) {
+  int v = 0;
+  if (cudaDeviceGetAttribute(&v, attr, id) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return v;
+}
+
+DeviceInfo query_device(int id) {
+  cudaDeviceProp p{};
+  CUDA_CHECK(cudaGetDeviceProperties(&p, id));
+  DeviceInfo d;
+  d.id = id;
+  d.name = p.name;
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.sm_count = p.multiProcessorCount;
+  d.global_mem_bytes = p.totalGlobalMem;
+  d.l2_bytes = static_cast<std::size_t>(p.l2CacheSize);
+  d.smem_per_sm_bytes = p.sharedMemPerMultiprocessor;
+  d.sm_clock_khz = attribute(cudaDevAttrClockRate, id);
+  d.mem_clock_khz = attribute(cudaDevAttrMemoryClockRate, id);
+  d.mem_bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth, id);
+  d.fp32_lanes_per_sm = fp32_lanes_per_sm(p.major, p.minor);
+  return d;
+}
+
+std::string cuda_runtime_version() {
+  int v = CUDART_VERSION;
+  std::ostringstream os;
+  os << v / 1000 << "." << (v % 1000) / 10;
+  return os.str();
+}
+
+std::string describe(const DeviceInfo& d) {
+  std::ostringstream os;
+  os << d.name << " (sm_" << d.cc_major << d.cc_minor << ", " << d.sm_count << " SMs @ "
+     << d.sm_clock_khz / 1000 << " MHz, " << d.global_mem_bytes / (1024 * 1024) << " MiB, L2 "
+     << d.l2_bytes / (1024 * 1024) << " MiB; datasheet-style FP32 " << d.theoretical_fp32_gflops() / 1e3
+     << " TFLOP/s, memory " << d.theoretical_mem_gbs() << " GB/s)";
+  return os.str();
+}
+
+}  // namespace common

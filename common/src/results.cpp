@@ -1,0 +1,151 @@
+#include "common/results.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+
+namespace common {
+
+const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> cols = {
+      "subproject", "version", "idea", "n", "params", "median_ms", "min_ms", "max_ms", "noise",
+      "samples", "metric", "metric_unit", "pct_of_ceiling", "speedup_vs_cpu", "speedup_vs_prev",
+      "speedup_vs_library", "predicted_ms", "passed", "device", "cuda", "git_sha"};
+  return cols;
+}
+
+std::string csv_escape(const std::string& f) {
+  if (f.find_first_of(",\"\n\r") == std::string::npos) return f;
+  std::string out = "\"";
+  for (char c : f) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+static std::string num(double v) {
+  if (std::isnan(v)) return "";
+  std::ostringstream os;
+  os << std::setprecision(6) << v;
+  return os.str();
+}
+
+std::string to_csv_line(const ResultRow& r) {
+  const bool timed = r.stats.samples > 0;
+  const std::vector<std::string> f = {
+      r.subproject, r.version, r.idea, std::to_string(r.n), r.params,
+      timed ? num(r.stats.median_ms) : "", timed ? num(r.stats.min_ms) : "",
+      timed ? num(r.stats.max_ms) : "", timed ? num(r.stats.noise) : "",
+      std::to_string(r.stats.samples), num(r.metric), r.metric_unit, num(r.pct_of_ceiling),
+      num(r.speedup_vs_cpu), num(r.speedup_vs_prev), num(r.speedup_vs_library),
+      num(r.predicted_ms), r.passed, r.device, r.cuda, r.git_sha};
+  std::string line;
+  for (std::size_t i = 0; i < f.size(); ++i) {
+    if (i) line += ',';
+    line += csv_escape(f[i]);
+  }
+  return line;
+}
+
+void write_csv_atomic(const std::string& path, const std::vector<ResultRow>& rows) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream os(tmp, std::ios::trunc);
+    if (!os) throw std::runtime_error("cannot write CSV '" + tmp + "'");
+    for (std::size_t i = 0; i < csv_columns().size(); ++i) os << (i ? "," : "") << csv_columns()[i];
+    os << "\n";
+    for (const auto& r : rows) os << to_csv_line(r) << "\n";
+    os.flush();
+    if (!os) throw std::runtime_error("short write to CSV '" + tmp + "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "'");
+}
+
+std::vector<std::vector<std::string>> read_csv(const std::string& path) {
+  std::ifstream is(path);
+  if (!is) throw std::runtime_error("cannot read CSV '" + path + "'");
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false;
+  char c;
+  while (is.get(c)) {
+    if (quoted) {
+      if (c == '"') {
+        if (is.peek() == '"') { field += '"'; is.get(c); }
+        else quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      row.push_back(field);
+      field.clear();
+    } else if (c == '\n') {
+      row.push_back(field);
+      field.clear();
+      rows.push_back(row);
+      row.clear();
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  if (!field.empty() || !row.empty()) {
+    row.push_back(field);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+bool is_pass(const ResultRow& r) { return r.passed == "PASS"; }
+bool is_fail(const ResultRow& r) { return r.passed.rfind("FAIL", 0) == 0; }
+
+std::string git_sha() {
+  const char* s = std::getenv("COURSE_GIT_SHA");
+  return s && *s ? s : "unknown";
+}
+
+static std::string fixed(double v, int prec) {
+  if (std::isnan(v)) return "-";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(prec) << v;
+  return os.str();
+}
+
+static std::string size_label(std::int64_t n) {
+  for (int k = 3; k < 40; ++k) {
+    const std::int64_t p = std::int64_t{1} << k;
+    if (n == p) return "2^" + std::to_string(k);
+    if (n == p - 3) return "2^" + std::to_string(k) + "-3";
+    if (n > p && n < p + 100) return "2^" + std::to_string(k) + "+" + std::to_string(n - p);
+  }
+  return std::to_string(n);
+}
+
+void print_table(std::ostream& os, const std::vector<ResultRow>& rows) {
+  os << std::left << std::setw(24) << "version" << std::setw(10) << "n" << std::setw(20) << "params"
+     << std::right << std::setw(11) << "median ms" << std::setw(7) << "noise" << std::setw(11)
+     << "metric" << std::setw(8) << "unit" << std::setw(8) << "%ceil" << std::setw(9) << "xCPU"
+     << std::setw(8) << "xprev" << std::setw(7) << "xlib" << std::setw(11) << "pred ms" << "  "
+     << "check\n";
+  for (const auto& r : rows) {
+    const bool timed = r.stats.samples > 0;
+    os << std::left << std::setw(24) << r.version << std::setw(10) << size_label(r.n) << std::setw(20)
+       << r.params << std::right << std::setw(11) << (timed ? fixed(r.stats.median_ms, 4) : "-")
+       << std::setw(7) << (timed ? fixed(100 * r.stats.noise, 1) + "%" : "-") << std::setw(11)
+       << fixed(r.metric, 1) << std::setw(8) << r.metric_unit << std::setw(8)
+       << fixed(r.pct_of_ceiling, 1) << std::setw(9) << fixed(r.speedup_vs_cpu, 1) << std::setw(8)
+       << fixed(r.speedup_vs_prev, 2) << std::setw(7) << fixed(r.speedup_vs_library, 2)
+       << std::setw(11) << fixed(r.predicted_ms, 4) << "  " << r.passed << "\n";
+  }
+}
+
+}  // namespace common

@@ -1,0 +1,500 @@
+// stream_compaction driver: every version of scan, compaction and sort, checked against the CPU
+// reference, then timed, reported against the measured copy bandwidth, the CPU, the previous
+// version and CUB. Run with --help for the flags; --list for the versions.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/bench.hpp"
+#include "common/ceilings.hpp"
+#include "common/cli.hpp"
+#include "common/compare.hpp"
+#include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
+#include "common/device_info.hpp"
+#include "common/nvtx.hpp"
+#include "common/progress.hpp"
+#include "common/results.hpp"
+#include "common/roofline.hpp"
+#include "stream_compaction/check.hpp"
+#include "stream_compaction/host.hpp"
+#include "stream_compaction/registry.hpp"
+
+namespace sc = StreamCompaction;
+using common::ResultRow;
+
+namespace {
+
+const std::vector<common::ExtraFlag> kExtraFlags = {
+    {"op", "which operations: scan, compact, sort or all (comma-separated)", true, "all"},
+    {"block", "threads per block for the block-tunable versions (v1-v3 and their compactions)", true, "256"},
+    {"block-sweep", "also sweep block sizes 16..1024 for the block-tunable scans", false, ""},
+    {"block-sweep-n", "array size of the block-size sweep", true, "2^24"},
+    {"sort-cpu-max-n", "largest n timed with std::sort (bigger sorts are checked against a CPU radix sort)", true, "2^24"},
+    {"end-to-end", "also time host->device copy + algorithm + copy back (pinned) at the largest size", false, ""},
+};
+
+struct Context {
+  common::CliOptions opt;
+  bool gpu = false;
+  common::DeviceInfo device;
+  common::Ceilings ceilings;
+  common::GpuSpec spec;
+  std::string device_label = "none (CPU only)";
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<common::L2Flusher> flusher;
+  common::BenchOptions bench;
+};
+
+std::uint64_t splitmix64(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Inputs: scan values in [0, 50) (the course's choice), compaction values in [0, 4) (about a
+// quarter are zeros), sort keys over the whole int32 range, negative ones included.
+std::vector<int> make_input(sc::Op op, std::int64_t n, std::uint64_t seed) {
+  std::vector<int> v(n);
+  std::uint64_t s = seed ^ (static_cast<std::uint64_t>(n) * 0x2545F4914F6CDD1DULL) ^ static_cast<std::uint64_t>(op);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::uint64_t r = splitmix64(s);
+    v[i] = op == sc::Op::Scan ? static_cast<int>(r % 50) : op == sc::Op::Compact ? static_cast<int>(r % 4)
+                                                                                 : static_cast<int>(static_cast<std::uint32_t>(r >> 32));
+  }
+  return v;
+}
+
+std::vector<int> read_int32_file(const std::string& path) {
+  std::ifstream is(path, std::ios::binary | std::ios::ate);
+  if (!is) throw std::runtime_error("--input '" + path + "': cannot open");
+  const std::streamoff size = is.tellg();
+  if (size % 4 != 0)
+    throw std::runtime_error("--input '" + path + "': " + std::to_string(size) +
+                             " bytes is not a whole number of little-endian int32 values");
+  std::vector<int> v(size / 4);
+  is.seekg(0);
+  if (!is.read(reinterpret_cast<char*>(v.data()), size)) throw std::runtime_error("--input '" + path + "': short read");
+  return v;
+}
+
+std::string params_of(const sc::Version& v, int block, const std::string& more = "") {
+  std::string p = std::string("op=") + sc::op_name(v.op);
+  if (v.block_tunable) p += " block=" + std::to_string(block);
+  if (!more.empty()) p += " " + more;
+  return p;
+}
+
+// Bytes any correct implementation must move: the "effective bandwidth" numerator, identical
+// for every version of an op so they compare on one scale.
+double minimal_bytes(sc::Op op, std::int64_t n, std::int64_t kept) {
+  switch (op) {
+    case sc::Op::Scan: return 8.0 * n;
+    case sc::Op::Compact: return 4.0 * n + 4.0 * kept;
+    case sc::Op::Sort: return 4 * 8.0 * n;  // an 8-bit LSD sort reads and writes every key 4 times
+  }
+  return 0;
+}
+
+struct SizeRun {
+  sc::Op op;
+  std::int64_t n;
+  std::vector<int> input, reference;
+  std::int64_t kept = 0;
+};
+
+ResultRow base_row(const Context& c, const sc::Version& v, std::int64_t n, const std::string& params) {
+  ResultRow r;
+  r.subproject = "stream_compaction";
+  r.version = v.name;
+  r.idea = v.idea;
+  r.n = n;
+  r.params = params;
+  r.device = c.device_label;
+  r.cuda = common::cuda_runtime_version();
+  r.git_sha = common::git_sha();
+  return r;
+}
+
+// Runs one version once on poisoned output and checks it; returns the row's status.
+std::string check_version(Context& c, const sc::Version& v, const SizeRun& s, int block, int* d_out,
+                          std::int64_t* d_count, const int* d_in, sc::Device::ScratchTree& scratch) {
+  std::vector<int> got(std::max<std::int64_t>(s.n, 1), static_cast<int>(0xABABABAB));
+  std::int64_t count = -1;
+  sc::RunArgs a;
+  a.n = s.n;
+  a.block = block;
+  if (v.needs_gpu) {
+    CUDA_CHECK(cudaMemsetAsync(d_out, 0xAB, std::max<std::int64_t>(s.n, 1) * sizeof(int), c.stream));
+    CUDA_CHECK(cudaMemsetAsync(d_count, 0xff, sizeof(std::int64_t), c.stream));
+    a.out = d_out;
+    a.in = d_in;
+    a.count = d_count;
+    a.scratch = &scratch;
+    a.stream = c.stream;
+    v.run(a);
+    CUDA_CHECK(cudaStreamSynchronize(c.stream));
+    CUDA_CHECK(cudaMemcpy(got.data(), d_out, s.n * sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&count, d_count, sizeof(count), cudaMemcpyDeviceToHost));
+  } else {
+    a.out = got.data();
+    a.in = s.input.data();
+    a.count = &count;
+    v.run(a);
+  }
+  const common::CompareResult cr = sc::check_output(s.op, s.n, s.reference.data(), s.kept, got.data(), count);
+  return cr.ok ? "PASS" : "FAIL: " + cr.message;
+}
+
+void time_version(Context& c, const sc::Version& v, const SizeRun& s, int block, int* d_out, std::int64_t* d_count,
+                  const int* d_in, sc::Device::ScratchTree& scratch, ResultRow& row) {
+  sc::RunArgs a;
+  a.n = s.n;
+  a.block = block;
+  if (v.needs_gpu) {
+    a.out = d_out;
+    a.in = d_in;
+    a.count = d_count;
+    a.scratch = &scratch;
+    row.stats = common::bench_gpu([&](cudaStream_t st) { a.stream = st; v.run(a); }, c.stream, c.bench, c.flusher.get());
+    const common::CostModel cost = v.cost(s.n, s.kept, block);
+    row.predicted_ms = common::predict(cost, c.spec).total_ms;
+  } else {
+    std::vector<int> out(std::max<std::int64_t>(s.n, 1));
+    std::int64_t count = 0;
+    a.out = out.data();
+    a.in = s.input.data();
+    a.count = &count;
+    common::BenchOptions o = c.bench;
+    o.max_seconds = std::max(o.max_seconds, 0.5);
+    row.stats = common::bench_cpu([&] { v.run(a); }, o);
+  }
+  const double seconds = row.stats.median_ms * 1e-3;
+  if (s.op == sc::Op::Sort) {
+    row.metric = s.n / seconds / 1e6;
+    row.metric_unit = "Mkeys/s";
+  } else {
+    row.metric = minimal_bytes(s.op, s.n, s.kept) / seconds / 1e9;
+    row.metric_unit = "GB/s";
+  }
+  if (c.gpu && v.needs_gpu) row.pct_of_ceiling = 100.0 * minimal_bytes(s.op, s.n, s.kept) / seconds / 1e9 / c.ceilings.copy_gbs;
+}
+
+void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, int* d_out, std::int64_t* d_count,
+                const int* d_in, sc::Device::ScratchTree& scratch, std::vector<ResultRow>& rows) {
+  sc::Device::CompactStageEvents ev{};
+  for (cudaEvent_t* e : {&ev.start, &ev.after_map, &ev.after_scan, &ev.after_scatter}) CUDA_CHECK(cudaEventCreate(e));
+  std::vector<double> t[3];
+  const int samples = c.opt.quick ? 5 : 30;
+  sc::RunArgs a;
+  a.n = s.n;
+  a.out = d_out;
+  a.in = d_in;
+  a.count = d_count;
+  a.scratch = &scratch;
+  a.stream = c.stream;
+  a.block = block;
+  a.stages = &ev;
+  for (int i = 0; i < samples + 2; ++i) {
+    v.run(a);
+    CUDA_CHECK(cudaEventSynchronize(ev.after_scatter));
+    if (i < 2) continue;  // warm-up
+    float ms[3];
+    CUDA_CHECK(cudaEventElapsedTime(&ms[0], ev.start, ev.after_map));
+    CUDA_CHECK(cudaEventElapsedTime(&ms[1], ev.after_map, ev.after_scan));
+    CUDA_CHECK(cudaEventElapsedTime(&ms[2], ev.after_scan, ev.after_scatter));
+    for (int k = 0; k < 3; ++k) t[k].push_back(ms[k]);
+  }
+  const char* names[3] = {"map", "scan", "scatter"};
+  for (int k = 0; k < 3; ++k) {
+    ResultRow r = base_row(c, v, s.n, params_of(v, block, std::string("stage=") + names[k]));
+    r.stats = common::summarize(t[k]);
+    r.passed = "PASS";
+    rows.push_back(r);
+  }
+  for (cudaEvent_t e : {ev.start, ev.after_map, ev.after_scan, ev.after_scatter}) cudaEventDestroy(e);
+}
+
+void end_to_end_rows(Context& c, const std::vector<const sc::Version*>& vs, const SizeRun& s, int block,
+                     std::vector<ResultRow>& rows) {
+  const std::int64_t n = s.n;
+  int *h_in = nullptr, *h_out = nullptr;
+  CUDA_CHECK(cudaMallocHost(&h_in, n * sizeof(int)));
+  CUDA_CHECK(cudaMallocHost(&h_out, n * sizeof(int)));
+  std::copy(s.input.begin(), s.input.end(), h_in);
+  common::DeviceBuffer<int> d_in(n), d_out(n);
+  common::DeviceBuffer<std::int64_t> d_count(1);
+  sc::Device::ScratchTree scratch;
+  for (const sc::Version* v : vs) {
+    if (!v->needs_gpu) continue;
+    sc::RunArgs a;
+    a.n = n;
+    a.out = d_out.get();
+    a.in = d_in.get();
+    a.count = d_count.get();
+    a.scratch = &scratch;
+    a.block = block;
+    std::int64_t count = n;
+    auto work = [&](cudaStream_t st) {
+      a.stream = st;
+      CUDA_CHECK(cudaMemcpyAsync(d_in.get(), h_in, n * sizeof(int), cudaMemcpyHostToDevice, st));
+      v->run(a);
+      if (s.op == sc::Op::Compact) {
+        CUDA_CHECK(cudaMemcpyAsync(&count, d_count.get(), sizeof(count), cudaMemcpyDeviceToHost, st));
+        CUDA_CHECK(cudaStreamSynchronize(st));
+      }
+      CUDA_CHECK(cudaMemcpyAsync(h_out, d_out.get(), count * sizeof(int), cudaMemcpyDeviceToHost, st));
+    };
+    work(c.stream);  // sizes the scratch, checks
+    CUDA_CHECK(cudaStreamSynchronize(c.stream));
+    const auto cr = sc::check_output(s.op, n, s.reference.data(), s.kept, h_out, count);
+    ResultRow r = base_row(c, *v, n, params_of(*v, block, "timing=end_to_end"));
+    r.passed = cr.ok ? "PASS" : "FAIL: " + cr.message;
+    if (common::is_pass(r)) {
+      r.stats = common::bench_gpu(work, c.stream, c.bench);
+      r.metric = minimal_bytes(s.op, n, s.kept) / (r.stats.median_ms * 1e-3) / 1e9;
+      r.metric_unit = "GB/s";
+    }
+    rows.push_back(r);
+  }
+  cudaFreeHost(h_in);
+  cudaFreeHost(h_out);
+}
+
+std::vector<std::int64_t> choose_sizes(const common::CliOptions& o) {
+  if (!o.sizes.empty()) return o.sizes;
+  std::vector<std::int64_t> sizes;
+  if (o.sweep) {
+    for (int k : {3, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28}) {
+      sizes.push_back(std::int64_t{1} << k);
+      sizes.push_back((std::int64_t{1} << k) - 3);
+    }
+    return sizes;
+  }
+  if (o.quick) return {1 << 3, (1 << 10) - 3, 1 << 16, (1 << 20) - 3};
+  return {1 << 20, (1 << 24) - 3, 1 << 28};
+}
+
+void fill_ratios(std::vector<ResultRow>& rows, std::size_t from, sc::Op op) {
+  double cpu = common::kNoValue, lib = common::kNoValue, prev = common::kNoValue;
+  for (std::size_t i = from; i < rows.size(); ++i) {
+    const sc::Version* v = sc::find_version(rows[i].version);
+    if (!v || rows[i].stats.samples == 0) continue;
+    if (!v->needs_gpu && std::isnan(cpu)) cpu = rows[i].stats.median_ms;
+    if (v->is_library && v->name.find("cub") != std::string::npos) lib = rows[i].stats.median_ms;
+  }
+  (void)op;
+  for (std::size_t i = from; i < rows.size(); ++i) {
+    if (rows[i].stats.samples == 0) continue;
+    const double t = rows[i].stats.median_ms;
+    rows[i].speedup_vs_cpu = cpu / t;
+    rows[i].speedup_vs_library = lib / t;
+    rows[i].speedup_vs_prev = prev / t;
+    prev = t;
+  }
+}
+
+void print_header(const Context& c, const std::vector<std::int64_t>& sizes) {
+  std::cout << "stream_compaction: scan, compaction, radix sort  (seed " << c.opt.seed << ", "
+            << sizes.size() << " sizes)\n";
+  if (c.gpu) {
+    std::cout << "device: " << common::describe(c.device) << "\n"
+              << "measured ceilings: copy " << c.ceilings.copy_gbs << " GB/s (read+write), FP32 FMA "
+              << c.ceilings.fma_gflops << " GFLOP/s, lone launch " << c.ceilings.launch_us << " us\n";
+  } else {
+    std::cout << "device: no CUDA device: CPU versions run, GPU versions are listed as skipped\n";
+  }
+  std::cout << "effective GB/s counts the bytes any implementation must move (scan 8n, compaction 4n+4k,\n"
+               "sort 32n); %ceil is that over the measured copy bandwidth; pred ms is the version's own\n"
+               "cost model (its real traffic and launches) on the measured ceilings.\n\n";
+}
+
+int run(int argc, char** argv) {
+  Context c;
+  c.opt = common::parse_cli(argc, argv, kExtraFlags);
+  const std::string summary = "Checks and times every scan, stream-compaction and sort version of the course.";
+  if (c.opt.help) {
+    std::cout << common::usage("stream_compaction", summary, kExtraFlags);
+    return 0;
+  }
+  if (c.opt.list) {
+    std::printf("%-8s %-24s %-8s %-4s %s\n", "id", "name", "op", "gpu", "idea");
+    for (const auto& v : sc::versions())
+      std::printf("%-8s %-24s %-8s %-4s %s\n", v.id.c_str(), v.name.c_str(), sc::op_name(v.op), v.needs_gpu ? "yes" : "no",
+                  v.idea.c_str());
+    return 0;
+  }
+  for (const auto& name : c.opt.versions)
+    if (!sc::find_version(name)) throw common::UsageError("unknown version '" + name + "' (see --list)");
+  std::vector<sc::Op> ops;
+  for (const auto& o : common::split(c.opt.extra["op"], ',')) {
+    if (o == "all") ops = {sc::Op::Scan, sc::Op::Compact, sc::Op::Sort};
+    else if (o == "scan") ops.push_back(sc::Op::Scan);
+    else if (o == "compact") ops.push_back(sc::Op::Compact);
+    else if (o == "sort") ops.push_back(sc::Op::Sort);
+    else throw common::UsageError("--op: unknown operation '" + o + "' (scan, compact, sort, all)");
+  }
+  const int block = static_cast<int>(c.opt.extra_int("block"));
+  if (block < 16 || block > 1024 || (block & (block - 1)))
+    throw common::UsageError("--block must be a power of two in [16, 1024]");
+  const std::int64_t sort_cpu_max = c.opt.extra_int("sort-cpu-max-n");
+
+  std::vector<int> file_input;
+  std::vector<std::int64_t> sizes = choose_sizes(c.opt);
+  if (!c.opt.input.empty()) {
+    file_input = read_int32_file(c.opt.input);
+    sizes = {static_cast<std::int64_t>(file_input.size())};
+  }
+
+  c.gpu = common::has_cuda_device();
+  if (c.gpu) {
+    c.device = common::query_device();
+    c.device_label = c.device.name;
+    CUDA_CHECK(cudaStreamCreate(&c.stream));
+    c.ceilings = common::measure_ceilings(c.device);
+    c.spec = common::measured_spec(c.device, c.ceilings);
+    c.flusher = std::make_unique<common::L2Flusher>(c.device.l2_bytes);
+  }
+  c.bench.flush_l2 = c.opt.cold;
+  if (c.opt.quick) {
+    c.bench.max_seconds = 0.05;
+    c.bench.max_samples = 20;
+  }
+  if (c.opt.reps > 0) c.bench.min_samples = c.bench.max_samples = c.opt.reps;
+  print_header(c, sizes);
+
+  std::vector<const sc::Version*> selected;
+  for (const auto& v : sc::versions())
+    if (c.opt.versions.empty() || std::find(c.opt.versions.begin(), c.opt.versions.end(), v.name) != c.opt.versions.end())
+      selected.push_back(&v);
+
+  std::vector<ResultRow> rows, stage, e2e, sweep;
+  int total_steps = 0;
+  for (sc::Op op : ops)
+    for (const auto* v : selected) total_steps += (v->op == op) * static_cast<int>(sizes.size());
+  common::Progress progress(total_steps, "stream_compaction");
+
+  for (sc::Op op : ops) {
+    std::vector<const sc::Version*> vs;
+    for (const auto* v : selected)
+      if (v->op == op) vs.push_back(v);
+    if (vs.empty()) continue;
+    for (std::int64_t n : sizes) {
+      common::NvtxRange range((std::string(sc::op_name(op)) + " n=" + std::to_string(n)).c_str());
+      SizeRun s{op, n, file_input.empty() ? make_input(op, n, c.opt.seed) : file_input, {}, 0};
+      s.reference.resize(std::max<std::int64_t>(n, 1));
+      if (op == sc::Op::Scan) sc::Host::scan(n, s.reference.data(), s.input.data());
+      else if (op == sc::Op::Compact) s.kept = sc::Host::compact_without_scan(n, s.reference.data(), s.input.data());
+      else sc::Host::reference_radix_sort(n, s.reference.data(), s.input.data());
+
+      common::DeviceBuffer<int> d_in, d_out;
+      common::DeviceBuffer<std::int64_t> d_count;
+      sc::Device::ScratchTree scratch;
+      std::string gpu_skip;
+      if (c.gpu) {
+        std::size_t free_b = 0, total_b = 0;
+        CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+        if (static_cast<double>(n) * 4 * 6 > static_cast<double>(free_b)) {
+          gpu_skip = "skipped: needs ~" + std::to_string(n * 24 >> 20) + " MiB of device memory";
+        } else {
+          d_in.resize(std::max<std::int64_t>(n, 1));
+          d_out.resize(std::max<std::int64_t>(n, 1));
+          d_count.resize(1);
+          CUDA_CHECK(cudaMemcpy(d_in.get(), s.input.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+        }
+      }
+      const std::size_t first = rows.size();
+      for (const auto* v : vs) {
+        progress.step(v->name + " n=" + std::to_string(n));
+        ResultRow r = base_row(c, *v, n, params_of(*v, block));
+        if (v->needs_gpu && !c.gpu) r.passed = "skipped: no CUDA device";
+        else if (v->needs_gpu && !gpu_skip.empty()) r.passed = gpu_skip;
+        else if (op == sc::Op::Sort && !v->needs_gpu && n > sort_cpu_max)
+          r.passed = "skipped: std::sort above --sort-cpu-max-n";
+        else {
+          common::NvtxRange vr(v->name.c_str());
+          r.passed = check_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch);
+          if (common::is_pass(r)) time_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, r);
+          if (common::is_pass(r) && v->has_stages && v->needs_gpu)
+            stage_rows(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, stage);
+        }
+        rows.push_back(r);
+      }
+      fill_ratios(rows, first, op);
+      if (c.gpu && gpu_skip.empty() && c.opt.flag("end-to-end") && n == *std::max_element(sizes.begin(), sizes.end()))
+        end_to_end_rows(c, vs, s, block, e2e);
+    }
+  }
+
+  if (c.gpu && c.opt.flag("block-sweep")) {
+    const std::int64_t n = c.opt.extra_int("block-sweep-n");
+    SizeRun s{sc::Op::Scan, n, make_input(sc::Op::Scan, n, c.opt.seed), {}, 0};
+    s.reference.resize(n);
+    sc::Host::scan(n, s.reference.data(), s.input.data());
+    common::DeviceBuffer<int> d_in(n), d_out(n);
+    common::DeviceBuffer<std::int64_t> d_count(1);
+    sc::Device::ScratchTree scratch;
+    CUDA_CHECK(cudaMemcpy(d_in.get(), s.input.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+    for (const auto* v : selected) {
+      if (v->op != sc::Op::Scan || !v->block_tunable) continue;
+      for (int b = 16; b <= 1024; b *= 2) {
+        ResultRow r = base_row(c, *v, n, params_of(*v, b, "sweep=block"));
+        r.passed = check_version(c, *v, s, b, d_out.get(), d_count.get(), d_in.get(), scratch);
+        if (common::is_pass(r)) time_version(c, *v, s, b, d_out.get(), d_count.get(), d_in.get(), scratch, r);
+        sweep.push_back(r);
+      }
+    }
+  }
+
+  print_table(std::cout, rows);
+  if (!stage.empty()) {
+    std::cout << "\ncompaction sub-timings (map -> scan -> scatter, median of event-timed stages):\n";
+    print_table(std::cout, stage);
+  }
+  if (!e2e.empty()) {
+    std::cout << "\nend to end (pinned host in -> device -> host out, includes both copies):\n";
+    print_table(std::cout, e2e);
+  }
+  if (!sweep.empty()) {
+    std::cout << "\nblock-size sweep:\n";
+    print_table(std::cout, sweep);
+  }
+  std::vector<ResultRow> all = rows;
+  for (auto* extra : {&stage, &e2e, &sweep}) all.insert(all.end(), extra->begin(), extra->end());
+  if (!c.opt.csv.empty()) {
+    common::write_csv_atomic(c.opt.csv, all);
+    std::cout << "\nwrote " << all.size() << " rows to " << c.opt.csv << "\n";
+  }
+  int pass = 0, fail = 0, skip = 0;
+  for (const auto& r : all) (common::is_pass(r) ? pass : common::is_fail(r) ? fail : skip)++;
+  std::cout << "\nstream_compaction: " << pass << " PASS, " << fail << " FAIL, " << skip << " skipped\n";
+  if (c.stream) cudaStreamDestroy(c.stream);
+  return fail ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const common::UsageError& e) {
+    std::cerr << "stream_compaction: " << e.what() << "\n\n"
+              << common::usage("stream_compaction", "Checks and times every scan, stream-compaction and sort version.",
+                               kExtraFlags);
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "stream_compaction: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,16 @@
+// The checker every timed configuration goes through: compares a version's output with the
+// CPU reference computed once per input (exact, integers).
+#pragma once
+#include <cstdint>
+
+#include "common/compare.hpp"
+#include "stream_compaction/registry.hpp"
+
+namespace StreamCompaction {
+
+// reference: the reference output (for compaction its first `expected_count` elements);
+// got / got_count: the version's output and, for compaction, the count it reported.
+common::CompareResult check_output(Op op, std::int64_t n, const int* reference, std::int64_t expected_count,
+                                   const int* got, std::int64_t got_count);
+
+}  // namespace StreamCompaction

@@ -1,0 +1,46 @@
+// The single source of truth for version names: the driver, --list, --version, the CSV, the
+// plots (which read names from the CSV) and the README tables all come from this table.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/roofline.hpp"
+#include "stream_compaction/device.hpp"
+
+namespace StreamCompaction {
+
+enum class Op { Scan, Compact, Sort };
+const char* op_name(Op op);
+
+struct RunArgs {
+  std::int64_t n = 0;
+  int* out = nullptr;         // host pointer for CPU versions, device pointer for GPU versions
+  const int* in = nullptr;
+  std::int64_t* count = nullptr;  // compaction: kept count (host or device, as above)
+  Device::ScratchTree* scratch = nullptr;
+  cudaStream_t stream = nullptr;
+  int block = 256;
+  const Device::CompactStageEvents* stages = nullptr;
+};
+
+struct Version {
+  std::string id;    // "v5"
+  std::string name;  // unique across ops: "scan_lookback"
+  Op op;
+  std::string idea;  // one line
+  bool needs_gpu;
+  bool is_library;
+  bool block_tunable;    // takes the block size as a parameter (block-size sweep)
+  bool has_stages;       // map -> scan -> scatter: reports sub-timings
+  void (*run)(const RunArgs&);
+  // Bytes and launches it moves/makes for n elements (kept: elements kept by a compaction).
+  common::CostModel (*cost)(std::int64_t n, std::int64_t kept, int block);
+};
+
+const std::vector<Version>& versions();
+const Version* find_version(const std::string& name);
+
+}  // namespace StreamCompaction

@@ -1,0 +1,70 @@
+// Fused single-pass compaction: the v5 look-back scan applied to the keep-flags, computed on the
+// fly, with the kept elements packed in shared memory and written out as one contiguous,
+// coalesced run per tile. No flags or positions ever reach global memory, so the traffic is the
+// minimum: 4n bytes read + 4k written. Prediction: within ~10% of CUB's DeviceSelect::If (same
+// design), ~4x the map -> scan -> scatter pipeline.
+#include "common/block_primitives.cuh"
+#include "common/cuda_check.hpp"
+#include "launch.hpp"
+#include "stream_compaction/device.hpp"
+#include "tile_io.cuh"
+
+namespace StreamCompaction {
+namespace Device {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int kItems = 15;
+using IO = TileIO<kBlock, kItems>;
+
+__global__ void __launch_bounds__(kBlock) fused_compact_kernel(std::int64_t n, int* __restrict__ out,
+                                                               std::int64_t* __restrict__ count,
+                                                               const int* __restrict__ in,
+                                                               unsigned long long* status,
+                                                               unsigned* tile_counter, unsigned tiles) {
+  __shared__ int tile[IO::kTile];
+  __shared__ int scan_tmp[kBlock / 32 + 1];
+  __shared__ unsigned s_tile;
+  __shared__ int s_prefix;
+  if (threadIdx.x == 0) s_tile = atomicAdd(tile_counter, 1u);
+  __syncthreads();
+  const std::int64_t tile_index = s_tile;
+  const std::int64_t base = tile_index * IO::kTile;
+  int v[kItems];
+  IO::load(in, base, n, tile, v);  // zeros past n are never kept
+  int kept = 0;
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) kept += v[k] != 0;
+  int tile_kept;
+  int local = common::block_exclusive_scan<kBlock>(kept, tile_kept, scan_tmp);
+  const int prefix = lookback_exclusive_prefix(status, tile_index, tile_kept, &s_prefix);
+#pragma unroll
+  for (int k = 0; k < kItems; ++k)
+    if (v[k] != 0) tile[local++] = v[k];
+  __syncthreads();
+  const std::int64_t out_base = static_cast<unsigned>(prefix);
+  for (int j = threadIdx.x; j < tile_kept; j += kBlock) out[out_base + j] = tile[j];
+  if (tile_index == tiles - 1 && threadIdx.x == 0) *count = out_base + tile_kept;
+}
+
+}  // namespace
+
+void compact_fused(std::int64_t n, int* out, std::int64_t* count, const int* in, ScratchTree& scratch,
+                   cudaStream_t stream) {
+  check_n(n, "compact_fused");
+  if (n >= (std::int64_t{1} << 32)) throw std::invalid_argument("compact_fused: n must be < 2^32");
+  if (n == 0) {
+    CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(std::int64_t), stream));
+    return;
+  }
+  const unsigned tiles = grid_for(n, IO::kTile);
+  const std::size_t bytes = tiles * sizeof(unsigned long long) + sizeof(unsigned long long);
+  auto* status = static_cast<unsigned long long*>(scratch.here().get(bytes));
+  auto* counter = reinterpret_cast<unsigned*>(status + tiles);
+  CUDA_CHECK(cudaMemsetAsync(status, 0, bytes, stream));
+  fused_compact_kernel<<<tiles, kBlock, 0, stream>>>(n, out, count, in, status, counter, tiles);
+  CUDA_CHECK_LAST();
+}
+
+}  // namespace Device
+}  // namespace StreamCompaction

@@ -1,0 +1,135 @@
+#include "stream_compaction/registry.hpp"
+
+#include <cmath>
+
+#include "stream_compaction/host.hpp"
+
+namespace StreamCompaction {
+
+const char* op_name(Op op) {
+  switch (op) {
+    case Op::Scan: return "scan";
+    case Op::Compact: return "compact";
+    case Op::Sort: return "sort";
+  }
+  return "?";
+}
+
+namespace {
+
+using common::CostModel;
+constexpr double kInt = 4.0;  // bytes per element
+
+int ceil_log2(std::int64_t n) {
+  int l = 0;
+  while ((std::int64_t{1} << l) < n) ++l;
+  return l;
+}
+
+// ---- cost models: the bytes each version moves through DRAM and the launches it makes --------
+CostModel cost_none(std::int64_t, std::int64_t, int) { return {}; }
+
+CostModel cost_naive(std::int64_t n, std::int64_t, int) {
+  const int levels = ceil_log2(n);
+  return {0, kInt * n * (2.0 + 3.0 * levels), 1.0 + levels};  // shift + (read 2, write 1) per level
+}
+
+CostModel cost_work_efficient(std::int64_t n, std::int64_t, int) {
+  const std::int64_t padded = std::int64_t{1} << ceil_log2(n);
+  const double full = kInt * padded;
+  double bytes = 2 * kInt * n + (padded != n ? 2 * kInt * n + (padded - n) * kInt : 0);
+  int launches = padded != n ? 4 : 2;
+  for (std::int64_t stride = 2; stride <= padded; stride <<= 1) {
+    const double active = double(padded / stride);
+    // from stride 16 on every access lands in its own 32-byte sector
+    bytes += std::min(full, 64.0 * active) + std::min(full, 32.0 * active);  // up-sweep: 2 reads, 1 write
+    bytes += 2 * std::min(full, 64.0 * active);                               // down-sweep: 2 reads, 2 writes
+    launches += 2;
+  }
+  return {0, bytes, double(launches)};
+}
+
+CostModel cost_recursive(std::int64_t n, std::int64_t tile, double bytes_per_elem, int launches_per_level) {
+  CostModel c{0, 0, 0};
+  while (true) {
+    c.bytes += bytes_per_elem * n;
+    const std::int64_t tiles = (n + tile - 1) / tile;
+    if (tiles <= 1) {
+      c.launches += 1;
+      break;
+    }
+    c.launches += launches_per_level;
+    n = tiles;
+  }
+  return c;
+}
+
+CostModel cost_shared(std::int64_t n, std::int64_t, int block) { return cost_recursive(n, 2 * block, 4 * kInt, 2); }
+CostModel cost_warp(std::int64_t n, std::int64_t, int) { return cost_recursive(n, 256 * 15, 3 * kInt, 2); }
+CostModel cost_single_pass(std::int64_t n, std::int64_t, int) { return {0, 2 * kInt * n, 2}; }
+
+template <CostModel (*Scan)(std::int64_t, std::int64_t, int)>
+CostModel cost_map_scan_scatter(std::int64_t n, std::int64_t kept, int block) {
+  const CostModel s = Scan(n, kept, block);
+  return {0, kInt * (2.0 * n + 3.0 * n + kept) + s.bytes, 2 + s.launches};
+}
+CostModel cost_fused_compact(std::int64_t n, std::int64_t kept, int) { return {0, kInt * (n + kept), 2}; }
+CostModel cost_radix(std::int64_t n, std::int64_t, int) { return {0, 4 * 3 * kInt * n, 4 * 4}; }
+CostModel cost_cub_radix(std::int64_t n, std::int64_t, int) { return {0, kInt * n + 4 * 2 * kInt * n, 6}; }
+
+// ---- run adapters ----------------------------------------------------------------------------
+void run_cpu_scan(const RunArgs& a) { Host::scan(a.n, a.out, a.in); }
+void run_cpu_compact(const RunArgs& a) { *a.count = Host::compact_without_scan(a.n, a.out, a.in); }
+void run_cpu_compact_scan(const RunArgs& a) { *a.count = Host::compact_with_scan(a.n, a.out, a.in); }
+void run_std_sort(const RunArgs& a) { Host::sort(a.n, a.out, a.in); }
+
+template <Device::ScanFn Scan>
+void run_scan(const RunArgs& a) { Scan(a.n, a.out, a.in, *a.scratch, a.stream, a.block); }
+template <Device::ScanFn Scan>
+void run_compact(const RunArgs& a) {
+  Device::compact_map_scan_scatter(Scan, a.n, a.out, a.count, a.in, *a.scratch, a.stream, a.block, a.stages);
+}
+void run_fused(const RunArgs& a) { Device::compact_fused(a.n, a.out, a.count, a.in, *a.scratch, a.stream); }
+void run_cub_select(const RunArgs& a) { Device::compact_cub(a.n, a.out, a.count, a.in, *a.scratch, a.stream); }
+void run_radix(const RunArgs& a) { Device::sort_radix(a.n, a.out, a.in, *a.scratch, a.stream); }
+void run_cub_sort(const RunArgs& a) { Device::sort_cub(a.n, a.out, a.in, *a.scratch, a.stream); }
+
+}  // namespace
+
+const std::vector<Version>& versions() {
+  using namespace Device;
+  static const std::vector<Version> table = {
+      // id, name, op, idea, needs_gpu, is_library, block_tunable, has_stages, run, cost
+      {"cpu", "scan_cpu", Op::Scan, "sequential exclusive scan, one pass", false, false, false, false, run_cpu_scan, cost_none},
+      {"v1", "scan_naive", Op::Scan, "Hillis-Steele in global memory: all threads at once, O(n log n) adds", true, false, true, false, run_scan<scan_naive>, cost_naive},
+      {"v2", "scan_work_efficient", Op::Scan, "Blelloch up/down-sweep in global memory, only active threads launched", true, false, true, false, run_scan<scan_work_efficient>, cost_work_efficient},
+      {"v3", "scan_shared_mem", Op::Scan, "Blelloch per block in shared memory, conflict-free padding, recursive block sums", true, false, true, false, run_scan<scan_shared_mem>, cost_shared},
+      {"v4", "scan_warp_shuffle", Op::Scan, "15 items/thread, 16-byte loads, warp-shuffle block scan, reduce-then-scan", true, false, false, false, run_scan<scan_warp_shuffle>, cost_warp},
+      {"v5", "scan_lookback", Op::Scan, "single pass: decoupled look-back between tiles, 8 bytes per element", true, false, false, false, run_scan<scan_lookback>, cost_single_pass},
+      {"thrust", "scan_thrust", Op::Scan, "library: thrust::exclusive_scan", true, true, false, false, run_scan<scan_thrust>, cost_single_pass},
+      {"cub", "scan_cub", Op::Scan, "library: cub::DeviceScan::ExclusiveSum", true, true, false, false, run_scan<scan_cub>, cost_single_pass},
+
+      {"cpu", "compact_cpu", Op::Compact, "sequential loop keeping nonzeros, no scan", false, false, false, false, run_cpu_compact, cost_none},
+      {"cpu-scan", "compact_cpu_scan", Op::Compact, "CPU map -> scan -> scatter (the GPU algorithm, sequentially)", false, false, false, false, run_cpu_compact_scan, cost_none},
+      {"v1", "compact_naive", Op::Compact, "map -> v1 naive scan -> scatter", true, false, true, true, run_compact<scan_naive>, cost_map_scan_scatter<cost_naive>},
+      {"v2", "compact_work_efficient", Op::Compact, "map -> v2 work-efficient scan -> scatter", true, false, true, true, run_compact<scan_work_efficient>, cost_map_scan_scatter<cost_work_efficient>},
+      {"v3", "compact_shared_mem", Op::Compact, "map -> v3 shared-memory scan -> scatter", true, false, true, true, run_compact<scan_shared_mem>, cost_map_scan_scatter<cost_shared>},
+      {"v4", "compact_warp_shuffle", Op::Compact, "map -> v4 warp-shuffle scan -> scatter", true, false, true, true, run_compact<scan_warp_shuffle>, cost_map_scan_scatter<cost_warp>},
+      {"v5", "compact_lookback", Op::Compact, "map -> v5 look-back scan -> scatter", true, false, true, true, run_compact<scan_lookback>, cost_map_scan_scatter<cost_single_pass>},
+      {"fused", "compact_fused", Op::Compact, "one pass: flags, look-back scan and coalesced scatter fused, 4n + 4k bytes", true, false, false, false, run_fused, cost_fused_compact},
+      {"cub", "compact_cub", Op::Compact, "library: cub::DeviceSelect::If", true, true, false, false, run_cub_select, cost_fused_compact},
+
+      {"cpu", "sort_std", Op::Sort, "std::sort (introsort), one core", false, false, false, false, run_std_sort, cost_none},
+      {"radix", "sort_radix", Op::Sort, "LSD radix, 8-bit digits: upsweep histograms, look-back scan, stable shared-memory ranking", true, false, false, false, run_radix, cost_radix},
+      {"cub", "sort_cub", Op::Sort, "library: cub::DeviceRadixSort::SortKeys (one-sweep)", true, true, false, false, run_cub_sort, cost_cub_radix},
+  };
+  return table;
+}
+
+const Version* find_version(const std::string& name) {
+  for (const auto& v : versions())
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+}  // namespace StreamCompaction

@@ -1,0 +1,107 @@
+// Tile-level building blocks of the tuned single-pass kernels (v4 scan, v5 scan, fused compaction):
+//  - a tile of BLOCK*ITEMS ints moves between global and shared memory in 16-byte coalesced
+//    accesses, and each thread then owns ITEMS consecutive values ("blocked" arrangement);
+//    ITEMS is odd so the strided shared-memory reads are free of bank conflicts;
+//  - the decoupled look-back (Merrill & Garland 2016): each tile publishes its aggregate, then
+//    its inclusive prefix, in one 64-bit status word; a tile's first warp reads 32 predecessors
+//    at a time and stops at the nearest one whose inclusive prefix is known.
+#pragma once
+#include <cuda/atomic>
+
+#include <cstdint>
+
+#include "common/block_primitives.cuh"
+
+namespace StreamCompaction {
+namespace Device {
+
+template <int BLOCK, int ITEMS>
+struct TileIO {
+  static constexpr int kTile = BLOCK * ITEMS;
+  static_assert(kTile % 4 == 0, "tile must be a whole number of int4");
+
+  // Reads in[base, base + kTile) (zeros past n) into v; smem holds kTile ints.
+  __device__ static void load(const int* __restrict__ in, std::int64_t base, std::int64_t n, int* smem,
+                              int (&v)[ITEMS]) {
+    const std::int64_t remaining = n - base;
+    if (remaining >= kTile && (reinterpret_cast<std::uintptr_t>(in) & 15) == 0) {
+      const int4* src = reinterpret_cast<const int4*>(in + base);
+      int4* dst = reinterpret_cast<int4*>(smem);
+#pragma unroll
+      for (int i = threadIdx.x; i < kTile / 4; i += BLOCK) dst[i] = src[i];
+    } else {
+      for (int i = threadIdx.x; i < kTile; i += BLOCK) smem[i] = i < remaining ? in[base + i] : 0;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) v[k] = smem[threadIdx.x * ITEMS + k];
+    __syncthreads();
+  }
+
+  // Writes v (blocked) to out[base, min(n, base + kTile)).
+  __device__ static void store(int* __restrict__ out, std::int64_t base, std::int64_t n, int* smem,
+                               const int (&v)[ITEMS]) {
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) smem[threadIdx.x * ITEMS + k] = v[k];
+    __syncthreads();
+    const std::int64_t remaining = n - base;
+    if (remaining >= kTile && (reinterpret_cast<std::uintptr_t>(out) & 15) == 0) {
+      int4* dst = reinterpret_cast<int4*>(out + base);
+      const int4* src = reinterpret_cast<const int4*>(smem);
+#pragma unroll
+      for (int i = threadIdx.x; i < kTile / 4; i += BLOCK) dst[i] = src[i];
+    } else {
+      for (int i = threadIdx.x; i < kTile && i < remaining; i += BLOCK) out[base + i] = smem[i];
+    }
+  }
+};
+
+// Status word: flag in the high half, value in the low half, published with one 64-bit store.
+enum : unsigned { kStatusEmpty = 0, kStatusAggregate = 1, kStatusPrefix = 2 };
+__device__ __forceinline__ unsigned long long pack_status(unsigned flag, int value) {
+  return (static_cast<unsigned long long>(flag) << 32) | static_cast<unsigned>(value);
+}
+__device__ __forceinline__ void publish_status(unsigned long long* status, std::int64_t tile, unsigned flag, int value) {
+  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(status[tile]).store(
+      pack_status(flag, value), cuda::memory_order_relaxed);
+}
+
+// Called by every thread of the block with the tile's aggregate; returns the sum of all earlier
+// tiles. `s_prefix` is one shared int.
+__device__ __forceinline__ int lookback_exclusive_prefix(unsigned long long* status, std::int64_t tile,
+                                                         int aggregate, int* s_prefix) {
+  if (threadIdx.x < 32) {
+    const unsigned lane = common::lane_id();
+    int prefix = 0;
+    if (tile == 0) {
+      if (lane == 0) publish_status(status, 0, kStatusPrefix, aggregate);
+    } else {
+      if (lane == 0) publish_status(status, tile, kStatusAggregate, aggregate);
+      std::int64_t window = tile - 1;  // lane l inspects tile window - l
+      for (;;) {
+        const std::int64_t idx = window - lane;
+        unsigned long long w = pack_status(kStatusPrefix, 0);  // "before tile 0": prefix 0
+        if (idx >= 0)
+          w = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(status[idx]).load(
+              cuda::memory_order_relaxed);
+        const unsigned flag = static_cast<unsigned>(w >> 32);
+        const unsigned empty = __ballot_sync(common::kFullMask, flag == kStatusEmpty);
+        const unsigned done = __ballot_sync(common::kFullMask, flag == kStatusPrefix);
+        // lanes up to and including the nearest predecessor with a known prefix
+        const unsigned needed = done ? ((done & (0u - done)) - 1u) | (done & (0u - done)) : common::kFullMask;
+        if (empty & needed) continue;  // a predecessor has not published yet: read again
+        const int contribution = ((needed >> lane) & 1u) ? static_cast<int>(static_cast<unsigned>(w)) : 0;
+        prefix += common::warp_reduce_sum(contribution);
+        if (done) break;
+        window -= 32;
+      }
+      if (lane == 0) publish_status(status, tile, kStatusPrefix, prefix + aggregate);
+    }
+    if (lane == 0) *s_prefix = prefix;
+  }
+  __syncthreads();
+  return *s_prefix;
+}
+
+}  // namespace Device
+}  // namespace StreamCompaction

@@ -1,0 +1,66 @@
+// v5 single pass with decoupled look-back (Merrill & Garland 2016, the design inside CUB): tiles
+// take an index from an atomic counter in launch order, scan themselves, and learn the sum of all
+// earlier tiles from a status word per tile that their predecessors publish (aggregate first,
+// inclusive prefix as soon as it is known). Prediction: the minimum traffic of a scan, 8 bytes
+// per element (read once, write once) versus v4's 12: ~1.4x v4, at ~75-85% of copy bandwidth,
+// level with CUB's DeviceScan.
+#include "common/block_primitives.cuh"
+#include "common/cuda_check.hpp"
+#include "launch.hpp"
+#include "stream_compaction/device.hpp"
+#include "tile_io.cuh"
+
+namespace StreamCompaction {
+namespace Device {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int kItems = 15;
+using IO = TileIO<kBlock, kItems>;
+
+__global__ void __launch_bounds__(kBlock) lookback_scan_kernel(std::int64_t n, int* __restrict__ out,
+                                                               const int* __restrict__ in,
+                                                               unsigned long long* status,
+                                                               unsigned* tile_counter) {
+  __shared__ int tile[IO::kTile];
+  __shared__ int scan_tmp[kBlock / 32 + 1];
+  __shared__ unsigned s_tile;
+  __shared__ int s_prefix;
+  if (threadIdx.x == 0) s_tile = atomicAdd(tile_counter, 1u);
+  __syncthreads();
+  const std::int64_t tile_index = s_tile;
+  const std::int64_t base = tile_index * IO::kTile;
+  int v[kItems];
+  IO::load(in, base, n, tile, v);
+  int thread_sum = 0;
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) thread_sum += v[k];
+  int block_total;
+  int running = common::block_exclusive_scan<kBlock>(thread_sum, block_total, scan_tmp);
+  running += lookback_exclusive_prefix(status, tile_index, block_total, &s_prefix);
+#pragma unroll
+  for (int k = 0; k < kItems; ++k) {
+    const int x = v[k];
+    v[k] = running;
+    running += x;
+  }
+  IO::store(out, base, n, tile, v);
+}
+
+}  // namespace
+
+void scan_lookback(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int) {
+  check_n(n, "scan_lookback");
+  if (n == 0) return;
+  const unsigned tiles = grid_for(n, IO::kTile);
+  // status words and the tile counter, cleared in one memset
+  const std::size_t bytes = tiles * sizeof(unsigned long long) + sizeof(unsigned long long);
+  auto* status = static_cast<unsigned long long*>(scratch.here().get(bytes));
+  auto* counter = reinterpret_cast<unsigned*>(status + tiles);
+  CUDA_CHECK(cudaMemsetAsync(status, 0, bytes, stream));
+  lookback_scan_kernel<<<tiles, kBlock, 0, stream>>>(n, out, in, status, counter);
+  CUDA_CHECK_LAST();
+}
+
+}  // namespace Device
+}  // namespace StreamCompaction

@@ -1,0 +1,89 @@
+// Device info, ceilings and the shared warp/block primitives on a GPU; skipped without one.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "common/block_primitives.cuh"
+#include "common/ceilings.hpp"
+#include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
+#include "common/device_info.hpp"
+
+#define REQUIRE_GPU() \
+  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device"
+
+namespace {
+
+template <int BLOCK>
+__global__ void block_primitives_kernel(const int* in, int* scan_out, int* totals, int* reduce_out) {
+  __shared__ int smem[BLOCK / 32 + 1];
+  const int v = in[blockIdx.x * BLOCK + threadIdx.x];
+  int total;
+  scan_out[blockIdx.x * BLOCK + threadIdx.x] = common::block_exclusive_scan<BLOCK>(v, total, smem);
+  const int sum = common::block_reduce_sum<BLOCK>(v, smem);
+  if (threadIdx.x == 0) {
+    totals[blockIdx.x] = total;
+    reduce_out[blockIdx.x] = sum;
+  }
+}
+
+template <int BLOCK>
+void check_block_primitives() {
+  const int blocks = 3;
+  std::vector<int> h(blocks * BLOCK);
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<int>((i * 7919) % 13) - 3;
+  common::DeviceBuffer<int> in(h.size()), scan(h.size()), totals(blocks), sums(blocks);
+  CUDA_CHECK(cudaMemcpy(in.get(), h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+  block_primitives_kernel<BLOCK><<<blocks, BLOCK>>>(in.get(), scan.get(), totals.get(), sums.get());
+  CUDA_CHECK_LAST();
+  std::vector<int> s(h.size()), t(blocks), r(blocks);
+  CUDA_CHECK(cudaMemcpy(s.data(), scan.get(), s.size() * 4, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(t.data(), totals.get(), blocks * 4, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(r.data(), sums.get(), blocks * 4, cudaMemcpyDeviceToHost));
+  for (int b = 0; b < blocks; ++b) {
+    int run = 0;
+    for (int i = 0; i < BLOCK; ++i) {
+      ASSERT_EQ(s[b * BLOCK + i], run) << "block " << b << " thread " << i;
+      run += h[b * BLOCK + i];
+    }
+    EXPECT_EQ(t[b], run);
+    EXPECT_EQ(r[b], run);
+  }
+}
+
+}  // namespace
+
+TEST(DeviceInfo, NoDeviceIsAPlainNo) {
+  // Must not throw whether or not a GPU is present.
+  EXPECT_NO_THROW(common::has_cuda_device());
+}
+
+TEST(DeviceInfo, QueriesTheGpu) {
+  REQUIRE_GPU();
+  const auto d = common::query_device();
+  EXPECT_FALSE(d.name.empty());
+  EXPECT_GT(d.sm_count, 0);
+  EXPECT_GT(d.sm_clock_khz, 0);
+  EXPECT_GT(d.global_mem_bytes, 0u);
+  EXPECT_GT(d.theoretical_fp32_gflops(), 0);
+}
+
+TEST(Ceilings, MeasuredCeilingsAreBelowTheDatasheetAndPlausible) {
+  REQUIRE_GPU();
+  const auto d = common::query_device();
+  const auto c = common::measure_ceilings(d);
+  EXPECT_GT(c.copy_gbs, 50.0);
+  EXPECT_GT(c.fma_gflops, 0.3 * d.theoretical_fp32_gflops());
+  EXPECT_LT(c.fma_gflops, 1.05 * d.theoretical_fp32_gflops());
+  EXPECT_GT(c.launch_us, 0.1);
+  EXPECT_LT(c.launch_us, 100.0);
+}
+
+TEST(BlockPrimitives, ScanAndReduceMatchTheHostFor32To1024Threads) {
+  REQUIRE_GPU();
+  check_block_primitives<32>();
+  check_block_primitives<96>();
+  check_block_primitives<256>();
+  check_block_primitives<1024>();
+}

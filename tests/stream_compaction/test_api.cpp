@@ -1,0 +1,70 @@
+// The CIS 565 API: what the course's own main.cpp calls, including the timers.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "common/device_info.hpp"
+#include "sizes.hpp"
+#include "stream_compaction/cpu.h"
+#include "stream_compaction/efficient.h"
+#include "stream_compaction/naive.h"
+#include "stream_compaction/thrust.h"
+
+namespace SC = StreamCompaction;
+
+TEST(Cis565Api, CpuFunctionsAndTimerWork) {
+  const int n = (1 << 16) - 3;
+  const auto in = random_ints(n, 21, 0, 50);
+  std::vector<int> out(n);
+  SC::CPU::scan(n, out.data(), in.data());
+  EXPECT_EQ(out[1], in[0]);
+  EXPECT_GE(SC::CPU::timer().getCpuElapsedTimeForPreviousOperation(), 0.f);
+  const auto flags = random_ints(n, 22, 0, 4);
+  std::vector<int> a(n), b(n);
+  const int k1 = SC::CPU::compactWithoutScan(n, a.data(), flags.data());
+  const int k2 = SC::CPU::compactWithScan(n, b.data(), flags.data());  // its scan must not trip the timer
+  EXPECT_EQ(k1, k2);
+  EXPECT_EQ(a, b);
+}
+
+TEST(Cis565Api, TimerRejectsNestedOrUnbalancedUse) {
+  SC::Common::PerformanceTimer t;
+  t.startCpuTimer();
+  EXPECT_THROW(t.startCpuTimer(), std::runtime_error);
+  t.endCpuTimer();
+  EXPECT_THROW(t.endCpuTimer(), std::runtime_error);
+  EXPECT_THROW(t.endGpuTimer(), std::runtime_error);
+}
+
+TEST(Cis565Api, IlogHelpers) {
+  EXPECT_EQ(ilog2(1), 0);
+  EXPECT_EQ(ilog2(1024), 10);
+  EXPECT_EQ(ilog2ceil(1025), 11);
+  EXPECT_EQ(ilog2ceil(1024), 10);
+}
+
+TEST(Cis565Api, GpuScansAndCompactionMatchTheCpu) {
+  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
+  for (int n : {0, 1, 257, (1 << 20) - 3, 1 << 20}) {
+    const auto in = random_ints(n, 23, 0, 50);
+    std::vector<int> ref(n), got(n);
+    SC::CPU::scan(n, ref.data(), in.data());
+    for (auto scan : {&SC::Naive::scan, &SC::Efficient::scan, &SC::Thrust::scan}) {
+      std::fill(got.begin(), got.end(), -1);
+      scan(n, got.data(), in.data());
+      EXPECT_EQ(got, ref) << "n=" << n;
+    }
+    const auto flags = random_ints(n, 24, 0, 4);
+    std::vector<int> cref(n), cgot(n);
+    const int k = SC::CPU::compactWithoutScan(n, cref.data(), flags.data());
+    EXPECT_EQ(SC::Efficient::compact(n, cgot.data(), flags.data()), k);  // scan inside: no timer trip
+    EXPECT_TRUE(std::equal(cref.begin(), cref.begin() + k, cgot.begin()));
+    EXPECT_GE(SC::Efficient::timer().getGpuElapsedTimeForPreviousOperation(), 0.f);
+  }
+}
+
+TEST(Cis565Api, NegativeSizeIsAnError) {
+  std::vector<int> v(4);
+  EXPECT_THROW(SC::Naive::scan(-1, v.data(), v.data()), std::invalid_argument);
+}

@@ -1,0 +1,90 @@
+// The checker must reject deliberately wrong implementations: an off-by-one scan, an inclusive
+// scan where an exclusive one is due, a scan that forgets the carry between blocks, a compaction
+// that drops one element, and a sort that is not stable-equal to the reference.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "sizes.hpp"
+#include "stream_compaction/check.hpp"
+#include "stream_compaction/host.hpp"
+
+namespace sc = StreamCompaction;
+
+namespace {
+
+std::vector<int> reference_scan(const std::vector<int>& in) {
+  std::vector<int> out(in.size());
+  sc::Host::scan(static_cast<std::int64_t>(in.size()), out.data(), in.data());
+  return out;
+}
+
+bool accepted(const std::vector<int>& in, const std::vector<int>& got) {
+  const auto ref = reference_scan(in);
+  return sc::check_output(sc::Op::Scan, static_cast<std::int64_t>(in.size()), ref.data(), 0, got.data(), 0).ok;
+}
+
+}  // namespace
+
+TEST(Checker, AcceptsACorrectScan) {
+  const auto in = random_ints(1025, 11, 0, 50);
+  EXPECT_TRUE(accepted(in, reference_scan(in)));
+}
+
+TEST(Checker, RejectsOffByOneScan) {
+  const auto in = random_ints(1025, 12, 1, 50);
+  const auto ref = reference_scan(in);
+  std::vector<int> got(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) got[i] = i + 1 < in.size() ? ref[i + 1] : ref[i] + in[i];
+  EXPECT_FALSE(accepted(in, got));
+}
+
+TEST(Checker, RejectsInclusiveInsteadOfExclusive) {
+  const auto in = random_ints(257, 13, 1, 50);
+  std::vector<int> got(in.size());
+  int run = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) got[i] = run += in[i];
+  EXPECT_FALSE(accepted(in, got));
+}
+
+TEST(Checker, RejectsMissedBlockCarry) {
+  const auto in = random_ints(3 * 256 + 5, 14, 1, 50);
+  std::vector<int> got(in.size());
+  for (std::size_t b = 0; b < in.size(); b += 256) {  // each block scanned alone, no carry
+    int run = 0;
+    for (std::size_t i = b; i < std::min(in.size(), b + 256); ++i) {
+      got[i] = run;
+      run += in[i];
+    }
+  }
+  EXPECT_FALSE(accepted(in, got));
+}
+
+TEST(Checker, RejectsAnUnwrittenLastElement) {
+  const auto in = random_ints(33, 15, 1, 50);
+  auto got = reference_scan(in);
+  got.back() = static_cast<int>(0xABABABAB);  // the poison value the driver fills outputs with
+  EXPECT_FALSE(accepted(in, got));
+}
+
+TEST(Checker, RejectsCompactionWithWrongCountOrValues) {
+  const auto in = random_ints(100, 16, 0, 4);
+  std::vector<int> ref(in.size());
+  const auto kept = sc::Host::compact_without_scan(100, ref.data(), in.data());
+  EXPECT_TRUE(sc::check_output(sc::Op::Compact, 100, ref.data(), kept, ref.data(), kept).ok);
+  const auto short_count = sc::check_output(sc::Op::Compact, 100, ref.data(), kept, ref.data(), kept - 1);
+  EXPECT_FALSE(short_count.ok);
+  EXPECT_NE(short_count.message.find("kept count"), std::string::npos);
+  auto wrong = ref;
+  wrong[kept / 2] = 0;
+  EXPECT_FALSE(sc::check_output(sc::Op::Compact, 100, ref.data(), kept, wrong.data(), kept).ok);
+}
+
+TEST(Checker, RejectsASortThatIsNotTheReference) {
+  auto in = random_ints(300, 17, -1000, 1000);
+  std::vector<int> ref(300);
+  sc::Host::sort(300, ref.data(), in.data());
+  auto got = ref;
+  std::swap(got[10], got[11 + (ref[10] == ref[11] ? 5 : 0)]);
+  EXPECT_FALSE(sc::check_output(sc::Op::Sort, 300, ref.data(), 0, got.data(), 0).ok);
+}

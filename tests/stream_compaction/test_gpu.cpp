@@ -1,0 +1,163 @@
+// Every GPU version from the registry (the same run functions the driver times), against the
+// CPU reference at every test size, on poisoned outputs. Skipped without a GPU.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
+#include "common/device_info.hpp"
+#include "sizes.hpp"
+#include "stream_compaction/check.hpp"
+#include "stream_compaction/host.hpp"
+#include "stream_compaction/registry.hpp"
+
+namespace sc = StreamCompaction;
+
+#define REQUIRE_GPU() \
+  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device"
+
+namespace {
+
+std::vector<int> reference_for(sc::Op op, const std::vector<int>& in, std::int64_t& kept) {
+  const std::int64_t n = static_cast<std::int64_t>(in.size());
+  std::vector<int> ref(std::max<std::int64_t>(n, 1));
+  kept = 0;
+  if (op == sc::Op::Scan) sc::Host::scan(n, ref.data(), in.data());
+  else if (op == sc::Op::Compact) kept = sc::Host::compact_without_scan(n, ref.data(), in.data());
+  else sc::Host::reference_radix_sort(n, ref.data(), in.data());
+  return ref;
+}
+
+// Runs `v` on `in` (poisoned output) and returns the checker's verdict.
+common::CompareResult run_and_check(const sc::Version& v, const std::vector<int>& in, int block = 256) {
+  const std::int64_t n = static_cast<std::int64_t>(in.size());
+  std::int64_t kept;
+  const auto ref = reference_for(v.op, in, kept);
+  common::DeviceBuffer<int> d_in(std::max<std::int64_t>(n, 1)), d_out(std::max<std::int64_t>(n, 1));
+  common::DeviceBuffer<std::int64_t> d_count(1);
+  sc::Device::ScratchTree scratch;
+  CUDA_CHECK(cudaMemcpy(d_in.get(), in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(d_out.get(), 0xAB, d_out.bytes()));
+  CUDA_CHECK(cudaMemset(d_count.get(), 0xff, sizeof(std::int64_t)));
+  sc::RunArgs a;
+  a.n = n;
+  a.out = d_out.get();
+  a.in = d_in.get();
+  a.count = d_count.get();
+  a.scratch = &scratch;
+  a.block = block;
+  v.run(a);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<int> got(std::max<std::int64_t>(n, 1));
+  std::int64_t count = -1;
+  CUDA_CHECK(cudaMemcpy(got.data(), d_out.get(), n * sizeof(int), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(&count, d_count.get(), sizeof(count), cudaMemcpyDeviceToHost));
+  return sc::check_output(v.op, n, ref.data(), kept, got.data(), count);
+}
+
+std::vector<int> input_for(sc::Op op, std::int64_t n, std::uint64_t seed) {
+  if (op == sc::Op::Scan) return random_ints(n, seed, 0, 50);
+  if (op == sc::Op::Compact) return random_ints(n, seed, 0, 4);
+  return random_ints(n, seed, INT_MIN / 2, INT_MAX / 2);
+}
+
+void check_all_sizes(sc::Op op) {
+  for (const auto& v : sc::versions()) {
+    if (v.op != op || !v.needs_gpu) continue;
+    for (std::int64_t n : test_sizes()) {
+      const std::uint64_t seed = 1000 + n;
+      const auto r = run_and_check(v, input_for(op, n, seed));
+      EXPECT_TRUE(r.ok) << v.name << " n=" << n << " seed=" << seed << ": " << r.message;
+    }
+  }
+}
+
+}  // namespace
+
+TEST(GpuScan, EveryVersionMatchesTheCpuAtEverySize) {
+  REQUIRE_GPU();
+  check_all_sizes(sc::Op::Scan);
+}
+
+TEST(GpuCompact, EveryVersionMatchesTheCpuAtEverySize) {
+  REQUIRE_GPU();
+  check_all_sizes(sc::Op::Compact);
+}
+
+TEST(GpuSort, EveryVersionMatchesTheCpuAtEverySize) {
+  REQUIRE_GPU();
+  check_all_sizes(sc::Op::Sort);
+}
+
+TEST(GpuScan, BlockTunableVersionsWorkFrom16To1024Threads) {
+  REQUIRE_GPU();
+  for (const auto& v : sc::versions()) {
+    if (!v.needs_gpu || !v.block_tunable) continue;
+    for (int block : {16, 32, 64, 128, 512, 1024})
+      for (std::int64_t n : {std::int64_t{1}, std::int64_t{2049}, std::int64_t{(1 << 18) + 3}}) {
+        const auto r = run_and_check(v, input_for(v.op, n, 77), block);
+        EXPECT_TRUE(r.ok) << v.name << " block=" << block << " n=" << n << ": " << r.message;
+      }
+  }
+}
+
+TEST(GpuScan, SumsPastInt32WrapLikeTheCpu) {
+  REQUIRE_GPU();
+  std::vector<int> in((1 << 20) + 3, INT_MAX / 1000);
+  for (const auto& v : sc::versions())
+    if (v.needs_gpu && v.op == sc::Op::Scan) EXPECT_TRUE(run_and_check(v, in).ok) << v.name;
+}
+
+TEST(GpuCompact, AllKeptNoneKeptAlternating) {
+  REQUIRE_GPU();
+  const std::int64_t n = (1 << 16) + 5;
+  std::vector<int> all(n, 3), none(n, 0), alt(n);
+  for (std::int64_t i = 0; i < n; ++i) alt[i] = i % 2 ? static_cast<int>(i) : 0;
+  for (const auto& v : sc::versions()) {
+    if (!v.needs_gpu || v.op != sc::Op::Compact) continue;
+    EXPECT_TRUE(run_and_check(v, all).ok) << v.name << " all kept";
+    EXPECT_TRUE(run_and_check(v, none).ok) << v.name << " none kept";
+    EXPECT_TRUE(run_and_check(v, alt).ok) << v.name << " alternating";
+  }
+}
+
+TEST(GpuSort, NegativeEqualAndPresortedKeys) {
+  REQUIRE_GPU();
+  const std::int64_t n = 100003;
+  std::vector<int> neg = random_ints(n, 5, INT_MIN, -1), same(n, -42), sorted(n), extremes(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    sorted[i] = static_cast<int>(i) - 50000;
+    extremes[i] = i % 3 == 0 ? INT_MIN : i % 3 == 1 ? INT_MAX : 0;
+  }
+  for (const auto& v : sc::versions()) {
+    if (!v.needs_gpu || v.op != sc::Op::Sort) continue;
+    for (const auto* in : {&neg, &same, &sorted, &extremes}) EXPECT_TRUE(run_and_check(v, *in).ok) << v.name;
+  }
+}
+
+// 2^28 + 1 elements: the GPU check sets SC_LARGE_TESTS=1 (too slow under the sanitizer).
+TEST(GpuLarge, FastestVersionsAt2To28PlusOdd) {
+  REQUIRE_GPU();
+  const char* env = std::getenv("SC_LARGE_TESTS");
+  if (!env || std::string(env) != "1") GTEST_SKIP() << "large GPU data test: set SC_LARGE_TESTS=1 (the GPU check does)";
+  const std::int64_t n = (std::int64_t{1} << 28) + 1;
+  for (const char* name : {"scan_lookback", "scan_warp_shuffle", "compact_fused", "compact_lookback", "sort_radix"}) {
+    const auto* v = sc::find_version(name);
+    ASSERT_NE(v, nullptr);
+    const auto r = run_and_check(*v, input_for(v->op, n, 2028));
+    EXPECT_TRUE(r.ok) << name << ": " << r.message;
+  }
+}
+
+TEST(GpuErrors, BadArgumentsThrowClearErrors) {
+  REQUIRE_GPU();
+  sc::Device::ScratchTree s;
+  common::DeviceBuffer<int> d(4);
+  EXPECT_THROW(sc::Device::scan_shared_mem(4, d.get(), d.get() + 0, s, nullptr, 100), std::invalid_argument);
+  EXPECT_THROW(sc::Device::scan_naive(-1, d.get(), d.get(), s, nullptr, 256), std::invalid_argument);
+  EXPECT_THROW(sc::Device::scan_naive(4, d.get(), d.get(), s, nullptr, 2048), std::invalid_argument);
+}
