@@ -2,12 +2,22 @@
 // v4/v5 tiles (3840) and radix tiles (4096), 2^k +- 1 and a large odd size.
 #pragma once
 #include <cstdint>
+#include <cstdlib>
 #include <vector>
 
+// SC_TEST_MAX_N caps them (the GPU check sets it for the slow sanitizer runs).
 inline const std::vector<std::int64_t>& test_sizes() {
-  static const std::vector<std::int64_t> s = {0,    1,    2,    3,    31,   32,        33,        255,       256,
+  static const std::vector<std::int64_t> all = {0,    1,    2,    3,    31,   32,        33,        255,       256,
                                               257,  1023, 1024, 1025, 3839, 3840,      3841,      4097,      (1 << 16) - 1,
                                               (1 << 16) + 1,  (1 << 20) + 7};
+  static const std::vector<std::int64_t> s = [] {
+    const char* cap = std::getenv("SC_TEST_MAX_N");
+    const std::int64_t max_n = cap ? std::atoll(cap) : INT64_MAX;
+    std::vector<std::int64_t> v;
+    for (std::int64_t n : all)
+      if (n <= max_n) v.push_back(n);
+    return v;
+  }();
   return s;
 }
 

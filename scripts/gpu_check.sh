@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The GPU check: what proves a GPU version works (CI has no GPU). Builds Release for this GPU,
+# runs every test (plus the 2^28+1 data tests), compute-sanitizer memcheck over the GPU tests and
+# racecheck + synccheck over the shared-memory kernels, the course's own CIS 565 driver when its
+# folder is given (CIS565_DRIVER_DIR), the roofline example and each driver's quick benchmark,
+# then prints a summary table. Logs go to $LOG_DIR (default results/scratch/gpu_check).
+# RUN_TESTS=0 / RUN_SANITIZER=0 / RUN_DRIVERS=0 leave a group of steps out (to split the work
+# over several sessions on a lent GPU); the default runs everything.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD_DIR:-$root/build/gpu}
+logs=${LOG_DIR:-$root/results/scratch/gpu_check}
+jobs=${JOBS:-$(nproc)}
+mkdir -p "$logs"
+declare -a names results
+
+step() {  # step NAME LOGFILE COMMAND...
+  local name=$1 log=$2
+  shift 2
+  echo "== $name"
+  local start=$SECONDS
+  if "$@" >"$log" 2>&1; then results+=("PASS  $((SECONDS - start)) s"); else results+=("FAIL  $((SECONDS - start)) s  (see $log)"); tail -30 "$log"; fi
+  names+=("$name")
+}
+
+extra=()
+[ -n "${CIS565_DRIVER_DIR:-}" ] && extra+=("-DCIS565_DRIVER_DIR=$CIS565_DRIVER_DIR")
+step "configure + build (Release, native arch)" "$logs/build.log" \
+  bash -c "cmake -S '$root' -B '$build' -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_FLAGS=-lineinfo ${extra[*]:-} && cmake --build '$build' -j $jobs"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv > "$logs/nvidia-smi.csv" 2>&1
+
+if [ "${RUN_TESTS:-1}" = 1 ]; then
+step "all tests (ctest, with 2^28+1 data tests)" "$logs/ctest.log" \
+  env SC_LARGE_TESTS=1 ctest --test-dir "$build" --output-on-failure -j 1
+
+fi
+
+if [ "${RUN_SANITIZER:-1}" = 1 ]; then
+san() {  # san TOOL TESTBIN FILTER
+  env SC_TEST_MAX_N=${3:-70000} compute-sanitizer --tool "$1" --error-exitcode 9 "$build/tests/$2" --gtest_filter="$4"
+}
+step "compute-sanitizer memcheck: common GPU tests" "$logs/memcheck_common.log" \
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/common_tests" --gtest_filter='DeviceInfo*:Ceilings*:BlockPrimitives*'
+step "compute-sanitizer memcheck: stream_compaction GPU tests" "$logs/memcheck_sc.log" \
+  san memcheck stream_compaction_tests 2000000 'Gpu*:Cis565*:-GpuLarge*'
+step "compute-sanitizer racecheck: shared-memory kernels" "$logs/racecheck_sc.log" \
+  san racecheck stream_compaction_tests 70000 'GpuScan.Every*:GpuCompact.Every*:GpuSort.Every*'
+step "compute-sanitizer synccheck: shared-memory kernels" "$logs/synccheck_sc.log" \
+  san synccheck stream_compaction_tests 70000 'GpuScan.Every*:GpuCompact.Every*:GpuSort.Every*'
+step "compute-sanitizer racecheck: block primitives" "$logs/racecheck_common.log" \
+  compute-sanitizer --tool racecheck --error-exitcode 9 "$build/tests/common_tests" --gtest_filter='BlockPrimitives*'
+
+fi
+
+if [ "${RUN_DRIVERS:-1}" = 1 ]; then
+if [ -x "$build/stream_compaction/cis565_driver" ]; then
+  step "course's own CIS 565 test driver" "$logs/cis565_driver.log" \
+    bash -c "'$build/stream_compaction/cis565_driver' | tee /dev/stderr | { ! grep -q FAIL; }"
+fi
+step "roofline worked example (gpuMeans)" "$logs/gpu_means_roofline.log" "$build/common/gpu_means_roofline"
+step "stream_compaction driver, quick" "$logs/stream_compaction_quick.log" \
+  "$build/stream_compaction/stream_compaction" --quick --csv "$logs/stream_compaction_quick.csv"
+fi
+
+echo
+echo "GPU check on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1):"
+fail=0
+for i in "${!names[@]}"; do
+  printf '  %-55s %s\n' "${names[$i]}" "${results[$i]}"
+  case "${results[$i]}" in FAIL*) fail=1 ;; esac
+done
+grep -h "tests passed\|tests failed" "$logs/ctest.log" 2>/dev/null | sed 's/^/  ctest: /'
+grep -h "ERROR SUMMARY" "$logs"/memcheck_*.log "$logs"/racecheck_*.log "$logs"/synccheck_*.log 2>/dev/null | sort | uniq -c | sed 's/^/  sanitizer:/'
+exit $fail
