@@ -7,21 +7,24 @@
 #include "common/cuda_check.hpp"
 #include "launch.hpp"
 #include "stream_compaction/device.hpp"
+#include "stream_compaction/tuning.hpp"
 #include "tile_io.cuh"
 
 namespace StreamCompaction {
 namespace Device {
 namespace {
 
-constexpr int kBlock = 256;
-constexpr int kItems = 15;
-using IO = TileIO<kBlock, kItems>;
+// default tile shape, chosen with stream_compaction_tune (see the README)
+constexpr int kDefaultBlock = 256;
+constexpr int kDefaultItems = 15;
 
+template <int kBlock, int kItems>
 __global__ void __launch_bounds__(kBlock) fused_compact_kernel(std::int64_t n, int* __restrict__ out,
                                                                std::int64_t* __restrict__ count,
                                                                const int* __restrict__ in,
                                                                unsigned long long* status,
                                                                unsigned* tile_counter, unsigned tiles) {
+  using IO = TileIO<kBlock, kItems>;
   __shared__ int tile[IO::kTile];
   __shared__ int scan_tmp[kBlock / 32 + 1];
   __shared__ unsigned s_tile;
@@ -47,23 +50,39 @@ __global__ void __launch_bounds__(kBlock) fused_compact_kernel(std::int64_t n, i
   if (tile_index == tiles - 1 && threadIdx.x == 0) *count = out_base + tile_kept;
 }
 
-}  // namespace
-
-void compact_fused(std::int64_t n, int* out, std::int64_t* count, const int* in, ScratchTree& scratch,
-                   cudaStream_t stream) {
+template <int kBlock, int kItems>
+void launch_fused_compact(std::int64_t n, int* out, std::int64_t* count, const int* in, ScratchTree& scratch,
+                          cudaStream_t stream) {
   check_n(n, "compact_fused");
   if (n >= (std::int64_t{1} << 32)) throw std::invalid_argument("compact_fused: n must be < 2^32");
   if (n == 0) {
     CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(std::int64_t), stream));
     return;
   }
-  const unsigned tiles = grid_for(n, IO::kTile);
+  const unsigned tiles = grid_for(n, kBlock * kItems);
   const std::size_t bytes = tiles * sizeof(unsigned long long) + sizeof(unsigned long long);
   auto* status = static_cast<unsigned long long*>(scratch.here().get(bytes));
   auto* counter = reinterpret_cast<unsigned*>(status + tiles);
   CUDA_CHECK(cudaMemsetAsync(status, 0, bytes, stream));
-  fused_compact_kernel<<<tiles, kBlock, 0, stream>>>(n, out, count, in, status, counter, tiles);
+  fused_compact_kernel<kBlock, kItems><<<tiles, kBlock, 0, stream>>>(n, out, count, in, status, counter, tiles);
   CUDA_CHECK_LAST();
+}
+
+}  // namespace
+
+const std::vector<CompactVariant>& fused_compact_variants() {
+  static const std::vector<CompactVariant> v = {
+      {128, 15, launch_fused_compact<128, 15>}, {128, 31, launch_fused_compact<128, 31>},
+      {128, 47, launch_fused_compact<128, 47>}, {256, 15, launch_fused_compact<256, 15>},
+      {256, 23, launch_fused_compact<256, 23>}, {256, 31, launch_fused_compact<256, 31>},
+      {512, 15, launch_fused_compact<512, 15>}, {512, 23, launch_fused_compact<512, 23>},
+  };
+  return v;
+}
+
+void compact_fused(std::int64_t n, int* out, std::int64_t* count, const int* in, ScratchTree& scratch,
+                   cudaStream_t stream) {
+  launch_fused_compact<kDefaultBlock, kDefaultItems>(n, out, count, in, scratch, stream);
 }
 
 }  // namespace Device

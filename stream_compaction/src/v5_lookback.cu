@@ -8,20 +8,23 @@
 #include "common/cuda_check.hpp"
 #include "launch.hpp"
 #include "stream_compaction/device.hpp"
+#include "stream_compaction/tuning.hpp"
 #include "tile_io.cuh"
 
 namespace StreamCompaction {
 namespace Device {
 namespace {
 
-constexpr int kBlock = 256;
-constexpr int kItems = 15;
-using IO = TileIO<kBlock, kItems>;
+// default tile shape, chosen with stream_compaction_tune (see the README)
+constexpr int kDefaultBlock = 256;
+constexpr int kDefaultItems = 15;
 
+template <int kBlock, int kItems>
 __global__ void __launch_bounds__(kBlock) lookback_scan_kernel(std::int64_t n, int* __restrict__ out,
                                                                const int* __restrict__ in,
                                                                unsigned long long* status,
                                                                unsigned* tile_counter) {
+  using IO = TileIO<kBlock, kItems>;
   __shared__ int tile[IO::kTile];
   __shared__ int scan_tmp[kBlock / 32 + 1];
   __shared__ unsigned s_tile;
@@ -47,19 +50,34 @@ __global__ void __launch_bounds__(kBlock) lookback_scan_kernel(std::int64_t n, i
   IO::store(out, base, n, tile, v);
 }
 
-}  // namespace
-
-void scan_lookback(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int) {
+template <int kBlock, int kItems>
+void launch_lookback_scan(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream) {
   check_n(n, "scan_lookback");
   if (n == 0) return;
-  const unsigned tiles = grid_for(n, IO::kTile);
+  const unsigned tiles = grid_for(n, kBlock * kItems);
   // status words and the tile counter, cleared in one memset
   const std::size_t bytes = tiles * sizeof(unsigned long long) + sizeof(unsigned long long);
   auto* status = static_cast<unsigned long long*>(scratch.here().get(bytes));
   auto* counter = reinterpret_cast<unsigned*>(status + tiles);
   CUDA_CHECK(cudaMemsetAsync(status, 0, bytes, stream));
-  lookback_scan_kernel<<<tiles, kBlock, 0, stream>>>(n, out, in, status, counter);
+  lookback_scan_kernel<kBlock, kItems><<<tiles, kBlock, 0, stream>>>(n, out, in, status, counter);
   CUDA_CHECK_LAST();
+}
+
+}  // namespace
+
+const std::vector<ScanVariant>& lookback_scan_variants() {
+  static const std::vector<ScanVariant> v = {
+      {128, 15, launch_lookback_scan<128, 15>}, {128, 31, launch_lookback_scan<128, 31>},
+      {128, 47, launch_lookback_scan<128, 47>}, {256, 15, launch_lookback_scan<256, 15>},
+      {256, 23, launch_lookback_scan<256, 23>}, {256, 31, launch_lookback_scan<256, 31>},
+      {512, 15, launch_lookback_scan<512, 15>}, {512, 23, launch_lookback_scan<512, 23>},
+  };
+  return v;
+}
+
+void scan_lookback(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int) {
+  launch_lookback_scan<kDefaultBlock, kDefaultItems>(n, out, in, scratch, stream);
 }
 
 }  // namespace Device
