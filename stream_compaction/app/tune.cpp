@@ -31,16 +31,22 @@ struct Candidate {
   std::function<void(std::int64_t n, int* out, std::int64_t* count, const int* in, dev::ScratchTree&, cudaStream_t)> run;
 };
 
+template <typename V>
+std::string shape(const V& v) {
+  return std::to_string(v.block) + "x" + std::to_string(v.items) + " d" + std::to_string(v.first_delay_ns) + "/" +
+         std::to_string(v.poll_delay_ns);
+}
+
 std::vector<Candidate> candidates() {
   std::vector<Candidate> c;
   c.push_back({"scan_cub", sc::Op::Scan, [](auto n, int* o, auto*, const int* i, auto& s, auto st) { dev::scan_cub(n, o, i, s, st); }});
   c.push_back({"scan_warp_shuffle", sc::Op::Scan, [](auto n, int* o, auto*, const int* i, auto& s, auto st) { dev::scan_warp_shuffle(n, o, i, s, st); }});
   for (const auto& v : dev::lookback_scan_variants())
-    c.push_back({"scan_lookback[" + std::to_string(v.block) + "x" + std::to_string(v.items) + "]", sc::Op::Scan,
+    c.push_back({"scan_lookback[" + shape(v) + "]", sc::Op::Scan,
                  [f = v.scan](auto n, int* o, auto*, const int* i, auto& s, auto st) { f(n, o, i, s, st); }});
   c.push_back({"compact_cub", sc::Op::Compact, [](auto n, int* o, auto* k, const int* i, auto& s, auto st) { dev::compact_cub(n, o, k, i, s, st); }});
   for (const auto& v : dev::fused_compact_variants())
-    c.push_back({"compact_fused[" + std::to_string(v.block) + "x" + std::to_string(v.items) + "]", sc::Op::Compact,
+    c.push_back({"compact_fused[" + shape(v) + "]", sc::Op::Compact,
                  [f = v.compact](auto n, int* o, auto* k, const int* i, auto& s, auto st) { f(n, o, k, i, s, st); }});
   c.push_back({"sort_cub", sc::Op::Sort, [](auto n, int* o, auto*, const int* i, auto& s, auto st) { dev::sort_cub(n, o, i, s, st); }});
   c.push_back({"sort_radix", sc::Op::Sort, [](auto n, int* o, auto*, const int* i, auto& s, auto st) { dev::sort_radix(n, o, i, s, st); }});

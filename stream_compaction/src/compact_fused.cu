@@ -14,11 +14,15 @@ namespace StreamCompaction {
 namespace Device {
 namespace {
 
-// default tile shape, chosen with stream_compaction_tune (see the README)
-constexpr int kDefaultBlock = 256;
-constexpr int kDefaultItems = 15;
+// Default shape and look-back delays, chosen with stream_compaction_tune on an H200 at 2^28
+// (table in the README): 128 threads x 47 items, sleep 1245 ns before the first poll and 648 ns
+// between polls.
+constexpr int kDefaultBlock = 128;
+constexpr int kDefaultItems = 47;
+constexpr int kDefaultFirstDelay = 1245;
+constexpr int kDefaultPollDelay = 648;
 
-template <int kBlock, int kItems>
+template <int kBlock, int kItems, int kFirstDelay, int kPollDelay>
 __global__ void __launch_bounds__(kBlock) fused_compact_kernel(std::int64_t n, int* __restrict__ out,
                                                                std::int64_t* __restrict__ count,
                                                                const int* __restrict__ in,
@@ -40,7 +44,7 @@ __global__ void __launch_bounds__(kBlock) fused_compact_kernel(std::int64_t n, i
   for (int k = 0; k < kItems; ++k) kept += v[k] != 0;
   int tile_kept;
   int local = common::block_exclusive_scan<kBlock>(kept, tile_kept, scan_tmp);
-  const int prefix = lookback_exclusive_prefix(status, tile_index, tile_kept, &s_prefix);
+  const int prefix = lookback_exclusive_prefix<kFirstDelay, kPollDelay>(status, tile_index, tile_kept, &s_prefix);
 #pragma unroll
   for (int k = 0; k < kItems; ++k)
     if (v[k] != 0) tile[local++] = v[k];
@@ -50,7 +54,7 @@ __global__ void __launch_bounds__(kBlock) fused_compact_kernel(std::int64_t n, i
   if (tile_index == tiles - 1 && threadIdx.x == 0) *count = out_base + tile_kept;
 }
 
-template <int kBlock, int kItems>
+template <int kBlock, int kItems, int kFirstDelay = 0, int kPollDelay = 0>
 void launch_fused_compact(std::int64_t n, int* out, std::int64_t* count, const int* in, ScratchTree& scratch,
                           cudaStream_t stream) {
   check_n(n, "compact_fused");
@@ -64,7 +68,7 @@ void launch_fused_compact(std::int64_t n, int* out, std::int64_t* count, const i
   auto* status = static_cast<unsigned long long*>(scratch.here().get(bytes));
   auto* counter = reinterpret_cast<unsigned*>(status + tiles);
   CUDA_CHECK(cudaMemsetAsync(status, 0, bytes, stream));
-  fused_compact_kernel<kBlock, kItems><<<tiles, kBlock, 0, stream>>>(n, out, count, in, status, counter, tiles);
+  fused_compact_kernel<kBlock, kItems, kFirstDelay, kPollDelay><<<tiles, kBlock, 0, stream>>>(n, out, count, in, status, counter, tiles);
   CUDA_CHECK_LAST();
 }
 
@@ -72,17 +76,19 @@ void launch_fused_compact(std::int64_t n, int* out, std::int64_t* count, const i
 
 const std::vector<CompactVariant>& fused_compact_variants() {
   static const std::vector<CompactVariant> v = {
-      {128, 15, launch_fused_compact<128, 15>}, {128, 31, launch_fused_compact<128, 31>},
-      {128, 47, launch_fused_compact<128, 47>}, {256, 15, launch_fused_compact<256, 15>},
-      {256, 23, launch_fused_compact<256, 23>}, {256, 31, launch_fused_compact<256, 31>},
-      {512, 15, launch_fused_compact<512, 15>}, {512, 23, launch_fused_compact<512, 23>},
+      {128, 23, 0, 0, launch_fused_compact<128, 23>}, {128, 31, 0, 0, launch_fused_compact<128, 31>}, {128, 47, 0, 0, launch_fused_compact<128, 47>},
+      {256, 15, 0, 0, launch_fused_compact<256, 15>}, {256, 31, 0, 0, launch_fused_compact<256, 31>},
+      {128, 23, 1245, 648, launch_fused_compact<128, 23, 1245, 648>}, {128, 31, 1245, 648, launch_fused_compact<128, 31, 1245, 648>},
+      {128, 47, 1245, 648, launch_fused_compact<128, 47, 1245, 648>}, {256, 15, 1245, 648, launch_fused_compact<256, 15, 1245, 648>},
+      {256, 31, 1245, 648, launch_fused_compact<256, 31, 1245, 648>}, {128, 31, 600, 300, launch_fused_compact<128, 31, 600, 300>},
+      {128, 47, 600, 300, launch_fused_compact<128, 47, 600, 300>}, {128, 31, 2000, 1000, launch_fused_compact<128, 31, 2000, 1000>},
   };
   return v;
 }
 
 void compact_fused(std::int64_t n, int* out, std::int64_t* count, const int* in, ScratchTree& scratch,
                    cudaStream_t stream) {
-  launch_fused_compact<kDefaultBlock, kDefaultItems>(n, out, count, in, scratch, stream);
+  launch_fused_compact<kDefaultBlock, kDefaultItems, kDefaultFirstDelay, kDefaultPollDelay>(n, out, count, in, scratch, stream);
 }
 
 }  // namespace Device

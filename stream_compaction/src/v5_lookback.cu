@@ -15,11 +15,15 @@ namespace StreamCompaction {
 namespace Device {
 namespace {
 
-// default tile shape, chosen with stream_compaction_tune (see the README)
-constexpr int kDefaultBlock = 256;
-constexpr int kDefaultItems = 15;
+// Default shape and look-back delays, chosen with stream_compaction_tune on an H200 at 2^28
+// (table in the README): 128 threads x 47 items, sleep 1245 ns before the first poll and 648 ns
+// between polls.
+constexpr int kDefaultBlock = 128;
+constexpr int kDefaultItems = 47;
+constexpr int kDefaultFirstDelay = 1245;
+constexpr int kDefaultPollDelay = 648;
 
-template <int kBlock, int kItems>
+template <int kBlock, int kItems, int kFirstDelay, int kPollDelay>
 __global__ void __launch_bounds__(kBlock) lookback_scan_kernel(std::int64_t n, int* __restrict__ out,
                                                                const int* __restrict__ in,
                                                                unsigned long long* status,
@@ -40,7 +44,7 @@ __global__ void __launch_bounds__(kBlock) lookback_scan_kernel(std::int64_t n, i
   for (int k = 0; k < kItems; ++k) thread_sum += v[k];
   int block_total;
   int running = common::block_exclusive_scan<kBlock>(thread_sum, block_total, scan_tmp);
-  running += lookback_exclusive_prefix(status, tile_index, block_total, &s_prefix);
+  running += lookback_exclusive_prefix<kFirstDelay, kPollDelay>(status, tile_index, block_total, &s_prefix);
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
     const int x = v[k];
@@ -50,7 +54,7 @@ __global__ void __launch_bounds__(kBlock) lookback_scan_kernel(std::int64_t n, i
   IO::store(out, base, n, tile, v);
 }
 
-template <int kBlock, int kItems>
+template <int kBlock, int kItems, int kFirstDelay = 0, int kPollDelay = 0>
 void launch_lookback_scan(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream) {
   check_n(n, "scan_lookback");
   if (n == 0) return;
@@ -60,7 +64,7 @@ void launch_lookback_scan(std::int64_t n, int* out, const int* in, ScratchTree& 
   auto* status = static_cast<unsigned long long*>(scratch.here().get(bytes));
   auto* counter = reinterpret_cast<unsigned*>(status + tiles);
   CUDA_CHECK(cudaMemsetAsync(status, 0, bytes, stream));
-  lookback_scan_kernel<kBlock, kItems><<<tiles, kBlock, 0, stream>>>(n, out, in, status, counter);
+  lookback_scan_kernel<kBlock, kItems, kFirstDelay, kPollDelay><<<tiles, kBlock, 0, stream>>>(n, out, in, status, counter);
   CUDA_CHECK_LAST();
 }
 
@@ -68,16 +72,18 @@ void launch_lookback_scan(std::int64_t n, int* out, const int* in, ScratchTree& 
 
 const std::vector<ScanVariant>& lookback_scan_variants() {
   static const std::vector<ScanVariant> v = {
-      {128, 15, launch_lookback_scan<128, 15>}, {128, 31, launch_lookback_scan<128, 31>},
-      {128, 47, launch_lookback_scan<128, 47>}, {256, 15, launch_lookback_scan<256, 15>},
-      {256, 23, launch_lookback_scan<256, 23>}, {256, 31, launch_lookback_scan<256, 31>},
-      {512, 15, launch_lookback_scan<512, 15>}, {512, 23, launch_lookback_scan<512, 23>},
+      {128, 23, 0, 0, launch_lookback_scan<128, 23>}, {128, 31, 0, 0, launch_lookback_scan<128, 31>}, {128, 47, 0, 0, launch_lookback_scan<128, 47>},
+      {256, 15, 0, 0, launch_lookback_scan<256, 15>}, {256, 31, 0, 0, launch_lookback_scan<256, 31>},
+      {128, 23, 1245, 648, launch_lookback_scan<128, 23, 1245, 648>}, {128, 31, 1245, 648, launch_lookback_scan<128, 31, 1245, 648>},
+      {128, 47, 1245, 648, launch_lookback_scan<128, 47, 1245, 648>}, {256, 15, 1245, 648, launch_lookback_scan<256, 15, 1245, 648>},
+      {256, 31, 1245, 648, launch_lookback_scan<256, 31, 1245, 648>}, {128, 31, 600, 300, launch_lookback_scan<128, 31, 600, 300>},
+      {128, 47, 600, 300, launch_lookback_scan<128, 47, 600, 300>}, {128, 31, 2000, 1000, launch_lookback_scan<128, 31, 2000, 1000>},
   };
   return v;
 }
 
 void scan_lookback(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int) {
-  launch_lookback_scan<kDefaultBlock, kDefaultItems>(n, out, in, scratch, stream);
+  launch_lookback_scan<kDefaultBlock, kDefaultItems, kDefaultFirstDelay, kDefaultPollDelay>(n, out, in, scratch, stream);
 }
 
 }  // namespace Device

@@ -14,10 +14,14 @@ namespace Device {
 
 struct ScanVariant {
   int block, items;
+  int first_delay_ns;  // sleep before the first look-back poll (0: none)
+  int poll_delay_ns;   // sleep between polls (0: spin)
   void (*scan)(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream);
 };
 struct CompactVariant {
   int block, items;
+  int first_delay_ns;
+  int poll_delay_ns;
   void (*compact)(std::int64_t n, int* out, std::int64_t* count, const int* in, ScratchTree& scratch,
                   cudaStream_t stream);
 };

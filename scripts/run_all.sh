@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The main job: build (Release, this machine's GPU architecture), run every sub-project's driver
+# on its default inputs, write the CSV, draw the plots and regenerate the README result tables.
+#
+#   scripts/run_all.sh            full benchmark sweeps; plots into images/, CSV into
+#                                 results/<gpu>/ (the reference results) and results/scratch/
+#   scripts/run_all.sh --quick    small sizes only (CI smoke run); everything into results/scratch/
+#
+# Without a GPU the drivers run their CPU versions and list the GPU ones as skipped.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+quick=0
+case "${1:-}" in
+  --quick) quick=1 ;;
+  "") ;;
+  *) echo "usage: scripts/run_all.sh [--quick]" >&2; exit 2 ;;
+esac
+
+preset=${PRESET:-release}
+cmake --preset "$preset"
+cmake --build --preset "$preset" -j "${JOBS:-$(nproc)}"
+bin=build/$preset
+export COURSE_GIT_SHA=${COURSE_GIT_SHA:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
+scratch=results/scratch
+mkdir -p "$scratch"
+if [ "$quick" = 1 ] || [ -z "$gpu" ]; then
+  out=$scratch
+  images=$scratch/images
+else
+  slug=$(echo "$gpu" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\+/-/g; s/^-//; s/-$//')
+  out=results/$slug
+  images=images
+fi
+mkdir -p "$out"
+
+echo "== stream_compaction"
+if [ "$quick" = 1 ]; then
+  "$bin/stream_compaction/stream_compaction" --quick --csv "$out/stream_compaction.csv"
+else
+  "$bin/stream_compaction/stream_compaction" --sweep --block-sweep --end-to-end --csv "$out/stream_compaction.csv" \
+    | tee "$out/stream_compaction.txt"
+  "$bin/stream_compaction/stream_compaction_tune" --csv "$out/stream_compaction_tune.csv" | tee "$out/stream_compaction_tune.txt"
+  "$bin/common/gpu_means_roofline" | tee "$out/gpu_means_roofline.txt"
+fi
+
+echo "== plots and tables"
+tune_args=()
+[ -f "$out/stream_compaction_tune.csv" ] && [ "$quick" = 0 ] && tune_args=(--tune-csv "$out/stream_compaction_tune.csv")
+readme_args=()
+[ "$out" != "$scratch" ] && readme_args=(--readme stream_compaction/README.md)
+python3 scripts/plot.py --csv "$out/stream_compaction.csv" "${tune_args[@]}" --out "$images/stream_compaction" \
+  "${readme_args[@]}" || echo "(plots not drawn: see the message above; the CSV is in $out)"
+echo "results: $out   plots: $images"
