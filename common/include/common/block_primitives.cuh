@@ -57,6 +57,7 @@ __device__ __forceinline__ T block_exclusive_scan(T v, T& block_total, T* smem) 
   if (warp_id() == 0) {
     const T w = lane_id() < kWarps ? smem[lane_id()] : T(0);
     const T w_inclusive = warp_inclusive_scan(w);
+    __syncwarp();  // every lane's read above happens before any lane's write below
     if (lane_id() < kWarps) smem[lane_id()] = w_inclusive - w;
     if (lane_id() == 31) smem[kWarps] = w_inclusive;
   }
