@@ -80,6 +80,14 @@ def plots(rows, tune_rows, out):
     device = next((r["device"] for r in rows if r["device"] and not r["device"].startswith("none")), "CPU only")
     copy_gbs = copy_bandwidth(rows)
     written = []
+
+    def save(fig, name):
+        fig.tight_layout()
+        path = os.path.join(out, name)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+
     by_op = defaultdict(list)
     for r in main:
         by_op[r["params_d"].get("op", "?")].append(r)
@@ -105,11 +113,7 @@ def plots(rows, tune_rows, out):
         ax.set_title(f"{op}: time vs n on {device}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        path = os.path.join(out, f"{op}_runtime.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        save(fig, f"{op}_runtime.png")
 
         if op in ("scan", "compact"):
             fig, ax = plt.subplots(figsize=(8, 5.5))
@@ -125,11 +129,7 @@ def plots(rows, tune_rows, out):
             ax.set_title(f"{op}: effective bandwidth vs n on {device}")
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=8)
-            fig.tight_layout()
-            path = os.path.join(out, f"{op}_bandwidth.png")
-            fig.savefig(path, dpi=110)
-            plt.close(fig)
-            written.append(path)
+            save(fig, f"{op}_bandwidth.png")
 
     fig, axes = plt.subplots(1, len(by_op), figsize=(5 * max(1, len(by_op)), 5), squeeze=False)
     for ax, (op, op_rows) in zip(axes[0], by_op.items()):
@@ -147,11 +147,7 @@ def plots(rows, tune_rows, out):
         ax.grid(True, which="both", alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = os.path.join(out, "speedup_vs_cpu.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    written.append(path)
+    save(fig, "speedup_vs_cpu.png")
 
     sweep = [r for r in rows if kind(r) == "sweep" and timed(r)]
     if sweep:
@@ -166,11 +162,7 @@ def plots(rows, tune_rows, out):
         ax.set_title(f"block-size sweep, n = {size_label(sweep[0]['n'])}, {device}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        path = os.path.join(out, "block_sweep.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        save(fig, "block_sweep.png")
 
     stages = [r for r in rows if kind(r) == "stage" and timed(r)]
     if stages:
@@ -206,11 +198,7 @@ def plots(rows, tune_rows, out):
         ax2.set_xlabel("% of the pipeline's time")
         ax2.set_title("where the time goes")
         ax2.tick_params(axis="y", labelsize=8)
-        fig.tight_layout()
-        path = os.path.join(out, "compact_stages.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        save(fig, "compact_stages.png")
 
     tune = [r for r in tune_rows if timed(r)]
     if tune:
@@ -225,11 +213,7 @@ def plots(rows, tune_rows, out):
         ax.set_xlabel("speed relative to CUB (higher is better)")
         ax.set_title(f"tile-shape and look-back-delay tuning at n = {size_label(tune[0]['n'])}, {device}")
         ax.tick_params(axis="y", labelsize=7)
-        fig.tight_layout()
-        path = os.path.join(out, "tuning.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
+        save(fig, "tuning.png")
     return written
 
 

@@ -64,25 +64,23 @@ void launch_fused_compact(std::int64_t n, int* out, std::int64_t* count, const i
     return;
   }
   const unsigned tiles = grid_for(n, kBlock * kItems);
-  const std::size_t bytes = tiles * sizeof(unsigned long long) + sizeof(unsigned long long);
-  auto* status = static_cast<unsigned long long*>(scratch.here().get(bytes));
-  auto* counter = reinterpret_cast<unsigned*>(status + tiles);
-  CUDA_CHECK(cudaMemsetAsync(status, 0, bytes, stream));
-  fused_compact_kernel<kBlock, kItems, kFirstDelay, kPollDelay><<<tiles, kBlock, 0, stream>>>(n, out, count, in, status, counter, tiles);
+  const LookbackState lb = prepare_lookback(scratch, tiles, stream);
+  fused_compact_kernel<kBlock, kItems, kFirstDelay, kPollDelay><<<tiles, kBlock, 0, stream>>>(n, out, count, in, lb.status, lb.tile_counter, tiles);
   CUDA_CHECK_LAST();
 }
 
 }  // namespace
 
 const std::vector<CompactVariant>& fused_compact_variants() {
-  static const std::vector<CompactVariant> v = {
-      {128, 23, 0, 0, launch_fused_compact<128, 23>}, {128, 31, 0, 0, launch_fused_compact<128, 31>}, {128, 47, 0, 0, launch_fused_compact<128, 47>},
-      {256, 15, 0, 0, launch_fused_compact<256, 15>}, {256, 31, 0, 0, launch_fused_compact<256, 31>},
-      {128, 23, 1245, 648, launch_fused_compact<128, 23, 1245, 648>}, {128, 31, 1245, 648, launch_fused_compact<128, 31, 1245, 648>},
-      {128, 47, 1245, 648, launch_fused_compact<128, 47, 1245, 648>}, {256, 15, 1245, 648, launch_fused_compact<256, 15, 1245, 648>},
-      {256, 31, 1245, 648, launch_fused_compact<256, 31, 1245, 648>}, {128, 31, 600, 300, launch_fused_compact<128, 31, 600, 300>},
-      {128, 47, 600, 300, launch_fused_compact<128, 47, 600, 300>}, {128, 31, 2000, 1000, launch_fused_compact<128, 31, 2000, 1000>},
-  };
+  static const std::vector<CompactVariant> v = [] {
+    std::vector<CompactVariant> out;
+    for_each_tuning_shape([&](auto shape) {
+      using S = decltype(shape);
+      out.push_back({S::block, S::items, S::first_delay, S::poll_delay,
+                     launch_fused_compact<S::block, S::items, S::first_delay, S::poll_delay>});
+    });
+    return out;
+  }();
   return v;
 }
 

@@ -9,8 +9,11 @@
 #include <cuda/atomic>
 
 #include <cstdint>
+#include <vector>
 
 #include "common/block_primitives.cuh"
+#include "common/cuda_check.hpp"
+#include "stream_compaction/device.hpp"
 
 namespace StreamCompaction {
 namespace Device {
@@ -64,6 +67,34 @@ __device__ __forceinline__ unsigned long long pack_status(unsigned flag, int val
 __device__ __forceinline__ void publish_status(unsigned long long* status, std::int64_t tile, unsigned flag, int value) {
   cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(status[tile]).store(
       pack_status(flag, value), cuda::memory_order_relaxed);
+}
+
+// Status words (one per tile) and the tile counter of a look-back launch, from scratch, cleared.
+struct LookbackState {
+  unsigned long long* status;
+  unsigned* tile_counter;
+};
+inline LookbackState prepare_lookback(ScratchTree& scratch, unsigned tiles, cudaStream_t stream) {
+  const std::size_t bytes = (tiles + std::size_t{1}) * sizeof(unsigned long long);
+  auto* status = static_cast<unsigned long long*>(scratch.here().get(bytes));
+  CUDA_CHECK(cudaMemsetAsync(status, 0, bytes, stream));
+  return {status, reinterpret_cast<unsigned*>(status + tiles)};
+}
+
+// The tile shapes and look-back delays stream_compaction_tune compares: {block, items, delay
+// before the first poll, delay between polls} (ns). Each single-pass kernel instantiates its
+// launcher for every one with for_each_tuning_shape.
+template <int B, int I, int FIRST, int POLL>
+struct TuningShape {
+  static constexpr int block = B, items = I, first_delay = FIRST, poll_delay = POLL;
+};
+template <typename F>
+void for_each_tuning_shape(F&& f) {
+  f(TuningShape<128, 23, 0, 0>{}), f(TuningShape<128, 31, 0, 0>{}), f(TuningShape<128, 47, 0, 0>{});
+  f(TuningShape<256, 15, 0, 0>{}), f(TuningShape<256, 31, 0, 0>{});
+  f(TuningShape<128, 23, 1245, 648>{}), f(TuningShape<128, 31, 1245, 648>{}), f(TuningShape<128, 47, 1245, 648>{});
+  f(TuningShape<256, 15, 1245, 648>{}), f(TuningShape<256, 31, 1245, 648>{});
+  f(TuningShape<128, 31, 600, 300>{}), f(TuningShape<128, 47, 600, 300>{}), f(TuningShape<128, 31, 2000, 1000>{});
 }
 
 // Called by every thread of the block with the tile's aggregate; returns the sum of all earlier

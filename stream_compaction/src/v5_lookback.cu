@@ -60,25 +60,23 @@ void launch_lookback_scan(std::int64_t n, int* out, const int* in, ScratchTree& 
   if (n == 0) return;
   const unsigned tiles = grid_for(n, kBlock * kItems);
   // status words and the tile counter, cleared in one memset
-  const std::size_t bytes = tiles * sizeof(unsigned long long) + sizeof(unsigned long long);
-  auto* status = static_cast<unsigned long long*>(scratch.here().get(bytes));
-  auto* counter = reinterpret_cast<unsigned*>(status + tiles);
-  CUDA_CHECK(cudaMemsetAsync(status, 0, bytes, stream));
-  lookback_scan_kernel<kBlock, kItems, kFirstDelay, kPollDelay><<<tiles, kBlock, 0, stream>>>(n, out, in, status, counter);
+  const LookbackState lb = prepare_lookback(scratch, tiles, stream);
+  lookback_scan_kernel<kBlock, kItems, kFirstDelay, kPollDelay><<<tiles, kBlock, 0, stream>>>(n, out, in, lb.status, lb.tile_counter);
   CUDA_CHECK_LAST();
 }
 
 }  // namespace
 
 const std::vector<ScanVariant>& lookback_scan_variants() {
-  static const std::vector<ScanVariant> v = {
-      {128, 23, 0, 0, launch_lookback_scan<128, 23>}, {128, 31, 0, 0, launch_lookback_scan<128, 31>}, {128, 47, 0, 0, launch_lookback_scan<128, 47>},
-      {256, 15, 0, 0, launch_lookback_scan<256, 15>}, {256, 31, 0, 0, launch_lookback_scan<256, 31>},
-      {128, 23, 1245, 648, launch_lookback_scan<128, 23, 1245, 648>}, {128, 31, 1245, 648, launch_lookback_scan<128, 31, 1245, 648>},
-      {128, 47, 1245, 648, launch_lookback_scan<128, 47, 1245, 648>}, {256, 15, 1245, 648, launch_lookback_scan<256, 15, 1245, 648>},
-      {256, 31, 1245, 648, launch_lookback_scan<256, 31, 1245, 648>}, {128, 31, 600, 300, launch_lookback_scan<128, 31, 600, 300>},
-      {128, 47, 600, 300, launch_lookback_scan<128, 47, 600, 300>}, {128, 31, 2000, 1000, launch_lookback_scan<128, 31, 2000, 1000>},
-  };
+  static const std::vector<ScanVariant> v = [] {
+    std::vector<ScanVariant> out;
+    for_each_tuning_shape([&](auto shape) {
+      using S = decltype(shape);
+      out.push_back({S::block, S::items, S::first_delay, S::poll_delay,
+                     launch_lookback_scan<S::block, S::items, S::first_delay, S::poll_delay>});
+    });
+    return out;
+  }();
   return v;
 }
 
