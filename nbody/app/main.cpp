@@ -1,0 +1,475 @@
+// nbody driver: every version checked against a float64 reference, then timed per step
+// (interactions/s, GFLOP/s at 20 FLOP per interaction, % of the measured FP32 FMA peak); the
+// seed's 19-snapshot batch end to end; multi-GPU scaling; energy drift per integrator.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sys/stat.h>
+
+#include "common/bench.hpp"
+#include "common/ceilings.hpp"
+#include "common/cli.hpp"
+#include "common/cuda_check.hpp"
+#include "common/device_info.hpp"
+#include "common/nvtx.hpp"
+#include "common/progress.hpp"
+#include "common/results.hpp"
+#include "common/roofline.hpp"
+#include "nbody/io.hpp"
+#include "nbody/pipeline.hpp"
+#include "nbody/plummer.hpp"
+#include "nbody/registry.hpp"
+
+using common::ResultRow;
+using namespace nbody;
+
+namespace {
+
+const std::vector<common::ExtraFlag> kExtraFlags = {
+    {"mode", "step, batch, scaling, drift or all (comma-separated)", true, "all"},
+    {"steps", "steps per snapshot in the batch", true, "10"},
+    {"integrator", "euler, symplectic or leapfrog", true, "symplectic"},
+    {"eps", "softening length", true, "0.01"},
+    {"dt", "time step", true, "0.001"},
+    {"batch-dir", "directory of snapshot CSVs (x,y,z,vx,vy,vz,m[,id]); default: generate them", true, ""},
+    {"files", "snapshots generated for the batch", true, "19"},
+    {"batch-n", "bodies per generated snapshot", true, "64000"},
+    {"cpu-max-n", "largest n timed on one CPU core", true, "2^14"},
+    {"openmp-max-n", "largest n timed with OpenMP", true, "2^16"},
+    {"scaling-n", "sizes of the multi-GPU scaling table", true, "2^16,2^18,2^20"},
+};
+
+// Instructions per interaction read in the SASS of the inner loop (README): 13 for the
+// interaction, plus the shared-memory load shared by 4 bodies in v8.
+constexpr double kIssuePerInteraction = 13.25;
+
+struct Context {
+  common::CliOptions opt;
+  Params params;
+  bool gpu = false;
+  common::DeviceInfo device;
+  common::Ceilings ceilings;
+  common::GpuSpec spec;
+  std::string device_label = "none (CPU only)";
+  common::BenchOptions bench;
+  double issue_ceiling_ips = 0;
+};
+
+ResultRow base_row(const Context& c, const Version& v, long long n, const std::string& params) {
+  ResultRow r;
+  r.subproject = "nbody";
+  r.version = v.name;
+  r.idea = v.idea;
+  r.n = n;
+  r.params = params;
+  r.device = c.device_label;
+  r.cuda = common::cuda_runtime_version();
+  r.git_sha = common::git_sha();
+  return r;
+}
+
+std::vector<long long> parse_sizes(const std::string& text) {
+  std::vector<long long> v;
+  for (const auto& s : common::split(text, ',')) v.push_back(common::parse_size(s));
+  return v;
+}
+
+void fill_rate(const Context& c, ResultRow& r, long long n, double interactions) {
+  const double s = r.stats.median_ms * 1e-3;
+  r.metric = interactions / s / 1e9;
+  r.metric_unit = "Ginter/s";
+  if (c.gpu) r.pct_of_ceiling = 100.0 * kFlopsPerInteraction * interactions / s / (c.ceilings.fma_gflops * 1e9);
+  (void)n;
+}
+
+// Accuracy of one version against float64 on a sample of bodies, and momentum balance.
+std::string check_forces(const Context& c, const Version& v, const Bodies& b) {
+  std::vector<float> ax, ay, az;
+  const float G = static_cast<float>(c.params.G), eps = static_cast<float>(c.params.eps);
+  if (v.cpu) {
+    HostAccel a;
+    v.cpu(b, G, eps, a);
+    ax = a.ax; ay = a.ay; az = a.az;
+  } else {
+    gpu_accelerations(b, G, eps, v.gpu, ax, ay, az);
+  }
+  const std::size_t n = b.size();
+  const std::size_t stride = std::max<std::size_t>(1, n / 512);
+  Bodies sample;  // reference forces on every stride-th body, from all bodies
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < n; i += stride) idx.push_back(i);
+  Accelerations ref{std::vector<double>(idx.size()), std::vector<double>(idx.size()), std::vector<double>(idx.size())};
+  std::vector<float> sx(idx.size()), sy(idx.size()), sz(idx.size());
+  const double eps2 = c.params.eps * c.params.eps;
+#pragma omp parallel for
+  for (std::ptrdiff_t q = 0; q < static_cast<std::ptrdiff_t>(idx.size()); ++q) {
+    const std::size_t i = idx[q];
+    double x = 0, y = 0, z = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j == i) continue;
+      const double dx = double(b.x[j]) - b.x[i], dy = double(b.y[j]) - b.y[i], dz = double(b.z[j]) - b.z[i];
+      const double r2 = dx * dx + dy * dy + dz * dz + eps2;
+      const double s = b.m[j] / (r2 * std::sqrt(r2));
+      x += dx * s; y += dy * s; z += dz * s;
+    }
+    ref.ax[q] = c.params.G * x; ref.ay[q] = c.params.G * y; ref.az[q] = c.params.G * z;
+    sx[q] = ax[i]; sy[q] = ay[i]; sz[q] = az[i];
+  }
+  const AccelError e = compare_accelerations(ref, sx, sy, sz);
+  const double mom = momentum_balance(b, ax, ay, az);
+  char buf[200];
+  // float32 sums over n terms: max relative error 1e-4, median 1e-5 (see tests/nbody for why)
+  if (e.max_rel <= 1e-4 && e.median_rel <= 1e-5 && mom <= 1e-5) return "PASS";
+  std::snprintf(buf, sizeof buf, "FAIL: max rel %.2e (<= 1e-4), median %.2e (<= 1e-5), momentum %.2e (<= 1e-5)",
+                e.max_rel, e.median_rel, mom);
+  return buf;
+}
+
+void step_mode(Context& c, std::vector<ResultRow>& rows) {
+  std::vector<long long> sizes(c.opt.sizes.begin(), c.opt.sizes.end());
+  if (sizes.empty()) {
+    if (c.opt.quick) sizes = {1 << 10, 1 << 12};
+    else if (c.opt.sweep) sizes = {1 << 8, 1 << 10, 1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19};
+    else sizes = {1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18};
+  }
+  const long long cpu_max = c.opt.extra_int("cpu-max-n"), omp_max = c.opt.extra_int("openmp-max-n");
+  int steps = 0;
+  for (const auto& v : versions()) steps += v.mode == Mode::Step;
+  common::Progress progress(steps * static_cast<int>(sizes.size()), "nbody step");
+  for (long long n : sizes) {
+    common::NvtxRange range(("step n=" + std::to_string(n)).c_str());
+    const Bodies initial = make_plummer(n, c.opt.seed + n);
+    const std::size_t first = rows.size();
+    Params one = c.params;
+    one.steps = 1;
+    one.integrator = Integrator::SymplecticEuler;
+    for (const auto& v : versions()) {
+      if (v.mode != Mode::Step) continue;
+      progress.step(v.name + " n=" + std::to_string(n));
+      ResultRow r = base_row(c, v, n, "mode=step integrator=symplectic");
+      if (v.needs_gpu && !c.gpu) r.passed = "skipped: no CUDA device";
+      else if (v.name == "cpu" && n > cpu_max) r.passed = "skipped: above --cpu-max-n";
+      else if (v.name == "cpu_openmp" && n > omp_max) r.passed = "skipped: above --openmp-max-n";
+      else {
+        common::NvtxRange vr(v.name.c_str());
+        r.passed = check_forces(c, v, initial);
+        if (common::is_pass(r)) {
+          if (v.cpu) {
+            Bodies b = initial;
+            common::BenchOptions o = c.bench;
+            o.max_seconds = std::max(o.max_seconds, 1.0);
+            r.stats = common::bench_cpu([&] { cpu_simulate(b, one, v.cpu); }, o);
+          } else {
+            DeviceSystem sys;
+            cudaStream_t s;
+            CUDA_CHECK(cudaStreamCreate(&s));
+            sys.upload(initial, s);
+            r.stats = common::bench_gpu([&](cudaStream_t st) { gpu_simulate(sys, one, v.gpu, st); }, s, c.bench);
+            CUDA_CHECK(cudaStreamDestroy(s));
+            r.predicted_ms = common::predict(step_cost(n), c.spec).total_ms;
+          }
+          fill_rate(c, r, n, double(n) * double(n));
+          if (v.name == "v4_tuned") r.params += " block=" + std::to_string(tuned_block_size());
+          if (v.name == "v6_warp_split") r.params += " lanes_per_body=" + std::to_string(warp_split_group(n));
+        }
+      }
+      rows.push_back(r);
+    }
+    double cpu = common::kNoValue, lib = common::kNoValue, prev = common::kNoValue;
+    for (std::size_t i = first; i < rows.size(); ++i) {
+      if (rows[i].stats.samples == 0) continue;
+      if (rows[i].version == "cpu") cpu = rows[i].stats.median_ms;
+      if (rows[i].version == "cpu_openmp") lib = rows[i].stats.median_ms;
+    }
+    for (std::size_t i = first; i < rows.size(); ++i) {
+      if (rows[i].stats.samples == 0) continue;
+      const double t = rows[i].stats.median_ms;
+      rows[i].speedup_vs_cpu = cpu / t;
+      rows[i].speedup_vs_library = lib / t;
+      rows[i].speedup_vs_prev = prev / t;
+      prev = t;
+    }
+  }
+}
+
+std::vector<std::string> batch_files(Context& c) {
+  if (!c.opt.extra["batch-dir"].empty()) return list_snapshots(c.opt.extra["batch-dir"]);
+  const int files = static_cast<int>(c.opt.quick ? 3 : c.opt.extra_int("files"));
+  const long long n = c.opt.quick ? 4096 : c.opt.extra_int("batch-n");
+  const std::string dir = "results/scratch/nbody_snapshots_" + std::to_string(n);
+  mkdir("results", 0755);
+  mkdir("results/scratch", 0755);
+  mkdir(dir.c_str(), 0755);
+  std::vector<std::string> paths;
+  for (int k = 0; k < files; ++k) {
+    char name[64];
+    std::snprintf(name, sizeof name, "/c_%04d.csv", k * 100);
+    paths.push_back(dir + name);
+    struct stat st;
+    if (stat(paths.back().c_str(), &st) != 0) write_snapshot_fast(paths.back(), make_plummer(n, c.opt.seed + 7919 * k));
+  }
+  return paths;
+}
+
+bool same_states(const std::vector<Bodies>& a, const std::vector<Bodies>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t k = 0; k < a.size(); ++k)
+    if (a[k].x != b[k].x || a[k].y != b[k].y || a[k].z != b[k].z || a[k].vx != b[k].vx || a[k].vy != b[k].vy ||
+        a[k].vz != b[k].vz)
+      return false;
+  return true;
+}
+
+void batch_mode(Context& c, std::vector<ResultRow>& rows) {
+  const Version& v5 = *find_version("v5_streams");
+  const auto files = batch_files(c);
+  Params p = c.params;
+  p.steps = c.opt.quick ? 2 : static_cast<int>(c.opt.extra_int("steps"));
+  const Bodies first = read_snapshot_csv(files[0]);
+  const long long n = static_cast<long long>(first.size());
+  const std::string tag = "mode=batch files=" + std::to_string(files.size()) + " steps=" + std::to_string(p.steps);
+  if (!c.gpu) {
+    ResultRow r = base_row(c, v5, n, tag);
+    r.passed = "skipped: no CUDA device";
+    rows.push_back(r);
+    return;
+  }
+  const std::string out_dir = "results/scratch/nbody_output";
+  mkdir(out_dir.c_str(), 0755);
+  std::cerr << "nbody batch: " << files.size() << " snapshots of " << n << " bodies, " << p.steps << " steps each\n";
+  // Warm-up and the correctness reference: the sequential pipeline, states kept.
+  BatchResult seq = run_batch_sequential(files, p, best_kernel(), out_dir, true);
+  const double interactions = double(n) * double(n) * p.steps * files.size();
+  // Energy of the first snapshot before and after (float64, all pairs): the batch really integrates.
+  const double e0 = total_energy(first, p.G, p.eps), e1 = total_energy(seq.final_states[0], p.G, p.eps);
+  const double drift = std::fabs((e1 - e0) / e0);
+  auto emit = [&](const std::string& pipeline, const BatchResult& res, const std::string& status, int gpus) {
+    ResultRow r = base_row(c, v5, n, tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus));
+    r.passed = status;
+    r.stats = common::summarize(res.file_ms);
+    r.stats.median_ms = res.total_ms / files.size();  // per file, end to end including I/O
+    r.metric = interactions / (res.total_ms * 1e-3) / 1e9;
+    r.metric_unit = "Ginter/s";
+    rows.push_back(r);
+    for (std::size_t k = 0; k < res.file_ms.size(); ++k) {
+      ResultRow f = base_row(c, v5, n, tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus) + " file=" + std::to_string(k));
+      f.passed = status;
+      f.stats = common::summarize({res.file_ms[k]});
+      rows.push_back(f);
+    }
+  };
+  const std::string seq_status = drift < 1e-3 ? "PASS" : "FAIL: energy drift " + std::to_string(drift);
+  seq = run_batch_sequential(files, p, best_kernel(), out_dir, true);
+  emit("sequential", seq, seq_status, 1);
+  BatchResult streamed = run_batch_streamed(files, p, best_kernel(), out_dir, true);
+  streamed = run_batch_streamed(files, p, best_kernel(), out_dir, true);
+  emit("streamed", streamed,
+       same_states(streamed.final_states, seq.final_states) ? "PASS" : "FAIL: streamed states differ from sequential", 1);
+  const int gpus = std::min(device_count(), static_cast<int>(c.opt.extra_int("gpus-max")));
+  if (gpus > 1) {
+    BatchResult per_gpu = run_batch_per_gpu(files, p, best_kernel(), out_dir, gpus);
+    per_gpu = run_batch_per_gpu(files, p, best_kernel(), out_dir, gpus);
+    bool ok = true;
+    for (std::size_t k = 0; k < files.size() && ok; ++k) {
+      const std::string out = out_dir + files[k].substr(files[k].find_last_of('/'));
+      const Bodies b = read_snapshot_csv(out);
+      ok = b.x == seq.final_states[k].x && b.vx == seq.final_states[k].vx;
+    }
+    emit("per_gpu", per_gpu, ok ? "PASS" : "FAIL: per-GPU states differ from sequential", gpus);
+  }
+}
+
+void scaling_mode(Context& c, std::vector<ResultRow>& rows) {
+  const Version& v7 = *find_version("v7_multi_gpu");
+  const auto sizes = c.opt.quick ? std::vector<long long>{1 << 12} : parse_sizes(c.opt.extra["scaling-n"]);
+  const int max_gpus = std::min(c.gpu ? device_count() : 0, static_cast<int>(c.opt.extra_int("gpus-max")));
+  for (long long n : sizes) {
+    if (!c.gpu || !have_nccl()) {
+      ResultRow r = base_row(c, v7, n, "mode=scaling");
+      r.passed = !c.gpu ? "skipped: no CUDA device" : "skipped: built without NCCL";
+      rows.push_back(r);
+      continue;
+    }
+    Params p = c.params;
+    p.integrator = Integrator::SymplecticEuler;
+    p.steps = c.opt.quick ? 2 : (n >= (1 << 20) ? 3 : 6);
+    const Bodies initial = make_plummer(n, c.opt.seed + n);
+    // Single-GPU reference with the same kernel: same steps, final state compared bitwise.
+    Bodies single = initial;
+    DeviceSystem sys;
+    cudaStream_t s;
+    CUDA_CHECK(cudaStreamCreate(&s));
+    sys.upload(single, s);
+    Params warm = p;
+    warm.steps = 1;
+    gpu_simulate(sys, warm, best_kernel(), s);
+    sys.upload(single, s);
+    std::vector<double> step_ms;
+    common::EventTimer timer;
+    for (int k = 0; k < p.steps; ++k) {
+      timer.start(s);
+      gpu_simulate(sys, warm, best_kernel(), s);
+      step_ms.push_back(timer.stop_ms(s));
+    }
+    sys.download(single, s);
+    CUDA_CHECK(cudaStreamDestroy(s));
+    const double single_ms = common::summarize(step_ms).median_ms;
+    if (max_gpus < 2) {
+      ResultRow r = base_row(c, v7, n, "mode=scaling gpus=2");
+      r.passed = "skipped: one GPU on this machine (run on nvidia-h200-x2)";
+      rows.push_back(r);
+    }
+    for (int g = 1; g <= max_gpus; ++g) {
+      Bodies b = initial;
+      const double ms = multi_gpu_simulate(b, p, g, best_kernel());
+      ResultRow r = base_row(c, v7, n, "mode=scaling gpus=" + std::to_string(g));
+      const bool same = b.x == single.x && b.y == single.y && b.z == single.z && b.vx == single.vx;
+      r.passed = same ? "PASS" : "FAIL: state differs from the single-GPU kernel's";
+      r.stats = common::summarize({ms});
+      r.stats.median_ms = ms;
+      fill_rate(c, r, n, double(n) * double(n));
+      r.pct_of_ceiling = common::kNoValue;  // several GPUs: no single-GPU ceiling
+      r.speedup_vs_prev = single_ms / ms;   // vs the best kernel on one GPU without NCCL
+      rows.push_back(r);
+    }
+  }
+}
+
+void drift_mode(Context& c, std::vector<ResultRow>& rows) {
+  const Version& best = *find_version(best_kernel_name());
+  const long long n = c.opt.quick ? 1024 : 4096;
+  const int total = c.opt.quick ? 100 : 1000, every = c.opt.quick ? 20 : 50;
+  const Bodies initial = make_plummer(n, c.opt.seed);
+  const double e0 = total_energy(initial, c.params.G, c.params.eps);
+  for (Integrator integ : {Integrator::ExplicitEuler, Integrator::SymplecticEuler, Integrator::Leapfrog}) {
+    const std::string tag = std::string("mode=drift integrator=") + integrator_name(integ);
+    if (!c.gpu) {
+      ResultRow r = base_row(c, best, n, tag);
+      r.passed = "skipped: no CUDA device";
+      rows.push_back(r);
+      continue;
+    }
+    Params p = c.params;
+    p.integrator = integ;
+    p.steps = every;
+    DeviceSystem sys;
+    Bodies b = initial;
+    sys.upload(b, nullptr);
+    for (int step = every; step <= total; step += every) {
+      gpu_simulate(sys, p, best.gpu, nullptr);
+      sys.download(b, nullptr);
+      ResultRow r = base_row(c, best, n, tag + " step=" + std::to_string(step));
+      const double drift = std::fabs((total_energy(b, c.params.G, c.params.eps) - e0) / e0);
+      r.metric = drift;
+      r.metric_unit = "|dE/E0|";
+      r.passed = std::isfinite(drift) ? "PASS" : "FAIL: energy not finite";
+      rows.push_back(r);
+    }
+  }
+}
+
+int run(int argc, char** argv) {
+  auto flags = kExtraFlags;
+  flags.push_back({"gpus-max", "use at most this many GPUs", true, "8"});
+  Context c;
+  c.opt = common::parse_cli(argc, argv, flags);
+  const std::string summary = "Checks and times every N-body version (forces, batch, multi-GPU, integrators).";
+  if (c.opt.help) {
+    std::cout << common::usage("nbody", summary, flags);
+    return 0;
+  }
+  if (c.opt.list) {
+    std::printf("%-5s %-16s %-9s %s\n", "id", "name", "gpu", "idea");
+    for (const auto& v : versions())
+      std::printf("%-5s %-16s %-9s %s\n", v.id.c_str(), v.name.c_str(), v.needs_gpu ? "yes" : "no", v.idea.c_str());
+    return 0;
+  }
+  if (!c.opt.input.empty()) throw common::UsageError("nbody reads snapshot directories: use --batch-dir DIR");
+  for (const auto& name : c.opt.versions)
+    if (!find_version(name)) throw common::UsageError("unknown version '" + name + "' (see --list)");
+  try {
+    c.params.integrator = parse_integrator(c.opt.extra["integrator"]);
+    c.params.eps = std::stod(c.opt.extra["eps"]);
+    c.params.dt = std::stod(c.opt.extra["dt"]);
+  } catch (const std::invalid_argument& e) {
+    throw common::UsageError(e.what());
+  }
+  if (!(c.params.eps > 0)) throw common::UsageError("--eps must be > 0");
+  if (!(c.params.dt > 0)) throw common::UsageError("--dt must be > 0");
+  std::vector<std::string> modes = common::split(c.opt.extra["mode"], ',');
+  if (std::find(modes.begin(), modes.end(), "all") != modes.end()) modes = {"step", "batch", "scaling", "drift"};
+  for (const auto& m : modes)
+    if (m != "step" && m != "batch" && m != "scaling" && m != "drift")
+      throw common::UsageError("--mode: unknown mode '" + m + "'");
+
+  c.gpu = common::has_cuda_device();
+  if (c.gpu) {
+    c.device = common::query_device();
+    c.device_label = c.device.name;
+    c.ceilings = common::measure_ceilings(c.device);
+    c.spec = common::measured_spec(c.device, c.ceilings);
+    c.issue_ceiling_ips = double(c.device.sm_count) * 128.0 * c.device.sm_clock_khz * 1e3 / kIssuePerInteraction;
+  }
+  if (c.opt.quick) {
+    c.bench.max_seconds = 0.1;
+    c.bench.max_samples = 10;
+  }
+  if (c.opt.reps > 0) c.bench.min_samples = c.bench.max_samples = c.opt.reps;
+  std::cout << "nbody: G = " << c.params.G << ", eps = " << c.params.eps << ", dt = " << c.params.dt << ", seed "
+            << c.opt.seed << " (Plummer spheres)\n";
+  if (c.gpu) {
+    std::cout << "device: " << common::describe(c.device) << "\nmeasured FP32 FMA peak " << c.ceilings.fma_gflops
+              << " GFLOP/s = " << c.ceilings.fma_gflops / kFlopsPerInteraction
+              << " Ginter/s at 20 FLOP/interaction; issue ceiling " << c.issue_ceiling_ips / 1e9
+              << " Ginter/s (" << kIssuePerInteraction << " instructions per interaction at "
+              << c.device.sm_clock_khz / 1000 << " MHz)\n\n";
+  } else {
+    std::cout << "device: no CUDA device: CPU versions run, GPU versions are listed as skipped\n\n";
+  }
+  std::vector<ResultRow> rows;
+  for (const auto& m : modes) {
+    common::NvtxRange range(m.c_str());
+    if (m == "step") step_mode(c, rows);
+    if (m == "batch") batch_mode(c, rows);
+    if (m == "scaling") scaling_mode(c, rows);
+    if (m == "drift") drift_mode(c, rows);
+  }
+  std::vector<ResultRow> shown;
+  for (const auto& r : rows)
+    if (r.params.find("file=") == std::string::npos && r.params.find("mode=drift") == std::string::npos) shown.push_back(r);
+  common::print_table(std::cout, shown);
+  std::vector<ResultRow> drift_last;
+  for (const auto& r : rows)
+    if (r.params.find("mode=drift") != std::string::npos && r.params.find("step=") != std::string::npos &&
+        r.params.substr(r.params.find("step=") + 5) == std::to_string(c.opt.quick ? 100 : 1000))
+      drift_last.push_back(r);
+  if (!drift_last.empty()) {
+    std::cout << "\nenergy drift |dE/E0| after " << (c.opt.quick ? 100 : 1000) << " steps (dt " << c.params.dt << "):\n";
+    for (const auto& r : drift_last) std::cout << "  " << r.params << ": " << r.metric << "\n";
+  }
+  if (!c.opt.csv.empty()) {
+    common::write_csv_atomic(c.opt.csv, rows);
+    std::cout << "\nwrote " << rows.size() << " rows to " << c.opt.csv << "\n";
+  }
+  int pass = 0, fail = 0, skip = 0;
+  for (const auto& r : rows) (common::is_pass(r) ? pass : common::is_fail(r) ? fail : skip)++;
+  std::cout << "\nnbody: " << pass << " PASS, " << fail << " FAIL, " << skip << " skipped\n";
+  return fail ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const common::UsageError& e) {
+    std::cerr << "nbody: " << e.what() << "\n\n" << common::usage("nbody", "N-body driver", kExtraFlags);
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "nbody: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,104 @@
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "nbody/system.hpp"
+
+namespace nbody {
+
+void Bodies::resize(std::size_t n) {
+  for (auto* v : {&x, &y, &z, &vx, &vy, &vz, &m}) v->resize(n);
+  id.resize(n);
+}
+
+const char* integrator_name(Integrator i) {
+  switch (i) {
+    case Integrator::ExplicitEuler: return "euler";
+    case Integrator::SymplecticEuler: return "symplectic";
+    case Integrator::Leapfrog: return "leapfrog";
+  }
+  return "?";
+}
+
+Integrator parse_integrator(const std::string& name) {
+  if (name == "euler") return Integrator::ExplicitEuler;
+  if (name == "symplectic") return Integrator::SymplecticEuler;
+  if (name == "leapfrog") return Integrator::Leapfrog;
+  throw std::invalid_argument("unknown integrator '" + name + "' (euler, symplectic, leapfrog)");
+}
+
+Accelerations reference_accelerations(const Bodies& b, double G, double eps) {
+  const std::size_t n = b.size();
+  Accelerations a{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)};
+  const double eps2 = eps * eps;
+  for (std::size_t i = 0; i < n; ++i) {
+    double ax = 0, ay = 0, az = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j == i) continue;
+      const double dx = double(b.x[j]) - b.x[i], dy = double(b.y[j]) - b.y[i], dz = double(b.z[j]) - b.z[i];
+      const double r2 = dx * dx + dy * dy + dz * dz + eps2;
+      const double s = b.m[j] / (r2 * std::sqrt(r2));
+      ax += dx * s;
+      ay += dy * s;
+      az += dz * s;
+    }
+    a.ax[i] = G * ax;
+    a.ay[i] = G * ay;
+    a.az[i] = G * az;
+  }
+  return a;
+}
+
+double kinetic_energy(const Bodies& b) {
+  double k = 0;
+  for (std::size_t i = 0; i < b.size(); ++i)
+    k += 0.5 * b.m[i] * (double(b.vx[i]) * b.vx[i] + double(b.vy[i]) * b.vy[i] + double(b.vz[i]) * b.vz[i]);
+  return k;
+}
+
+double potential_energy(const Bodies& b, double G, double eps) {
+  double w = 0;
+  const double eps2 = eps * eps;
+  const std::ptrdiff_t n = static_cast<std::ptrdiff_t>(b.size());
+#pragma omp parallel for schedule(dynamic, 64) reduction(+ : w)
+  for (std::ptrdiff_t i = 0; i < n; ++i)
+    for (std::ptrdiff_t j = i + 1; j < n; ++j) {
+      const double dx = double(b.x[j]) - b.x[i], dy = double(b.y[j]) - b.y[i], dz = double(b.z[j]) - b.z[i];
+      w -= double(b.m[i]) * b.m[j] / std::sqrt(dx * dx + dy * dy + dz * dz + eps2);
+    }
+  return G * w;
+}
+
+double total_energy(const Bodies& b, double G, double eps) { return kinetic_energy(b) + potential_energy(b, G, eps); }
+
+double momentum_balance(const Bodies& b, const std::vector<float>& ax, const std::vector<float>& ay,
+                        const std::vector<float>& az) {
+  double px = 0, py = 0, pz = 0, norm = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    px += double(b.m[i]) * ax[i];
+    py += double(b.m[i]) * ay[i];
+    pz += double(b.m[i]) * az[i];
+    norm += b.m[i] * std::sqrt(double(ax[i]) * ax[i] + double(ay[i]) * ay[i] + double(az[i]) * az[i]);
+  }
+  return norm > 0 ? std::sqrt(px * px + py * py + pz * pz) / norm : 0.0;
+}
+
+AccelError compare_accelerations(const Accelerations& ref, const std::vector<float>& ax, const std::vector<float>& ay,
+                                 const std::vector<float>& az) {
+  const std::size_t n = ref.ax.size();
+  std::vector<double> rel(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double ex = ax[i] - ref.ax[i], ey = ay[i] - ref.ay[i], ez = az[i] - ref.az[i];
+    const double norm = std::sqrt(ref.ax[i] * ref.ax[i] + ref.ay[i] * ref.ay[i] + ref.az[i] * ref.az[i]);
+    const double err = std::sqrt(ex * ex + ey * ey + ez * ez);
+    rel[i] = std::isfinite(err) ? (norm > 0 ? err / norm : err) : INFINITY;
+  }
+  AccelError e;
+  if (n == 0) return e;
+  e.max_rel = *std::max_element(rel.begin(), rel.end());
+  std::nth_element(rel.begin(), rel.begin() + n / 2, rel.end());
+  e.median_rel = rel[n / 2];
+  return e;
+}
+
+}  // namespace nbody
