@@ -29,7 +29,7 @@ using namespace nbody;
 namespace {
 
 const std::vector<common::ExtraFlag> kExtraFlags = {
-    {"mode", "step, batch, scaling, drift or all (comma-separated)", true, "all"},
+    {"mode", "step, batch, scaling, drift, all (= those four) or tune (kernel shapes)", true, "all"},
     {"steps", "steps per snapshot in the batch", true, "10"},
     {"integrator", "euler, symplectic or leapfrog", true, "symplectic"},
     {"eps", "softening length", true, "0.01"},
@@ -172,7 +172,7 @@ void step_mode(Context& c, std::vector<ResultRow>& rows) {
             r.predicted_ms = common::predict(step_cost(n), c.spec).total_ms;
           }
           fill_rate(c, r, n, double(n) * double(n));
-          if (v.name == "v4_tuned") r.params += " block=" + std::to_string(tuned_block_size());
+          if (v.name == "v4_tuned") r.params += " block=" + std::to_string(tuned_block_size(static_cast<int>(n)));
           if (v.name == "v6_warp_split") r.params += " lanes_per_body=" + std::to_string(warp_split_group(n));
         }
       }
@@ -338,6 +338,38 @@ void scaling_mode(Context& c, std::vector<ResultRow>& rows) {
   }
 }
 
+// Shapes of the several-bodies-per-thread kernel, each checked then timed per step.
+void tune_mode(Context& c, std::vector<ResultRow>& rows) {
+  const Version& v8 = *find_version("v8_multi_body");
+  std::vector<long long> sizes(c.opt.sizes.begin(), c.opt.sizes.end());
+  if (sizes.empty()) sizes = c.opt.quick ? std::vector<long long>{1 << 12} : std::vector<long long>{1 << 16, 1 << 18};
+  for (long long n : sizes) {
+    const Bodies initial = make_plummer(n, c.opt.seed + n);
+    Params one = c.params;
+    one.steps = 1;
+    one.integrator = Integrator::SymplecticEuler;
+    for (const auto& k : multi_body_variants()) {
+      ResultRow r = base_row(c, v8, n, "mode=tune shape=" + k.name);
+      if (!c.gpu) {
+        r.passed = "skipped: no CUDA device";
+        rows.push_back(r);
+        continue;
+      }
+      Version shaped = v8;
+      shaped.gpu = k.launch;
+      r.passed = check_forces(c, shaped, initial);
+      if (common::is_pass(r)) {
+        DeviceSystem sys;
+        sys.upload(initial, nullptr);
+        r.stats = common::bench_gpu([&](cudaStream_t st) { gpu_simulate(sys, one, k.launch, st); }, nullptr, c.bench);
+        fill_rate(c, r, n, double(n) * double(n));
+        r.pct_of_ceiling = 100.0 * r.metric * 1e9 / c.issue_ceiling_ips;  // here: % of the issue ceiling
+      }
+      rows.push_back(r);
+    }
+  }
+}
+
 void drift_mode(Context& c, std::vector<ResultRow>& rows) {
   const Version& best = *find_version(best_kernel_name());
   const long long n = c.opt.quick ? 1024 : 4096;
@@ -402,7 +434,7 @@ int run(int argc, char** argv) {
   std::vector<std::string> modes = common::split(c.opt.extra["mode"], ',');
   if (std::find(modes.begin(), modes.end(), "all") != modes.end()) modes = {"step", "batch", "scaling", "drift"};
   for (const auto& m : modes)
-    if (m != "step" && m != "batch" && m != "scaling" && m != "drift")
+    if (m != "step" && m != "batch" && m != "scaling" && m != "drift" && m != "tune")
       throw common::UsageError("--mode: unknown mode '" + m + "'");
 
   c.gpu = common::has_cuda_device();
@@ -436,6 +468,7 @@ int run(int argc, char** argv) {
     if (m == "batch") batch_mode(c, rows);
     if (m == "scaling") scaling_mode(c, rows);
     if (m == "drift") drift_mode(c, rows);
+    if (m == "tune") tune_mode(c, rows);
   }
   std::vector<ResultRow> shown;
   for (const auto& r : rows)

@@ -15,13 +15,13 @@
 namespace nbody {
 namespace {
 
-constexpr int kBlock = 128;
-constexpr int kBodies = 4;
-constexpr int kBodiesPerBlock = kBlock * kBodies;
-
-__global__ void __launch_bounds__(kBlock) multi_body_kernel(const float4* __restrict__ pos, int n,
-                                                            float4* __restrict__ out, int i_begin, int count,
-                                                            int chunk, float eps2, float G, bool final_sum) {
+// kBlock threads x kBodies bodies per thread; kMinBlocks caps registers so that many blocks fit
+// on an SM (0: let the compiler choose).
+template <int kBlock, int kBodies, int kMinBlocks>
+__global__ void __launch_bounds__(kBlock, kMinBlocks > 0 ? kMinBlocks : 1)
+    multi_body_kernel(const float4* __restrict__ pos, int n, float4* __restrict__ out, int i_begin, int count,
+                      int chunk, float eps2, float G, bool final_sum) {
+  constexpr int kBodiesPerBlock = kBlock * kBodies;
   __shared__ float4 tile[kBlock];
   const int first = blockIdx.x * kBodiesPerBlock + threadIdx.x;
   float xi[kBodies], yi[kBodies], zi[kBodies], ax[kBodies], ay[kBodies], az[kBodies];
@@ -71,11 +71,13 @@ __global__ void sum_chunks_kernel(const float4* __restrict__ partial, int chunks
   acc[t] = make_float4(G * x, G * y, G * z, 0.f);
 }
 
+template <int kBlock, int kBodies, int kMinBlocks>
 int resident_blocks() {
   int dev = 0, sms = 0, per_sm = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, multi_body_kernel, kBlock, 0));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, multi_body_kernel<kBlock, kBodies, kMinBlocks>,
+                                                           kBlock, 0));
   return sms * per_sm;
 }
 
@@ -87,12 +89,12 @@ common::DeviceBuffer<float4>& partial_buffer() {
   return per_device.at(dev);
 }
 
-}  // namespace
-
-void accel_multi_body(const float4* pos, int n, float4* acc, int i_begin, int count, float eps2, float G,
-                      cudaStream_t s) {
+template <int kBlock, int kBodies, int kMinBlocks>
+void launch_multi_body(const float4* pos, int n, float4* acc, int i_begin, int count, float eps2, float G,
+                       cudaStream_t s) {
   if (count <= 0) return;
-  static const int target_blocks = resident_blocks();
+  constexpr int kBodiesPerBlock = kBlock * kBodies;
+  static const int target_blocks = resident_blocks<kBlock, kBodies, kMinBlocks>();
   const int blocks_i = (count + kBodiesPerBlock - 1) / kBodiesPerBlock;
   // The split depends on n only, so a GPU that computes a slice of the bodies (multi-GPU) adds
   // the same partial sums in the same order as one GPU computing all of them.
@@ -102,18 +104,35 @@ void accel_multi_body(const float4* pos, int n, float4* acc, int i_begin, int co
   chunks = std::min(chunks, std::max(1, tiles / 8));  // keep at least 8 tiles per chunk
   const int chunk = (tiles + chunks - 1) / chunks * kBlock;
   chunks = (n + chunk - 1) / chunk;
+  auto kernel = multi_body_kernel<kBlock, kBodies, kMinBlocks>;
   if (chunks <= 1) {
-    multi_body_kernel<<<dim3(blocks_i, 1), kBlock, 0, s>>>(pos, n, acc, i_begin, count, n > 0 ? n : 1, eps2, G, true);
+    kernel<<<dim3(blocks_i, 1), kBlock, 0, s>>>(pos, n, acc, i_begin, count, n > 0 ? n : 1, eps2, G, true);
     CUDA_CHECK_LAST();
     return;
   }
   auto& partial = partial_buffer();
   partial.resize(static_cast<std::size_t>(chunks) * count);
-  multi_body_kernel<<<dim3(blocks_i, chunks), kBlock, 0, s>>>(pos, n, partial.get(), i_begin, count, chunk, eps2, G,
-                                                             false);
+  kernel<<<dim3(blocks_i, chunks), kBlock, 0, s>>>(pos, n, partial.get(), i_begin, count, chunk, eps2, G, false);
   CUDA_CHECK_LAST();
   sum_chunks_kernel<<<(count + 255) / 256, 256, 0, s>>>(partial.get(), chunks, count, acc, G);
   CUDA_CHECK_LAST();
+}
+
+}  // namespace
+
+const std::vector<KernelVariant>& multi_body_variants() {
+  static const std::vector<KernelVariant> v = {
+      {"128x2", launch_multi_body<128, 2, 0>},     {"128x4", launch_multi_body<128, 4, 0>},
+      {"128x4 min8", launch_multi_body<128, 4, 8>}, {"256x2", launch_multi_body<256, 2, 0>},
+      {"256x4", launch_multi_body<256, 4, 0>},     {"256x4 min4", launch_multi_body<256, 4, 4>},
+      {"128x8", launch_multi_body<128, 8, 0>},     {"64x4", launch_multi_body<64, 4, 0>},
+  };
+  return v;
+}
+
+void accel_multi_body(const float4* pos, int n, float4* acc, int i_begin, int count, float eps2, float G,
+                      cudaStream_t s) {
+  launch_multi_body<128, 4, 0>(pos, n, acc, i_begin, count, eps2, G, s);
 }
 
 }  // namespace nbody

@@ -22,8 +22,16 @@ void accel_tuned(const float4*, int, float4*, int, int, float, float, cudaStream
 void accel_warp_split(const float4*, int, float4*, int, int, float, float, cudaStream_t);
 void accel_multi_body(const float4*, int, float4*, int, int, float, float, cudaStream_t);
 
+// Shapes of the several-bodies-per-thread kernel ("threads x bodies per thread [min resident
+// blocks]"), timed by `nbody --mode tune`; accel_multi_body uses the measured best.
+struct KernelVariant {
+  std::string name;
+  AccelLauncher launch;
+};
+const std::vector<KernelVariant>& multi_body_variants();
+
 // Block size chosen by cudaOccupancyMaxPotentialBlockSize for the tuned kernel (for the README).
-int tuned_block_size();
+int tuned_block_size(int count);
 // Threads per body the warp-split kernel uses at this n (1 = plain).
 int warp_split_group(int n);
 
