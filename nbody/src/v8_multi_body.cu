@@ -1,4 +1,5 @@
-// v8 (going further) several bodies per thread: each thread keeps K = 4 bodies in registers, so
+// v8 (going further) several bodies per thread: each thread keeps K = 4 bodies in registers (256
+// threads per block: the best of the shapes `nbody --mode tune` measures), so
 // one shared-memory load (LDS.128, broadcast) feeds 4 interactions instead of 1, and the 4
 // independent FMA chains give the scheduler instruction-level parallelism. To keep the GPU full
 // when N / 4 threads are too few, the j-range is split over C blocks (grid.y) whose partial sums
@@ -132,7 +133,7 @@ const std::vector<KernelVariant>& multi_body_variants() {
 
 void accel_multi_body(const float4* pos, int n, float4* acc, int i_begin, int count, float eps2, float G,
                       cudaStream_t s) {
-  launch_multi_body<128, 4, 0>(pos, n, acc, i_begin, count, eps2, G, s);
+  launch_multi_body<256, 4, 0>(pos, n, acc, i_begin, count, eps2, G, s);  // measured best, README
 }
 
 }  // namespace nbody
