@@ -6,6 +6,9 @@
 // are added in a fixed order by a second small kernel (deterministic, unlike atomics).
 // Prediction: 13 + 1/4 issue slots per interaction instead of 14: at best ~2.5e12 interactions/s
 // on an H100/H200, ~1.1-1.2x v4.
+#include <map>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "common/cuda_check.hpp"
@@ -82,12 +85,15 @@ int resident_blocks() {
   return sms * per_sm;
 }
 
-// Partial-sum storage per device, grown once (outside timed runs after the first call).
-common::DeviceBuffer<float4>& partial_buffer() {
-  static std::vector<common::DeviceBuffer<float4>> per_device(64);
+// Partial-sum storage per (device, stream): two streams (the batch pipeline) or host threads (one
+// snapshot per GPU) must never share one. Grown once, outside timed runs after the first call.
+common::DeviceBuffer<float4>& partial_buffer(cudaStream_t stream) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, cudaStream_t>, common::DeviceBuffer<float4>> buffers;
   int dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
-  return per_device.at(dev);
+  std::lock_guard<std::mutex> lock(mutex);
+  return buffers[{dev, stream}];
 }
 
 template <int kBlock, int kBodies, int kMinBlocks>
@@ -99,8 +105,11 @@ void launch_multi_body(const float4* pos, int n, float4* acc, int i_begin, int c
   const int blocks_i = (count + kBodiesPerBlock - 1) / kBodiesPerBlock;
   // The split depends on n only, so a GPU that computes a slice of the bodies (multi-GPU) adds
   // the same partial sums in the same order as one GPU computing all of them.
+  // Enough chunks for ~8 waves of resident blocks: with one wave of 256 blocks on 132 SMs some
+  // SMs get one block and some two (ncu: 3.2 active warps per scheduler, 17% of cycles with
+  // nothing to issue). The partial sums cost 16 bytes per body per chunk, negligible.
   const int blocks_all = (n + kBodiesPerBlock - 1) / kBodiesPerBlock;
-  int chunks = std::max(1, std::min(16, target_blocks / blocks_all));
+  int chunks = std::max(1, std::min(32, (8 * target_blocks + blocks_all - 1) / blocks_all));
   const int tiles = (n + kBlock - 1) / kBlock;
   chunks = std::min(chunks, std::max(1, tiles / 8));  // keep at least 8 tiles per chunk
   const int chunk = (tiles + chunks - 1) / chunks * kBlock;
@@ -111,7 +120,7 @@ void launch_multi_body(const float4* pos, int n, float4* acc, int i_begin, int c
     CUDA_CHECK_LAST();
     return;
   }
-  auto& partial = partial_buffer();
+  auto& partial = partial_buffer(s);
   partial.resize(static_cast<std::size_t>(chunks) * count);
   kernel<<<dim3(blocks_i, chunks), kBlock, 0, s>>>(pos, n, partial.get(), i_begin, count, chunk, eps2, G, false);
   CUDA_CHECK_LAST();
