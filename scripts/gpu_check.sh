@@ -49,6 +49,12 @@ step "compute-sanitizer synccheck: shared-memory kernels" "$logs/synccheck_sc.lo
   san synccheck stream_compaction_tests 70000 'GpuScan.Every*:GpuCompact.Every*:GpuSort.Every*'
 step "compute-sanitizer racecheck: block primitives" "$logs/racecheck_common.log" \
   compute-sanitizer --tool racecheck --error-exitcode 9 "$build/tests/common_tests" --gtest_filter='BlockPrimitives*'
+step "compute-sanitizer memcheck: nbody GPU tests" "$logs/memcheck_nbody.log" \
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/nbody_tests" --gtest_filter='Gpu*'
+step "compute-sanitizer racecheck: nbody force kernels" "$logs/racecheck_nbody.log" \
+  compute-sanitizer --tool racecheck --error-exitcode 9 "$build/tests/nbody_tests" --gtest_filter='GpuForces.Every*'
+step "compute-sanitizer synccheck: nbody force kernels" "$logs/synccheck_nbody.log" \
+  compute-sanitizer --tool synccheck --error-exitcode 9 "$build/tests/nbody_tests" --gtest_filter='GpuForces.Every*'
 
 fi
 
@@ -60,6 +66,7 @@ fi
 step "roofline worked example (gpuMeans)" "$logs/gpu_means_roofline.log" "$build/common/gpu_means_roofline"
 step "stream_compaction driver, quick" "$logs/stream_compaction_quick.log" \
   "$build/stream_compaction/stream_compaction" --quick --csv "$logs/stream_compaction_quick.csv"
+step "nbody driver, quick" "$logs/nbody_quick.log" "$build/nbody/nbody" --quick --csv "$logs/nbody_quick.csv"
 fi
 
 echo

@@ -276,6 +276,206 @@ def markdown_tables(rows, tune_rows):
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------------------------
+# nbody
+
+def nb_kind(r):
+    return r["params_d"].get("mode", "?")
+
+
+def nbody_ceilings(rows, tune_rows):
+    fma = issue = None
+    for r in rows:
+        if nb_kind(r) == "step" and timed(r) and r["pct_of_ceiling"] > 0:
+            fma = r["metric"] / (r["pct_of_ceiling"] / 100.0)
+            break
+    for r in tune_rows:
+        if timed(r) and r["pct_of_ceiling"] > 0:
+            issue = r["metric"] / (r["pct_of_ceiling"] / 100.0)
+            break
+    return fma, issue
+
+
+def nbody_plots(rows, tune_rows, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    os.makedirs(out, exist_ok=True)
+    written = []
+
+    def save(fig, name):
+        fig.tight_layout()
+        path = os.path.join(out, name)
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+
+    device = next((r["device"] for r in rows if r["device"] and not r["device"].startswith("none")), "CPU only")
+    fma, issue = nbody_ceilings(rows, tune_rows)
+    step = [r for r in rows if nb_kind(r) == "step" and timed(r)]
+    if step:
+        sizes = sorted({r["n"] for r in step})
+        fig, axes = plt.subplots(1, min(2, len(sizes)), figsize=(12, 5), squeeze=False)
+        for ax, n in zip(axes[0], sizes[-2:]):
+            rs = [r for r in step if r["n"] == n]
+            ax.bar([r["version"] for r in rs], [r["metric"] for r in rs],
+                   color=["#999999" if "cpu" in r["version"] else "#4c72b0" for r in rs])
+            if fma:
+                ax.axhline(fma, color="black", linestyle=":", label=f"FP32 FMA peak / 20 FLOP = {fma:.0f}")
+            if issue:
+                ax.axhline(issue, color="#c44e52", linestyle="--", label=f"issue ceiling (13.25 instr.) = {issue:.0f}")
+            ax.set_ylabel("G interactions / s")
+            ax.set_title(f"n = {size_label(n)}")
+            ax.legend(fontsize=8)
+            plt.setp(ax.get_xticklabels(), rotation=30, ha="right", fontsize=8)
+        fig.suptitle(f"nbody: interactions per second on {device}")
+        save(fig, "interactions.png")
+
+        fig, ax = plt.subplots(figsize=(8, 5.5))
+        for name in OrderedDict.fromkeys(r["version"] for r in step):
+            rs = sorted([r for r in step if r["version"] == name], key=lambda r: r["n"])
+            ax.plot([r["n"] for r in rs], [r["median_ms"] for r in rs], marker="o", ms=3, label=name,
+                    linestyle="--" if "cpu" in name else "-")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("N (bodies)")
+        ax.set_ylabel("ms per step")
+        ax.set_title(f"nbody: time per step vs N on {device}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        save(fig, "time_vs_n.png")
+
+    files = [r for r in rows if nb_kind(r) == "batch" and "file" in r["params_d"] and timed(r)]
+    if files:
+        fig, ax = plt.subplots(figsize=(9, 4.8))
+        for pipe in OrderedDict.fromkeys(r["params_d"]["pipeline"] for r in files):
+            rs = sorted([r for r in files if r["params_d"]["pipeline"] == pipe], key=lambda r: int(r["params_d"]["file"]))
+            ax.plot([int(r["params_d"]["file"]) for r in rs], [r["median_ms"] for r in rs], marker="o",
+                    label=f"{pipe} ({rs[0]['params_d'].get('gpus', '1')} GPU)")
+        ax.axhline(433, color="#999999", linestyle=":", label="seed, GTX 1650: ~433 ms/file")
+        ax.axhline(83, color="#666666", linestyle="--", label="seed, RTX 4060 Ti: ~83 ms/file")
+        ax.set_yscale("log")
+        ax.set_xlabel("snapshot")
+        ax.set_ylabel("ms (read + compute + write)")
+        ax.set_title(f"19-snapshot batch, {files[0]['n']} bodies x {files[0]['params_d'].get('steps')} steps, {device}")
+        ax.legend(fontsize=8)
+        ax.grid(True, which="both", alpha=0.3)
+        save(fig, "batch_per_snapshot.png")
+
+    scaling = [r for r in rows if nb_kind(r) == "scaling" and timed(r)]
+    if scaling:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for n in sorted({r["n"] for r in scaling}):
+            rs = sorted([r for r in scaling if r["n"] == n], key=lambda r: int(r["params_d"]["gpus"]))
+            ax.plot([int(r["params_d"]["gpus"]) for r in rs], [r["metric"] for r in rs], marker="o", label=f"N = {size_label(n)}")
+        ax.set_xlabel("GPUs")
+        ax.set_ylabel("G interactions / s")
+        ax.set_title(f"multi-GPU scaling (NCCL all-gather per step), {device}")
+        ax.legend()
+        ax.grid(True, alpha=0.3)
+        save(fig, "multi_gpu_scaling.png")
+
+    drift = [r for r in rows if nb_kind(r) == "drift" and r["passed"] == "PASS"]
+    if drift:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for integ in OrderedDict.fromkeys(r["params_d"]["integrator"] for r in drift):
+            rs = sorted([r for r in drift if r["params_d"]["integrator"] == integ], key=lambda r: int(r["params_d"]["step"]))
+            ax.plot([int(r["params_d"]["step"]) for r in rs], [r["metric"] for r in rs], marker="o", ms=3, label=integ)
+        ax.set_yscale("log")
+        ax.set_xlabel("steps (dt = 1e-3)")
+        ax.set_ylabel("|E - E0| / |E0|")
+        ax.set_title(f"energy drift per integrator, N = {drift[0]['n']} Plummer sphere")
+        ax.legend()
+        ax.grid(True, which="both", alpha=0.3)
+        save(fig, "energy_drift.png")
+
+    tune = [r for r in tune_rows if timed(r)]
+    if tune:
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        sizes = sorted({r["n"] for r in tune})
+        shapes = list(OrderedDict.fromkeys(r["params_d"]["shape"] for r in tune))
+        width = 0.8 / len(sizes)
+        for k, n in enumerate(sizes):
+            vals = [next((r["metric"] for r in tune if r["n"] == n and r["params_d"]["shape"] == sh), 0) for sh in shapes]
+            ax.bar([i + k * width for i in range(len(shapes))], vals, width, label=f"N = {size_label(n)}")
+        if issue:
+            ax.axhline(issue, color="#c44e52", linestyle="--", label=f"issue ceiling {issue:.0f}")
+        ax.set_xticks([i + width * (len(sizes) - 1) / 2 for i in range(len(shapes))])
+        ax.set_xticklabels(shapes, rotation=25, ha="right", fontsize=8)
+        ax.set_ylabel("G interactions / s")
+        ax.set_title("v8 shapes: threads x bodies per thread [min resident blocks]")
+        ax.legend(fontsize=8)
+        save(fig, "tuning.png")
+    return written
+
+
+def nbody_tables(rows, tune_rows):
+    lines = []
+    device = next((r["device"] for r in rows if r["device"] and not r["device"].startswith("none")), "CPU only")
+    sha = next((r["git_sha"] for r in rows), "unknown")
+    fma, issue = nbody_ceilings(rows, tune_rows)
+    lines.append(f"Device: **{device}**, CUDA {rows[0]['cuda']}, commit `{sha}`."
+                 + (f" Measured FP32 FMA peak / 20 FLOP = **{fma:.0f} G interactions/s**;" if fma else "")
+                 + (f" issue ceiling at 13.25 instructions per interaction = **{issue:.0f} G interactions/s**." if issue else ""))
+    lines.append("")
+    step = [r for r in rows if nb_kind(r) == "step"]
+    for n in sorted({r["n"] for r in step})[-3:]:
+        lines.append(f"**one symplectic step, N = {size_label(n)}** (x prev: over the row above; x OpenMP: over all cores of the host CPU)")
+        lines.append("")
+        lines.append("| version | idea | ms / step | G inter./s | GFLOP/s (20/inter.) | % FMA peak | x prev | x OpenMP | predicted ms | check |")
+        lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        for r in step:
+            if r["n"] != n:
+                continue
+            gflops = r["metric"] * 20 if not math.isnan(r["metric"]) else math.nan
+            lines.append(f"| `{r['version']}` | {r['idea']} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 1)} | "
+                         f"{fmt(gflops, 0)} | {fmt(r['pct_of_ceiling'], 1)} | {fmt(r['speedup_vs_prev'])} | "
+                         f"{fmt(r['speedup_vs_library'], 1)} | {fmt(r['predicted_ms'], 3)} | {r['passed']} |")
+        lines.append("")
+    batch = [r for r in rows if nb_kind(r) == "batch" and "file" not in r["params_d"]]
+    if batch:
+        b0 = batch[0]["params_d"]
+        lines.append(f"**the seed workload: {b0.get('files')} snapshots x {batch[0]['n']} bodies x {b0.get('steps')} steps, "
+                     "end to end (read CSV, upload, integrate, download, write CSV)**")
+        lines.append("")
+        lines.append("| pipeline | GPUs | ms per snapshot | G inter./s overall | check |")
+        lines.append("|---|---:|---:|---:|---|")
+        for r in batch:
+            lines.append(f"| {r['params_d'].get('pipeline', '-')} | {r['params_d'].get('gpus', '-')} | {fmt(r['median_ms'], 1)} | "
+                         f"{fmt(r['metric'], 0)} | {r['passed']} |")
+        lines.append("| seed: GTX 1650 | 1 | ~433 | | |")
+        lines.append("| seed: RTX 4060 Ti | 1 | ~83 | | |")
+        lines.append("")
+    scaling = [r for r in rows if nb_kind(r) == "scaling"]
+    if scaling:
+        lines.append("**multi-GPU scaling** (one symplectic step; x 1 GPU: over the best kernel on one GPU without NCCL)")
+        lines.append("")
+        lines.append("| N | GPUs | ms / step | G inter./s | x 1 GPU | check |")
+        lines.append("|---:|---:|---:|---:|---:|---|")
+        for r in scaling:
+            lines.append(f"| {size_label(r['n'])} | {r['params_d'].get('gpus', '-')} | {fmt(r['median_ms'], 2)} | {fmt(r['metric'], 0)} | "
+                         f"{fmt(r['speedup_vs_prev'])} | {r['passed']} |")
+        lines.append("")
+    drift = [r for r in rows if nb_kind(r) == "drift" and r["passed"] == "PASS"]
+    if drift:
+        last = max(int(r["params_d"]["step"]) for r in drift)
+        lines.append(f"**energy drift |E - E0| / |E0| after {last} steps, N = {drift[0]['n']}, dt = 1e-3**: " + ", ".join(
+            f"{r['params_d']['integrator']} {r['metric']:.2e}" for r in drift if int(r['params_d']['step']) == last))
+        lines.append("")
+    tune = [r for r in tune_rows if timed(r)]
+    if tune:
+        lines.append("**v8 shapes** (`nbody --mode tune`; % of the issue ceiling)")
+        lines.append("")
+        lines.append("| shape | N | ms / step | G inter./s | % issue ceiling |")
+        lines.append("|---|---:|---:|---:|---:|")
+        for r in tune:
+            lines.append(f"| {r['params_d']['shape']} | {size_label(r['n'])} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 0)} | "
+                         f"{fmt(r['pct_of_ceiling'], 1)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def update_readme(path, text):
     begin, end = "<!-- BEGIN GENERATED RESULTS -->", "<!-- END GENERATED RESULTS -->"
     with open(path) as f:
@@ -302,8 +502,9 @@ def main():
     tune_rows = read_rows(a.tune_csv) if a.tune_csv else []
     if not rows:
         sys.exit(f"plot.py: '{a.csv}' has no rows")
+    nbody = rows[0]["subproject"] == "nbody"
     if a.readme:
-        update_readme(a.readme, markdown_tables(rows, tune_rows))
+        update_readme(a.readme, (nbody_tables if nbody else markdown_tables)(rows, tune_rows))
         print(f"plot.py: tables written into {a.readme}")
     try:
         import matplotlib  # noqa: F401
@@ -311,7 +512,7 @@ def main():
         sys.exit("plot.py: matplotlib is missing, so no plots were drawn. Install it with\n"
                  "    python3 -m pip install -r requirements.txt\n"
                  f"then run: python3 scripts/plot.py --csv {a.csv} --out {a.out}")
-    for p in plots(rows, tune_rows, a.out):
+    for p in (nbody_plots if nbody else plots)(rows, tune_rows, a.out):
         print(f"plot.py: wrote {p}")
 
 

@@ -46,6 +46,17 @@ else
   "$bin/common/gpu_means_roofline" | tee "$out/gpu_means_roofline.txt"
 fi
 
+echo "== nbody"
+if [ "$quick" = 1 ]; then
+  "$bin/nbody/nbody" --quick --csv "$out/nbody.csv"
+else
+  "$bin/nbody/nbody" --csv "$out/nbody.csv" | tee "$out/nbody.txt"
+  [ -n "$gpu" ] && "$bin/nbody/nbody" --mode tune --csv "$out/nbody_tune.csv" | tee "$out/nbody_tune.txt"
+  if command -v cuobjdump >/dev/null; then  # the instruction mix the README's issue ceiling is read from
+    cuobjdump --dump-sass "$bin"/nbody/CMakeFiles/nbody.dir/src/v*.cu.o | python3 scripts/sass_mix.py | tee "$out/nbody_sass.txt"
+  fi
+fi
+
 echo "== plots and tables"
 tune_args=()
 [ -f "$out/stream_compaction_tune.csv" ] && [ "$quick" = 0 ] && tune_args=(--tune-csv "$out/stream_compaction_tune.csv")
@@ -53,4 +64,10 @@ readme_args=()
 [ "$out" != "$scratch" ] && readme_args=(--readme stream_compaction/README.md)
 python3 scripts/plot.py --csv "$out/stream_compaction.csv" "${tune_args[@]}" --out "$images/stream_compaction" \
   "${readme_args[@]}" || echo "(plots not drawn: see the message above; the CSV is in $out)"
+nbody_tune=()
+[ -f "$out/nbody_tune.csv" ] && [ "$quick" = 0 ] && nbody_tune=(--tune-csv "$out/nbody_tune.csv")
+nbody_readme=()
+[ "$out" != "$scratch" ] && nbody_readme=(--readme nbody/README.md)
+python3 scripts/plot.py --csv "$out/nbody.csv" "${nbody_tune[@]}" --out "$images/nbody" "${nbody_readme[@]}" \
+  || echo "(plots not drawn: see the message above; the CSV is in $out)"
 echo "results: $out   plots: $images"
