@@ -50,7 +50,12 @@ step "compute-sanitizer synccheck: shared-memory kernels" "$logs/synccheck_sc.lo
 step "compute-sanitizer racecheck: block primitives" "$logs/racecheck_common.log" \
   compute-sanitizer --tool racecheck --error-exitcode 9 "$build/tests/common_tests" --gtest_filter='BlockPrimitives*'
 step "compute-sanitizer memcheck: nbody GPU tests" "$logs/memcheck_nbody.log" \
-  compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/nbody_tests" --gtest_filter='Gpu*'
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/nbody_tests" --gtest_filter='Gpu*:-GpuMulti*'
+# NCCL's set-up probes its kernels (cudaFuncGetAttributes -> "no kernel image") and enables peer
+# access that may already be on, and handles both returned errors itself: report memory errors,
+# not those API return codes. (Skipped inside the test with fewer than 2 GPUs.)
+step "compute-sanitizer memcheck: multi-GPU test (NCCL)" "$logs/memcheck_nbody_multi.log" \
+  compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 "$build/tests/nbody_tests" --gtest_filter='GpuMulti*'
 step "compute-sanitizer racecheck: nbody force kernels" "$logs/racecheck_nbody.log" \
   compute-sanitizer --tool racecheck --error-exitcode 9 "$build/tests/nbody_tests" --gtest_filter='GpuForces.Every*'
 step "compute-sanitizer synccheck: nbody force kernels" "$logs/synccheck_nbody.log" \
