@@ -19,7 +19,14 @@ def read_rows(path):
         rows = list(csv.DictReader(f))
     for r in rows:
         r["n"] = int(r["n"])
-        r["params_d"] = dict(kv.split("=", 1) for kv in r["params"].split() if "=" in kv)
+        r["params_d"] = {}
+        key = None
+        for tok in r["params"].split():  # "shape=128x4 min8": a token without '=' continues the value
+            if "=" in tok:
+                key, val = tok.split("=", 1)
+                r["params_d"][key] = val
+            elif key:
+                r["params_d"][key] += " " + tok
         for k in ("median_ms", "min_ms", "max_ms", "noise", "metric", "pct_of_ceiling", "speedup_vs_cpu",
                   "speedup_vs_prev", "speedup_vs_library", "predicted_ms"):
             r[k] = float(r[k]) if r.get(k) not in (None, "") else math.nan

@@ -53,7 +53,8 @@ else
   "$bin/nbody/nbody" --csv "$out/nbody.csv" | tee "$out/nbody.txt"
   [ -n "$gpu" ] && "$bin/nbody/nbody" --mode tune --csv "$out/nbody_tune.csv" | tee "$out/nbody_tune.txt"
   if command -v cuobjdump >/dev/null; then  # the instruction mix the README's issue ceiling is read from
-    cuobjdump --dump-sass "$bin"/nbody/CMakeFiles/nbody.dir/src/v*.cu.o | python3 scripts/sass_mix.py | tee "$out/nbody_sass.txt"
+    for obj in "$bin"/nbody/CMakeFiles/nbody.dir/src/v*.cu.o; do cuobjdump --dump-sass "$obj"; done \
+      | python3 scripts/sass_mix.py | tee "$out/nbody_sass.txt"
   fi
 fi
 

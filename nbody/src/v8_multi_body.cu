@@ -133,8 +133,8 @@ void launch_multi_body(const float4* pos, int n, float4* acc, int i_begin, int c
 const std::vector<KernelVariant>& multi_body_variants() {
   static const std::vector<KernelVariant> v = {
       {"128x2", launch_multi_body<128, 2, 0>},     {"128x4", launch_multi_body<128, 4, 0>},
-      {"128x4 min8", launch_multi_body<128, 4, 8>}, {"256x2", launch_multi_body<256, 2, 0>},
-      {"256x4", launch_multi_body<256, 4, 0>},     {"256x4 min4", launch_multi_body<256, 4, 4>},
+      {"128x4_min8", launch_multi_body<128, 4, 8>}, {"256x2", launch_multi_body<256, 2, 0>},
+      {"256x4", launch_multi_body<256, 4, 0>},     {"256x4_min4", launch_multi_body<256, 4, 4>},
       {"128x8", launch_multi_body<128, 8, 0>},     {"64x4", launch_multi_body<64, 4, 0>},
   };
   return v;
