@@ -77,16 +77,13 @@ def fmt(x, digits=2):
     return f"{x:.{digits}f}"
 
 
-def plots(rows, tune_rows, out):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def device_of(rows):
+    return next((r["device"] for r in rows if r["device"] and not r["device"].startswith("none")), "CPU only")
 
+
+def make_saver(plt, out, written):
+    """save(fig, name): tight layout, write PNG into out, close, remember the path."""
     os.makedirs(out, exist_ok=True)
-    main = [r for r in rows if kind(r) == "main" and timed(r)]
-    device = next((r["device"] for r in rows if r["device"] and not r["device"].startswith("none")), "CPU only")
-    copy_gbs = copy_bandwidth(rows)
-    written = []
 
     def save(fig, name):
         fig.tight_layout()
@@ -94,6 +91,20 @@ def plots(rows, tune_rows, out):
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)
+
+    return save
+
+
+def plots(rows, tune_rows, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    main = [r for r in rows if kind(r) == "main" and timed(r)]
+    device = device_of(rows)
+    copy_gbs = copy_bandwidth(rows)
+    written = []
+    save = make_saver(plt, out, written)
 
     by_op = defaultdict(list)
     for r in main:
@@ -227,7 +238,7 @@ def plots(rows, tune_rows, out):
 def markdown_tables(rows, tune_rows):
     main = [r for r in rows if kind(r) == "main"]
     lines = []
-    device = next((r["device"] for r in rows if r["device"] and not r["device"].startswith("none")), "CPU only")
+    device = device_of(rows)
     sha = next((r["git_sha"] for r in rows), "unknown")
     copy_gbs = copy_bandwidth(rows)
     lines.append(f"Device: **{device}**, CUDA {rows[0]['cuda'] if rows else '?'}, commit `{sha}`"
@@ -308,17 +319,10 @@ def nbody_plots(rows, tune_rows, out):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    os.makedirs(out, exist_ok=True)
     written = []
+    save = make_saver(plt, out, written)
 
-    def save(fig, name):
-        fig.tight_layout()
-        path = os.path.join(out, name)
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        written.append(path)
-
-    device = next((r["device"] for r in rows if r["device"] and not r["device"].startswith("none")), "CPU only")
+    device = device_of(rows)
     fma, issue = nbody_ceilings(rows, tune_rows)
     step = [r for r in rows if nb_kind(r) == "step" and timed(r)]
     if step:
@@ -419,7 +423,7 @@ def nbody_plots(rows, tune_rows, out):
 
 def nbody_tables(rows, tune_rows):
     lines = []
-    device = next((r["device"] for r in rows if r["device"] and not r["device"].startswith("none")), "CPU only")
+    device = device_of(rows)
     sha = next((r["git_sha"] for r in rows), "unknown")
     fma, issue = nbody_ceilings(rows, tune_rows)
     lines.append(f"Device: **{device}**, CUDA {rows[0]['cuda']}, commit `{sha}`."

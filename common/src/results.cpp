@@ -1,5 +1,7 @@
 #include "common/results.hpp"
 
+#include "common/device_info.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -103,6 +105,32 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
     rows.push_back(row);
   }
   return rows;
+}
+
+ResultRow make_row(const std::string& subproject, const std::string& version, const std::string& idea,
+                   std::int64_t n, const std::string& params, const std::string& device) {
+  ResultRow r;
+  r.subproject = subproject;
+  r.version = version;
+  r.idea = idea;
+  r.n = n;
+  r.params = params;
+  r.device = device;
+  r.cuda = cuda_runtime_version();
+  r.git_sha = git_sha();
+  return r;
+}
+
+int finish_run(std::ostream& os, const std::string& name, const std::vector<ResultRow>& rows,
+               const std::string& csv_path) {
+  if (!csv_path.empty()) {
+    write_csv_atomic(csv_path, rows);
+    os << "\nwrote " << rows.size() << " rows to " << csv_path << "\n";
+  }
+  int pass = 0, fail = 0, skip = 0;
+  for (const auto& r : rows) (is_pass(r) ? pass : is_fail(r) ? fail : skip)++;
+  os << "\n" << name << ": " << pass << " PASS, " << fail << " FAIL, " << skip << " skipped\n";
+  return fail ? 1 : 0;
 }
 
 bool is_pass(const ResultRow& r) { return r.passed == "PASS"; }

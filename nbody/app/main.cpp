@@ -14,6 +14,7 @@
 #include "common/cli.hpp"
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
+#include "common/environment.hpp"
 #include "common/nvtx.hpp"
 #include "common/progress.hpp"
 #include "common/results.hpp"
@@ -46,29 +47,15 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
 // interaction, plus the shared-memory load shared by 4 bodies in v8.
 constexpr double kIssuePerInteraction = 13.25;
 
-struct Context {
+struct Context : common::Environment {
   common::CliOptions opt;
   Params params;
-  bool gpu = false;
-  common::DeviceInfo device;
-  common::Ceilings ceilings;
-  common::GpuSpec spec;
-  std::string device_label = "none (CPU only)";
   common::BenchOptions bench;
   double issue_ceiling_ips = 0;
 };
 
 ResultRow base_row(const Context& c, const Version& v, long long n, const std::string& params) {
-  ResultRow r;
-  r.subproject = "nbody";
-  r.version = v.name;
-  r.idea = v.idea;
-  r.n = n;
-  r.params = params;
-  r.device = c.device_label;
-  r.cuda = common::cuda_runtime_version();
-  r.git_sha = common::git_sha();
-  return r;
+  return common::make_row("nbody", v.name, v.idea, n, params, c.device_label);
 }
 
 std::vector<long long> parse_sizes(const std::string& text) {
@@ -97,26 +84,15 @@ std::string check_forces(const Context& c, const Version& v, const Bodies& b) {
     gpu_accelerations(b, G, eps, v.gpu, ax, ay, az);
   }
   const std::size_t n = b.size();
-  const std::size_t stride = std::max<std::size_t>(1, n / 512);
-  Bodies sample;  // reference forces on every stride-th body, from all bodies
+  const std::size_t stride = std::max<std::size_t>(1, n / 512);  // reference forces on a sample
   std::vector<std::size_t> idx;
   for (std::size_t i = 0; i < n; i += stride) idx.push_back(i);
-  Accelerations ref{std::vector<double>(idx.size()), std::vector<double>(idx.size()), std::vector<double>(idx.size())};
+  const Accelerations ref = reference_accelerations_at(b, idx, c.params.G, c.params.eps);
   std::vector<float> sx(idx.size()), sy(idx.size()), sz(idx.size());
-  const double eps2 = c.params.eps * c.params.eps;
-#pragma omp parallel for
-  for (std::ptrdiff_t q = 0; q < static_cast<std::ptrdiff_t>(idx.size()); ++q) {
-    const std::size_t i = idx[q];
-    double x = 0, y = 0, z = 0;
-    for (std::size_t j = 0; j < n; ++j) {
-      if (j == i) continue;
-      const double dx = double(b.x[j]) - b.x[i], dy = double(b.y[j]) - b.y[i], dz = double(b.z[j]) - b.z[i];
-      const double r2 = dx * dx + dy * dy + dz * dz + eps2;
-      const double s = b.m[j] / (r2 * std::sqrt(r2));
-      x += dx * s; y += dy * s; z += dz * s;
-    }
-    ref.ax[q] = c.params.G * x; ref.ay[q] = c.params.G * y; ref.az[q] = c.params.G * z;
-    sx[q] = ax[i]; sy[q] = ay[i]; sz[q] = az[i];
+  for (std::size_t q = 0; q < idx.size(); ++q) {
+    sx[q] = ax[idx[q]];
+    sy[q] = ay[idx[q]];
+    sz[q] = az[idx[q]];
   }
   const AccelError e = compare_accelerations(ref, sx, sy, sz);
   const double mom = momentum_balance(b, ax, ay, az);
@@ -437,12 +413,8 @@ int run(int argc, char** argv) {
     if (m != "step" && m != "batch" && m != "scaling" && m != "drift" && m != "tune")
       throw common::UsageError("--mode: unknown mode '" + m + "'");
 
-  c.gpu = common::has_cuda_device();
+  static_cast<common::Environment&>(c) = common::detect_environment();
   if (c.gpu) {
-    c.device = common::query_device();
-    c.device_label = c.device.name;
-    c.ceilings = common::measure_ceilings(c.device);
-    c.spec = common::measured_spec(c.device, c.ceilings);
     c.issue_ceiling_ips = double(c.device.sm_count) * 128.0 * c.device.sm_clock_khz * 1e3 / kIssuePerInteraction;
   }
   if (c.opt.quick) {
@@ -483,14 +455,7 @@ int run(int argc, char** argv) {
     std::cout << "\nenergy drift |dE/E0| after " << (c.opt.quick ? 100 : 1000) << " steps (dt " << c.params.dt << "):\n";
     for (const auto& r : drift_last) std::cout << "  " << r.params << ": " << r.metric << "\n";
   }
-  if (!c.opt.csv.empty()) {
-    common::write_csv_atomic(c.opt.csv, rows);
-    std::cout << "\nwrote " << rows.size() << " rows to " << c.opt.csv << "\n";
-  }
-  int pass = 0, fail = 0, skip = 0;
-  for (const auto& r : rows) (common::is_pass(r) ? pass : common::is_fail(r) ? fail : skip)++;
-  std::cout << "\nnbody: " << pass << " PASS, " << fail << " FAIL, " << skip << " skipped\n";
-  return fail ? 1 : 0;
+  return common::finish_run(std::cout, "nbody", rows, c.opt.csv);
 }
 
 }  // namespace

@@ -27,11 +27,14 @@ Integrator parse_integrator(const std::string& name) {
   throw std::invalid_argument("unknown integrator '" + name + "' (euler, symplectic, leapfrog)");
 }
 
-Accelerations reference_accelerations(const Bodies& b, double G, double eps) {
-  const std::size_t n = b.size();
-  Accelerations a{std::vector<double>(n), std::vector<double>(n), std::vector<double>(n)};
+Accelerations reference_accelerations_at(const Bodies& b, const std::vector<std::size_t>& indices, double G,
+                                         double eps) {
+  const std::size_t n = b.size(), k = indices.size();
+  Accelerations a{std::vector<double>(k), std::vector<double>(k), std::vector<double>(k)};
   const double eps2 = eps * eps;
-  for (std::size_t i = 0; i < n; ++i) {
+#pragma omp parallel for schedule(dynamic, 16)
+  for (std::ptrdiff_t q = 0; q < static_cast<std::ptrdiff_t>(k); ++q) {
+    const std::size_t i = indices[q];
     double ax = 0, ay = 0, az = 0;
     for (std::size_t j = 0; j < n; ++j) {
       if (j == i) continue;
@@ -42,11 +45,17 @@ Accelerations reference_accelerations(const Bodies& b, double G, double eps) {
       ay += dy * s;
       az += dz * s;
     }
-    a.ax[i] = G * ax;
-    a.ay[i] = G * ay;
-    a.az[i] = G * az;
+    a.ax[q] = G * ax;
+    a.ay[q] = G * ay;
+    a.az[q] = G * az;
   }
   return a;
+}
+
+Accelerations reference_accelerations(const Bodies& b, double G, double eps) {
+  std::vector<std::size_t> all(b.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return reference_accelerations_at(b, all, G, eps);
 }
 
 double kinetic_energy(const Bodies& b) {

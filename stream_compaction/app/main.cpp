@@ -22,6 +22,7 @@
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
 #include "common/device_info.hpp"
+#include "common/environment.hpp"
 #include "common/nvtx.hpp"
 #include "common/progress.hpp"
 #include "common/results.hpp"
@@ -44,13 +45,8 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
     {"end-to-end", "also time host->device copy + algorithm + copy back (pinned) at the largest size", false, ""},
 };
 
-struct Context {
+struct Context : common::Environment {
   common::CliOptions opt;
-  bool gpu = false;
-  common::DeviceInfo device;
-  common::Ceilings ceilings;
-  common::GpuSpec spec;
-  std::string device_label = "none (CPU only)";
   cudaStream_t stream = nullptr;
   std::unique_ptr<common::L2Flusher> flusher;
   common::BenchOptions bench;
@@ -115,16 +111,7 @@ struct SizeRun {
 };
 
 ResultRow base_row(const Context& c, const sc::Version& v, std::int64_t n, const std::string& params) {
-  ResultRow r;
-  r.subproject = "stream_compaction";
-  r.version = v.name;
-  r.idea = v.idea;
-  r.n = n;
-  r.params = params;
-  r.device = c.device_label;
-  r.cuda = common::cuda_runtime_version();
-  r.git_sha = common::git_sha();
-  return r;
+  return common::make_row("stream_compaction", v.name, v.idea, n, params, c.device_label);
 }
 
 // Runs one version once on poisoned output and checks it; returns the row's status.
@@ -357,13 +344,9 @@ int run(int argc, char** argv) {
     sizes = {static_cast<std::int64_t>(file_input.size())};
   }
 
-  c.gpu = common::has_cuda_device();
+  static_cast<common::Environment&>(c) = common::detect_environment();
   if (c.gpu) {
-    c.device = common::query_device();
-    c.device_label = c.device.name;
     CUDA_CHECK(cudaStreamCreate(&c.stream));
-    c.ceilings = common::measure_ceilings(c.device);
-    c.spec = common::measured_spec(c.device, c.ceilings);
     c.flusher = std::make_unique<common::L2Flusher>(c.device.l2_bytes);
   }
   c.bench.flush_l2 = c.opt.cold;
@@ -472,15 +455,8 @@ int run(int argc, char** argv) {
   }
   std::vector<ResultRow> all = rows;
   for (auto* extra : {&stage, &e2e, &sweep}) all.insert(all.end(), extra->begin(), extra->end());
-  if (!c.opt.csv.empty()) {
-    common::write_csv_atomic(c.opt.csv, all);
-    std::cout << "\nwrote " << all.size() << " rows to " << c.opt.csv << "\n";
-  }
-  int pass = 0, fail = 0, skip = 0;
-  for (const auto& r : all) (common::is_pass(r) ? pass : common::is_fail(r) ? fail : skip)++;
-  std::cout << "\nstream_compaction: " << pass << " PASS, " << fail << " FAIL, " << skip << " skipped\n";
   if (c.stream) cudaStreamDestroy(c.stream);
-  return fail ? 1 : 0;
+  return common::finish_run(std::cout, "stream_compaction", all, c.opt.csv);
 }
 
 }  // namespace

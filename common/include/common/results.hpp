@@ -34,6 +34,13 @@ void write_csv_atomic(const std::string& path, const std::vector<ResultRow>& row
 // Parses a CSV written by write_csv_atomic (used by tests and to merge runs).
 std::vector<std::vector<std::string>> read_csv(const std::string& path);
 void print_table(std::ostream& os, const std::vector<ResultRow>& rows);
+// A row with the identity columns filled (device, CUDA version, $COURSE_GIT_SHA).
+ResultRow make_row(const std::string& subproject, const std::string& version, const std::string& idea,
+                   std::int64_t n, const std::string& params, const std::string& device);
+// Writes the CSV (when a path is given), prints "<name>: P PASS, F FAIL, S skipped" and returns
+// the driver's exit status: 1 on any FAIL.
+int finish_run(std::ostream& os, const std::string& name, const std::vector<ResultRow>& rows,
+               const std::string& csv_path);
 bool is_pass(const ResultRow& r);
 bool is_fail(const ResultRow& r);
 std::string git_sha();  // $COURSE_GIT_SHA or "unknown"

@@ -38,8 +38,11 @@ struct Accelerations {
   std::vector<double> ax, ay, az;
 };
 
-// float64 reference accelerations (i-loop over all j, self term skipped).
+// float64 reference accelerations (i-loop over all j, self term skipped), of every body or of the
+// bodies listed in `indices` (in that order).
 Accelerations reference_accelerations(const Bodies& b, double G, double eps);
+Accelerations reference_accelerations_at(const Bodies& b, const std::vector<std::size_t>& indices, double G,
+                                         double eps);
 double kinetic_energy(const Bodies& b);
 // Potential energy with the same softening as the force (so E is conserved by the dynamics).
 double potential_energy(const Bodies& b, double G, double eps);
