@@ -1,0 +1,199 @@
+// ground_seg driver: segments the simulated street scan and the labelled real scan (when the
+// data directory has it) with the seed rule and the improved rule, checks every result's
+// invariants, scores it against the labels (Patchwork++ convention), times it, and writes the
+// grid population histogram, top-down label images and optionally a labelled PLY.
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sys/stat.h>
+
+#include "common/bench.hpp"
+#include "common/cli.hpp"
+#include "common/environment.hpp"
+#include "common/lidar_sim.hpp"
+#include "common/results.hpp"
+#include "ground_seg/registry.hpp"
+
+using common::ResultRow;
+using namespace ground_seg;
+
+namespace {
+
+const std::vector<common::ExtraFlag> kExtraFlags = {
+    {"rule", "seed, improved or both", true, "both"},
+    {"cell", "cell size (m)", true, "0.3"},
+    {"region", "x_min,x_max,y_min,y_max (m)", true, "-50,50,-50,50"},
+    {"point-threshold", "points that make a cell valid", true, "3"},
+    {"var-threshold", "ground cell variance threshold (m^2)", true, "0.01"},
+    {"height-threshold", "point height above the cell mean (m)", true, "0.2"},
+    {"images", "folder for the top-down PNG images (empty: none)", true, ""},
+    {"ply", "write the first input's labelled cloud to this PLY file", true, ""},
+    {"sim-scans", "simulated scans to score (different seeds)", true, "4"},
+};
+
+struct Input {
+  std::string name;
+  common::PointCloud cloud;
+  std::vector<std::uint32_t> labels;  // empty when unlabelled
+};
+
+float to_float(const std::string& s, const std::string& what) {
+  try {
+    std::size_t used = 0;
+    const float v = std::stof(s, &used);
+    if (used != s.size()) throw std::invalid_argument(s);
+    return v;
+  } catch (const std::exception&) {
+    throw common::UsageError("--" + what + ": '" + s + "' is not a number");
+  }
+}
+
+Params params_from(const common::CliOptions& o) {
+  Params p;
+  p.cell = to_float(o.extra.at("cell"), "cell");
+  const auto r = common::split(o.extra.at("region"), ',');
+  if (r.size() != 4) throw common::UsageError("--region needs x_min,x_max,y_min,y_max");
+  p.x_min = to_float(r[0], "region");
+  p.x_max = to_float(r[1], "region");
+  p.y_min = to_float(r[2], "region");
+  p.y_max = to_float(r[3], "region");
+  p.point_threshold = static_cast<int>(o.extra_int("point-threshold"));
+  p.var_threshold = to_float(o.extra.at("var-threshold"), "var-threshold");
+  p.height_threshold = to_float(o.extra.at("height-threshold"), "height-threshold");
+  try {
+    p.validate();
+  } catch (const std::invalid_argument& e) {
+    throw common::UsageError(e.what());
+  }
+  return p;
+}
+
+std::vector<Input> load_inputs(const common::CliOptions& o) {
+  std::vector<Input> in;
+  if (!o.input.empty()) {
+    Input i{o.input, common::read_point_cloud(o.input), {}};
+    const std::string stem = o.input.substr(0, o.input.find_last_of('.'));
+    if (common::file_exists(stem + ".label"))
+      i.labels = common::read_semantickitti_labels(stem + ".label", i.cloud.size() + i.cloud.dropped_nonfinite + i.cloud.dropped_no_return);
+    in.push_back(std::move(i));
+    return in;
+  }
+  const int sims = o.quick ? 1 : static_cast<int>(o.extra_int("sim-scans"));
+  for (int k = 0; k < sims; ++k) {
+    auto s = common::simulate_lidar_scan({}, o.seed + k);
+    in.push_back({"sim_seed" + std::to_string(o.seed + k), std::move(s.cloud), std::move(s.labels)});
+  }
+  const std::string real = common::data_dir() + "/semantickitti_04_000056/000056";
+  if (common::file_exists(real + ".bin") && common::file_exists(real + ".label")) {
+    Input i{"semantickitti_04_000056", common::read_kitti_bin(real + ".bin"), {}};
+    i.labels = common::read_semantickitti_labels(real + ".label", i.cloud.size() + i.cloud.dropped_nonfinite);
+    in.push_back(std::move(i));
+  } else {
+    std::cout << "real labelled scan not found in " << common::data_dir()
+              << "/semantickitti_04_000056 (set COURSE_DATA_DIR; see data/README.md): simulator only\n";
+  }
+  return in;
+}
+
+std::string fmt(double v, int prec = 2) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.*f", prec, v);
+  return b;
+}
+
+int run(int argc, char** argv) {
+  const common::CliOptions o = common::parse_cli(argc, argv, kExtraFlags);
+  const std::string summary = "Ground segmentation: accuracy against labels, timing, grid population, images.";
+  if (o.help) {
+    std::cout << common::usage("ground_seg", summary, kExtraFlags);
+    return 0;
+  }
+  if (o.list) {
+    for (const auto& v : versions()) std::printf("%-6s %-6s %s\n", v.id.c_str(), v.name.c_str(), v.idea.c_str());
+    return 0;
+  }
+  const std::string rule = o.extra.at("rule");
+  if (rule != "seed" && rule != "improved" && rule != "both") throw common::UsageError("--rule: seed, improved or both");
+  const Params base = params_from(o);
+  const common::Environment env = common::detect_environment();
+  common::BenchOptions bench;
+  if (o.quick) bench.max_seconds = 0.1;
+  if (o.reps > 0) bench.min_samples = bench.max_samples = o.reps;
+  const std::vector<Input> inputs = load_inputs(o);
+  const std::string images = o.extra.at("images");
+  if (!images.empty()) mkdir(images.c_str(), 0755);
+  std::vector<ResultRow> rows;
+  std::cout << "ground_seg: cell " << base.cell << " m, grid " << base.nx() << " x " << base.ny() << ", point threshold "
+            << base.point_threshold << ", variance < " << base.var_threshold << " m^2, height < " << base.height_threshold
+            << " m (seed " << o.seed << ")\n\n";
+  std::printf("%-26s %-9s %8s %9s %8s %8s %8s %8s %9s  %s\n", "input", "rule", "points", "ms/frame", "prec%", "recall%", "F1%", "IoU%",
+              "ground ok", "check");
+  for (const auto& in : inputs) {
+    for (const bool improved : {false, true}) {
+      if ((improved && rule == "seed") || (!improved && rule == "improved")) continue;
+      Params p = base;
+      p.improved = improved;
+      const char* rname = improved ? "improved" : "seed";
+      for (const auto& v : versions()) {
+        ResultRow r = common::make_row("ground_seg", v.name, v.idea, static_cast<std::int64_t>(in.cloud.size()),
+                                       "input=" + in.name + " rule=" + rname, env.device_label);
+        if (v.needs_gpu && !env.gpu) {
+          r.passed = "skipped: no CUDA device";
+          rows.push_back(r);
+          continue;
+        }
+        const Result res = v.run(in.cloud, p);
+        const std::string bad = check_invariants(in.cloud, p, res);
+        r.passed = bad.empty() ? "PASS" : "FAIL: " + bad;
+        r.stats = common::bench_cpu([&] { (void)v.run(in.cloud, p); }, bench);
+        Accuracy a;
+        if (!in.labels.empty()) {
+          a = score(in.cloud, res.is_ground, in.labels);
+          r.metric = 100 * a.f1();
+          r.metric_unit = "F1%";
+          r.params += " precision=" + fmt(100 * a.precision()) + " recall=" + fmt(100 * a.recall()) + " iou=" + fmt(100 * a.iou()) +
+                      " fp=" + std::to_string(a.fp) + " fn=" + std::to_string(a.fn);
+        }
+        std::size_t ground = 0;
+        for (auto g : res.is_ground) ground += g;
+        std::printf("%-26s %-9s %8zu %9.3f %8s %8s %8s %8s %9zu  %s\n", in.name.c_str(), rname, in.cloud.size(), r.stats.median_ms,
+                    in.labels.empty() ? "-" : fmt(100 * a.precision()).c_str(), in.labels.empty() ? "-" : fmt(100 * a.recall()).c_str(),
+                    in.labels.empty() ? "-" : fmt(100 * a.f1()).c_str(), in.labels.empty() ? "-" : fmt(100 * a.iou()).c_str(), ground,
+                    r.passed.c_str());
+        rows.push_back(r);
+        if (v.name == "cpu" && !improved) {  // grid population, once per input
+          for (const auto& [bucket, cells] : population_histogram(res.cells)) {
+            ResultRow h = common::make_row("ground_seg", v.name, v.idea, static_cast<std::int64_t>(in.cloud.size()),
+                                           "input=" + in.name + " histogram=" + bucket, env.device_label);
+            h.metric = static_cast<double>(cells);
+            h.metric_unit = "cells";
+            h.passed = r.passed;
+            rows.push_back(h);
+          }
+        }
+        if (v.name == "cpu" && !images.empty())
+          write_topdown_png(images + "/topdown_" + in.name + "_" + rname + ".png", in.cloud, res.is_ground, in.labels, p);
+        if (v.name == "cpu" && !o.extra.at("ply").empty() && &in == &inputs.front() && !improved)
+          write_labelled_ply(o.extra.at("ply"), in.cloud, res.is_ground);
+      }
+    }
+    if (in.cloud.dropped_nonfinite || in.cloud.dropped_no_return)
+      std::printf("  (%s: %zu NaN/inf points and %zu no-return points dropped by the reader)\n", in.name.c_str(),
+                  in.cloud.dropped_nonfinite, in.cloud.dropped_no_return);
+  }
+  return common::finish_run(std::cout, "ground_seg", rows, o.csv);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const common::UsageError& e) {
+    std::cerr << "ground_seg: " << e.what() << "\n\n" << common::usage("ground_seg", "ground segmentation", kExtraFlags);
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "ground_seg: error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,85 @@
+// LiDAR ground segmentation on a 2D grid (the seed report's algorithm), CPU reference.
+//
+// Points inside the x/y region fall into square cells; per cell: count, mean z, variance of z
+// (two-pass, population), min, max. A cell with >= point_threshold points is ground if its
+// variance is below var_threshold; a sparser non-empty cell uses the average variance of the
+// valid (>= point_threshold) cells of its 3 x 3 neighbourhood (0 when it has none, so an isolated
+// sparse cell counts as flat).
+// Point labels: outside the region -> non-ground; in a non-ground cell -> non-ground; in a ground
+// cell with < 2 points -> ground; otherwise ground if |z - cell mean| < height_threshold.
+//
+// Improved mode adds one rule against flat raised surfaces (car roofs, wall cells hit by one
+// beam): a ground cell must also lie within raised_threshold of the local ground level, the lowest
+// mean z among the seed-ground cells within local_radius.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/pointcloud.hpp"
+
+namespace ground_seg {
+
+struct Params {
+  float x_min = -50.f, x_max = 50.f, y_min = -50.f, y_max = 50.f;
+  float cell = 0.3f;
+  int point_threshold = 3;
+  float var_threshold = 0.01f;    // m^2
+  float height_threshold = 0.2f;  // m
+  bool improved = false;
+  float local_radius = 2.5f;      // m (see README: chosen so recall is unchanged on 04/000056)
+  float raised_threshold = 0.8f;  // m: below a car roof (1.4-1.6 m), above curbs and slopes
+  int nx() const;
+  int ny() const;
+  void validate() const;  // throws std::invalid_argument naming the parameter
+};
+
+struct CellStats {
+  std::vector<std::uint32_t> count;
+  std::vector<float> mean, var, min, max;
+  std::vector<std::uint8_t> ground;  // cell classification
+};
+
+struct Result {
+  std::vector<std::uint8_t> is_ground;  // per point
+  CellStats cells;
+  std::size_t outside = 0;
+};
+
+Result segment_cpu(const common::PointCloud& pc, const Params& p);
+
+// Cells by point count: how many cells hold 0, 1, 2-3, 4-7, ... points (the seed's section 1.1).
+std::vector<std::pair<std::string, std::size_t>> population_histogram(const CellStats& c);
+
+// Scoring under the Patchwork++ convention: ground = semantic ids {40, 44, 48, 49, 60, 72};
+// ids {0, 1, 70} are left out; every other id is non-ground.
+struct Accuracy {
+  std::size_t tp = 0, fp = 0, fn = 0, tn = 0, scored = 0, gt_ground = 0;
+  double precision() const;
+  double recall() const;
+  double f1() const;
+  double iou() const;
+};
+enum class GroundTruth { Ground, NonGround, Ignored };
+GroundTruth semantic_class(std::uint32_t label);
+// labels: one per point of the *file*; pc.source_index maps kept points to it.
+Accuracy score(const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground,
+               const std::vector<std::uint32_t>& labels);
+
+}  // namespace ground_seg
+
+namespace ground_seg {
+
+// Invariants any correct segmentation satisfies (cell counts sum to the points inside, mean
+// within [min, max], variance >= 0, every outside point non-ground, labels consistent with the
+// point rule); empty string when they hold, else the first violation.
+std::string check_invariants(const common::PointCloud& pc, const Params& p, const Result& r);
+
+// Top-down image of a scored scan, 1 pixel per `metres_per_pixel`: ground found (green), ground
+// missed (blue), non-ground called ground (red), non-ground (grey), not scored (light).
+void write_topdown_png(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground,
+                       const std::vector<std::uint32_t>& labels, const Params& p, float metres_per_pixel = 0.1f);
+// ASCII PLY with x y z and an RGB colour per point (ground green, non-ground grey).
+void write_labelled_ply(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground);
+
+}  // namespace ground_seg

@@ -1,0 +1,74 @@
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "common/png.hpp"
+#include "ground_seg/ground_seg.hpp"
+
+namespace ground_seg {
+
+std::string check_invariants(const common::PointCloud& pc, const Params& p, const Result& r) {
+  const CellStats& c = r.cells;
+  if (r.is_ground.size() != pc.size()) return "one label per point expected";
+  std::size_t inside = 0;
+  for (std::size_t k = 0; k < c.count.size(); ++k) {
+    inside += c.count[k];
+    if (c.count[k] == 0) {
+      if (c.ground[k]) return "empty cell " + std::to_string(k) + " classified ground";
+      continue;
+    }
+    if (!(c.mean[k] >= c.min[k] - 1e-4f && c.mean[k] <= c.max[k] + 1e-4f)) return "cell " + std::to_string(k) + ": mean outside [min, max]";
+    if (!(c.var[k] >= 0.f)) return "cell " + std::to_string(k) + ": negative or NaN variance";
+    const float half = 0.5f * (c.max[k] - c.min[k]);
+    if (c.var[k] > half * half * 1.0001f + 1e-6f) return "cell " + std::to_string(k) + ": variance above (range/2)^2";
+  }
+  if (inside + r.outside != pc.size())
+    return "cell counts (" + std::to_string(inside) + ") + outside (" + std::to_string(r.outside) + ") != points (" +
+           std::to_string(pc.size()) + ")";
+  const int nx = p.nx();
+  for (std::size_t i = 0; i < pc.size(); ++i) {
+    const bool in = pc.x[i] >= p.x_min && pc.x[i] < p.x_max && pc.y[i] >= p.y_min && pc.y[i] < p.y_max;
+    if (!in) {
+      if (r.is_ground[i]) return "point " + std::to_string(i) + " outside the region labelled ground";
+      continue;
+    }
+    const int cx = std::min(nx - 1, static_cast<int>((pc.x[i] - p.x_min) / p.cell));
+    const int cy = std::min(p.ny() - 1, static_cast<int>((pc.y[i] - p.y_min) / p.cell));
+    const std::size_t k = static_cast<std::size_t>(cy) * nx + cx;
+    const bool expect = c.ground[k] && (c.count[k] < 2 || std::fabs(pc.z[i] - c.mean[k]) < p.height_threshold);
+    if (expect != (r.is_ground[i] != 0)) return "point " + std::to_string(i) + " label disagrees with its cell";
+  }
+  return "";
+}
+
+void write_topdown_png(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground,
+                       const std::vector<std::uint32_t>& labels, const Params& p, float mpp) {
+  const int w = static_cast<int>((p.y_max - p.y_min) / mpp), h = static_cast<int>((p.x_max - p.x_min) / mpp);
+  common::RgbImage img(w, h, 255);
+  for (std::size_t i = 0; i < pc.size(); ++i) {
+    // x forward is up the image, y left is left
+    const int px = static_cast<int>((p.y_max - pc.y[i]) / mpp), py = static_cast<int>((p.x_max - pc.x[i]) / mpp);
+    const std::uint32_t src = pc.source_index.empty() ? static_cast<std::uint32_t>(i) : pc.source_index[i];
+    const GroundTruth g = labels.empty() ? GroundTruth::Ignored : semantic_class(labels.at(src));
+    const bool pred = is_ground[i] != 0;
+    std::uint8_t r = 200, gg = 200, b = 200;  // not scored
+    if (g == GroundTruth::Ground) { if (pred) { r = 40; gg = 160; b = 60; } else { r = 30; gg = 80; b = 230; } }
+    else if (g == GroundTruth::NonGround) { if (pred) { r = 230; gg = 30; b = 30; } else { r = 90; gg = 90; b = 90; } }
+    else if (labels.empty()) { if (pred) { r = 40; gg = 160; b = 60; } else { r = 90; gg = 90; b = 90; } }
+    for (int dy = 0; dy < 2; ++dy)  // 2 x 2 dots: single pixels vanish on a screen
+      for (int dx = 0; dx < 2; ++dx) img.set(px + dx, py + dy, r, gg, b);
+  }
+  common::write_png(path, img);
+}
+
+void write_labelled_ply(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw std::runtime_error("cannot write PLY '" + path + "'");
+  std::fprintf(f, "ply\nformat ascii 1.0\nelement vertex %zu\nproperty float x\nproperty float y\nproperty float z\n"
+                  "property uchar red\nproperty uchar green\nproperty uchar blue\nend_header\n", pc.size());
+  for (std::size_t i = 0; i < pc.size(); ++i)
+    std::fprintf(f, "%.3f %.3f %.3f %s\n", pc.x[i], pc.y[i], pc.z[i], is_ground[i] ? "40 160 60" : "120 120 120");
+  if (std::fclose(f) != 0) throw std::runtime_error("write to PLY '" + path + "' failed");
+}
+
+}  // namespace ground_seg
