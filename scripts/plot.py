@@ -487,6 +487,83 @@ def nbody_tables(rows, tune_rows):
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------------------------------------
+# ground_seg
+
+def ground_seg_plots(rows, tune_rows, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    save = make_saver(plt, out, written)
+    hist = [r for r in rows if "histogram" in r["params_d"]]
+    if hist:
+        inputs = list(OrderedDict.fromkeys(r["params_d"]["input"] for r in hist))
+        shown = [i for i in inputs if not i.startswith("sim")][:1] + [i for i in inputs if i.startswith("sim")][:1]
+        fig, ax = plt.subplots(figsize=(9, 4.5))
+        width = 0.8 / max(1, len(shown))
+        for k, name in enumerate(shown):
+            rs = [r for r in hist if r["params_d"]["input"] == name and r["params_d"]["histogram"] != "0"]
+            ax.bar([i + k * width for i in range(len(rs))], [r["metric"] for r in rs], width, label=name)
+            ax.set_xticks([i + width * (len(shown) - 1) / 2 for i in range(len(rs))])
+            ax.set_xticklabels([r["params_d"]["histogram"] for r in rs], rotation=30)
+        ax.set_yscale("log")
+        ax.set_xlabel("points in the cell")
+        ax.set_ylabel("non-empty cells")
+        ax.set_title("grid population (0.3 m cells)")
+        ax.legend()
+        save(fig, "grid_population.png")
+    acc = [r for r in rows if r["metric_unit"] == "F1%"]
+    if acc:
+        fig, ax = plt.subplots(figsize=(9, 4.5))
+        names = list(OrderedDict.fromkeys(r["params_d"]["input"] for r in acc))
+        for k, rule in enumerate(["seed", "improved"]):
+            vals = [next((float(r["params_d"]["precision"]) for r in acc if r["params_d"]["input"] == n and r["params_d"]["rule"] == rule), 0) for n in names]
+            recs = [next((float(r["params_d"]["recall"]) for r in acc if r["params_d"]["input"] == n and r["params_d"]["rule"] == rule), 0) for n in names]
+            ax.scatter(recs, vals, marker="o" if rule == "seed" else "s", s=60, label=f"{rule} rule")
+            for x, y, n in zip(recs, vals, names):
+                ax.annotate(n.replace("semantickitti_", "SK "), (x, y), fontsize=7, xytext=(4, 2), textcoords="offset points")
+        ax.set_xlabel("recall of ground (%)")
+        ax.set_ylabel("precision of ground (%)")
+        ax.set_title("accuracy, seed vs improved rule (Patchwork++ convention)")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+        save(fig, "accuracy.png")
+    return written
+
+
+def ground_seg_tables(rows, tune_rows):
+    lines = []
+    device = device_of(rows)
+    sha = next((r["git_sha"] for r in rows), "unknown")
+    lines.append(f"Run on: {device}, commit `{sha}`. Accuracy under the Patchwork++ convention; time is the CPU "
+                 "reference, one thread, median per frame.")
+    lines.append("")
+    lines.append("| input | rule | points | precision % | recall % | F1 % | IoU % | false ground | missed ground | ms / frame | check |")
+    lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for r in rows:
+        if "histogram" in r["params_d"] or "rule" not in r["params_d"]:
+            continue
+        d = r["params_d"]
+        lines.append(f"| {d['input']} | {d['rule']} | {r['n']} | {d.get('precision', '-')} | {d.get('recall', '-')} | "
+                     f"{fmt(r['metric'])} | {d.get('iou', '-')} | {d.get('fp', '-')} | {d.get('fn', '-')} | "
+                     f"{fmt(r['median_ms'], 2)} | {r['passed']} |")
+    lines.append("")
+    hist = [r for r in rows if "histogram" in r["params_d"]]
+    if hist:
+        first = hist[0]["params_d"]["input"]
+        real = next((r["params_d"]["input"] for r in hist if not r["params_d"]["input"].startswith("sim")), first)
+        rs = [r for r in hist if r["params_d"]["input"] == real]
+        lines.append(f"**grid population, {real}** (cells by point count; the seed's section 1.1)")
+        lines.append("")
+        lines.append("| points per cell | " + " | ".join(r["params_d"]["histogram"] for r in rs) + " |")
+        lines.append("|---|" + "---:|" * len(rs))
+        lines.append("| cells | " + " | ".join(f"{int(r['metric'])}" for r in rs) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def update_readme(path, text):
     begin, end = "<!-- BEGIN GENERATED RESULTS -->", "<!-- END GENERATED RESULTS -->"
     with open(path) as f:
@@ -513,9 +590,11 @@ def main():
     tune_rows = read_rows(a.tune_csv) if a.tune_csv else []
     if not rows:
         sys.exit(f"plot.py: '{a.csv}' has no rows")
-    nbody = rows[0]["subproject"] == "nbody"
+    sub = rows[0]["subproject"]
+    tables = {"nbody": nbody_tables, "ground_seg": ground_seg_tables}.get(sub, markdown_tables)
+    drawers = {"nbody": nbody_plots, "ground_seg": ground_seg_plots}.get(sub, plots)
     if a.readme:
-        update_readme(a.readme, (nbody_tables if nbody else markdown_tables)(rows, tune_rows))
+        update_readme(a.readme, tables(rows, tune_rows))
         print(f"plot.py: tables written into {a.readme}")
     try:
         import matplotlib  # noqa: F401
@@ -523,7 +602,7 @@ def main():
         sys.exit("plot.py: matplotlib is missing, so no plots were drawn. Install it with\n"
                  "    python3 -m pip install -r requirements.txt\n"
                  f"then run: python3 scripts/plot.py --csv {a.csv} --out {a.out}")
-    for p in (nbody_plots if nbody else plots)(rows, tune_rows, a.out):
+    for p in drawers(rows, tune_rows, a.out):
         print(f"plot.py: wrote {p}")
 
 

@@ -6,7 +6,8 @@
 #                                 results/<gpu>/ (the reference results) and results/scratch/
 #   scripts/run_all.sh --quick    small sizes only (CI smoke run); everything into results/scratch/
 #
-# Without a GPU the drivers run their CPU versions and list the GPU ones as skipped.
+# Without a GPU the drivers run their CPU versions and list the GPU ones as skipped. Real inputs
+# (the labelled SemanticKITTI scan for ground_seg) are read from $COURSE_DATA_DIR (default data/).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -58,6 +59,14 @@ else
   fi
 fi
 
+echo "== ground_seg"
+mkdir -p "$images/ground_seg"
+if [ "$quick" = 1 ]; then
+  "$bin/ground_seg/ground_seg" --quick --images "$images/ground_seg" --csv "$out/ground_seg.csv"
+else
+  "$bin/ground_seg/ground_seg" --images "$images/ground_seg" --csv "$out/ground_seg.csv" | tee "$out/ground_seg.txt"
+fi
+
 echo "== plots and tables"
 tune_args=()
 [ -f "$out/stream_compaction_tune.csv" ] && [ "$quick" = 0 ] && tune_args=(--tune-csv "$out/stream_compaction_tune.csv")
@@ -70,5 +79,9 @@ nbody_tune=()
 nbody_readme=()
 [ "$out" != "$scratch" ] && nbody_readme=(--readme nbody/README.md)
 python3 scripts/plot.py --csv "$out/nbody.csv" "${nbody_tune[@]}" --out "$images/nbody" "${nbody_readme[@]}" \
+  || echo "(plots not drawn: see the message above; the CSV is in $out)"
+gs_readme=()
+[ "$out" != "$scratch" ] && gs_readme=(--readme ground_seg/README.md)
+python3 scripts/plot.py --csv "$out/ground_seg.csv" --out "$images/ground_seg" "${gs_readme[@]}" \
   || echo "(plots not drawn: see the message above; the CSV is in $out)"
 echo "results: $out   plots: $images"

@@ -171,7 +171,8 @@ int run(int argc, char** argv) {
             rows.push_back(h);
           }
         }
-        if (v.name == "cpu" && !images.empty())
+        const bool pictured = &in == &inputs.front() || in.name.rfind("sim", 0) != 0;  // first sim + real scans
+        if (v.name == "cpu" && !images.empty() && pictured)
           write_topdown_png(images + "/topdown_" + in.name + "_" + rname + ".png", in.cloud, res.is_ground, in.labels, p);
         if (v.name == "cpu" && !o.extra.at("ply").empty() && &in == &inputs.front() && !improved)
           write_labelled_ply(o.extra.at("ply"), in.cloud, res.is_ground);

@@ -1,5 +1,5 @@
-// Minimal PNG writer (8-bit RGB, uncompressed "stored" deflate blocks): enough for the drivers'
-// label images without a library dependency.
+// Minimal PNG writer (8-bit RGB) for the drivers' label images: deflate through zlib when the
+// build found it, else valid but uncompressed "stored" blocks.
 #pragma once
 #include <cstdint>
 #include <string>
