@@ -1,9 +1,10 @@
-// The single list of ground_seg versions (the GPU ladder of the issue lands here next).
+// The single list of ground_seg versions (v3-v5 of the GPU ladder come next).
 #pragma once
 #include <string>
 #include <vector>
 
 #include "ground_seg/ground_seg.hpp"
+#include "ground_seg/gpu.hpp"
 
 namespace ground_seg {
 
@@ -16,6 +17,8 @@ struct Version {
 inline const std::vector<Version>& versions() {
   static const std::vector<Version> v = {
       {"cpu", "cpu", "the seed's algorithm, single thread, float64 sums: the reference", false, segment_cpu},
+      {"v1", "v1_naive", "atomics for per-cell sums/min/max, host round trips between the passes", true, segment_gpu_naive},
+      {"v2", "v2_cub", "library route: CUB radix sort by cell, run-length encode, segmented reductions", true, segment_gpu_cub},
   };
   return v;
 }
