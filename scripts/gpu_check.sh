@@ -61,6 +61,10 @@ step "compute-sanitizer racecheck: nbody force kernels" "$logs/racecheck_nbody.l
 step "compute-sanitizer synccheck: nbody force kernels" "$logs/synccheck_nbody.log" \
   compute-sanitizer --tool synccheck --error-exitcode 9 "$build/tests/nbody_tests" --gtest_filter='GpuForces.Every*'
 
+step "compute-sanitizer memcheck: ground_seg GPU tests" "$logs/memcheck_ground_seg.log" \
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/ground_seg_tests" --gtest_filter='GroundSegGpu*'
+step "compute-sanitizer racecheck: ground_seg GPU tests" "$logs/racecheck_ground_seg.log" \
+  compute-sanitizer --tool racecheck --error-exitcode 9 "$build/tests/ground_seg_tests" --gtest_filter='GroundSegGpu.Edge*:GroundSegGpu.EveryVersionMatchesTheCpuOnSim*'
 fi
 
 if [ "${RUN_DRIVERS:-1}" = 1 ]; then
@@ -72,6 +76,7 @@ step "roofline worked example (gpuMeans)" "$logs/gpu_means_roofline.log" "$build
 step "stream_compaction driver, quick" "$logs/stream_compaction_quick.log" \
   "$build/stream_compaction/stream_compaction" --quick --csv "$logs/stream_compaction_quick.csv"
 step "nbody driver, quick" "$logs/nbody_quick.log" "$build/nbody/nbody" --quick --csv "$logs/nbody_quick.csv"
+step "ground_seg driver, quick" "$logs/ground_seg_quick.log" "$build/ground_seg/ground_seg" --quick --csv "$logs/ground_seg_quick.csv"
 fi
 
 echo

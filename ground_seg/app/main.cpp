@@ -126,8 +126,8 @@ int run(int argc, char** argv) {
   std::cout << "ground_seg: cell " << base.cell << " m, grid " << base.nx() << " x " << base.ny() << ", point threshold "
             << base.point_threshold << ", variance < " << base.var_threshold << " m^2, height < " << base.height_threshold
             << " m (seed " << o.seed << ")\n\n";
-  std::printf("%-26s %-9s %8s %9s %8s %8s %8s %8s %9s  %s\n", "input", "rule", "points", "ms/frame", "prec%", "recall%", "F1%", "IoU%",
-              "ground ok", "check");
+  std::printf("%-26s %-9s %-9s %8s %9s %8s %8s %8s %8s %9s  %s\n", "input", "rule", "version", "points", "ms/frame", "prec%",
+              "recall%", "F1%", "IoU%", "ground", "check");
   for (const auto& in : inputs) {
     for (const bool improved : {false, true}) {
       if ((improved && rule == "seed") || (!improved && rule == "improved")) continue;
@@ -159,7 +159,8 @@ int run(int argc, char** argv) {
         }
         std::size_t ground = 0;
         for (auto g : res.is_ground) ground += g;
-        std::printf("%-26s %-9s %8zu %9.3f %8s %8s %8s %8s %9zu  %s\n", in.name.c_str(), rname, in.cloud.size(), r.stats.median_ms,
+        std::printf("%-26s %-9s %-9s %8zu %9.3f %8s %8s %8s %8s %9zu  %s\n", in.name.c_str(), rname, v.name.c_str(),
+                    in.cloud.size(), r.stats.median_ms,
                     in.labels.empty() ? "-" : fmt(100 * a.precision()).c_str(), in.labels.empty() ? "-" : fmt(100 * a.recall()).c_str(),
                     in.labels.empty() ? "-" : fmt(100 * a.f1()).c_str(), in.labels.empty() ? "-" : fmt(100 * a.iou()).c_str(), ground,
                     r.passed.c_str());
