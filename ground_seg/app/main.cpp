@@ -2,6 +2,7 @@
 // data directory has it) with the seed rule and the improved rule, checks every result's
 // invariants, scores it against the labels (Patchwork++ convention), times it, and writes the
 // grid population histogram, top-down label images and optionally a labelled PLY.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "common/lidar_sim.hpp"
 #include "common/results.hpp"
 #include "ground_seg/registry.hpp"
+#include "ground_seg/engine.hpp"
 
 using common::ResultRow;
 using namespace ground_seg;
@@ -122,7 +124,7 @@ int run(int argc, char** argv) {
   const std::vector<Input> inputs = load_inputs(o);
   const std::string images = o.extra.at("images");
   if (!images.empty()) mkdir(images.c_str(), 0755);
-  std::vector<ResultRow> rows;
+  std::vector<ResultRow> rows, extra_rows;
   std::cout << "ground_seg: cell " << base.cell << " m, grid " << base.nx() << " x " << base.ny() << ", point threshold "
             << base.point_threshold << ", variance < " << base.var_threshold << " m^2, height < " << base.height_threshold
             << " m (seed " << o.seed << ")\n\n";
@@ -148,7 +150,23 @@ int run(int argc, char** argv) {
         const Result res = v.run(in.cloud, p);
         const std::string bad = check_invariants(in.cloud, p, res);
         r.passed = bad.empty() ? "PASS" : "FAIL: " + bad;
-        r.stats = common::bench_cpu([&] { (void)v.run(in.cloud, p); }, bench);
+        if (v.name == "v4_graph") {  // a warm engine: graph captured once, then replayed per frame
+          FrameEngine engine(p, static_cast<int>(in.cloud.size()));
+          engine.launch(in.cloud);
+          engine.wait();
+          std::vector<double> kernels;
+          r.stats = common::bench_cpu([&] {
+            engine.launch(in.cloud);
+            engine.wait();
+            kernels.push_back(engine.kernel_ms());
+          }, bench);
+          ResultRow k = r;
+          k.params = "input=" + in.name + " rule=" + rname + " timing=kernels";
+          k.stats = common::summarize(kernels);
+          extra_rows.push_back(k);
+        } else {
+          r.stats = common::bench_cpu([&] { (void)v.run(in.cloud, p); }, bench);
+        }
         Accuracy a;
         if (!in.labels.empty()) {
           a = score(in.cloud, res.is_ground, in.labels);
@@ -185,6 +203,50 @@ int run(int argc, char** argv) {
     if (in.cloud.dropped_nonfinite || in.cloud.dropped_no_return)
       std::printf("  (%s: %zu NaN/inf points and %zu no-return points dropped by the reader)\n", in.name.c_str(),
                   in.cloud.dropped_nonfinite, in.cloud.dropped_no_return);
+  }
+  rows.insert(rows.end(), extra_rows.begin(), extra_rows.end());
+  if (env.gpu && !inputs.empty()) {
+    const Input& in = inputs.back();  // the real scan when present
+    Params p = base;
+    const Version& v3 = *std::find_if(versions().begin(), versions().end(), [](const Version& v) { return v.name == "v3_seed_design"; });
+    const Version& v4 = *std::find_if(versions().begin(), versions().end(), [](const Version& v) { return v.name == "v4_graph"; });
+    (void)segment_gpu_seed_design(in.cloud, p);  // warm-up
+    std::vector<Phases> samples;
+    for (int rep = 0; rep < (o.quick ? 3 : 21); ++rep) {
+      Phases ph;
+      (void)segment_gpu_seed_design(in.cloud, p, &ph);
+      samples.push_back(ph);
+    }
+    std::printf("\nper-phase table, %s, v3 (median of %zu frames):\n", in.name.c_str(), samples.size());
+    for (std::size_t i = 0; i < samples[0].size(); ++i) {
+      std::vector<double> t;
+      for (const auto& ph : samples) t.push_back(ph[i].second);
+      ResultRow r = common::make_row("ground_seg", v3.name, v3.idea, static_cast<std::int64_t>(in.cloud.size()),
+                                     "input=" + in.name + " phase=" + samples[0][i].first, env.device_label);
+      r.stats = common::summarize(t);
+      r.passed = "PASS";
+      std::printf("  %-28s %8.3f ms\n", samples[0][i].first.c_str(), r.stats.median_ms);
+      rows.push_back(r);
+    }
+    std::vector<std::uint8_t> reference = segment_cpu(in.cloud, p).is_ground, streamed;
+    std::printf("\nstreamed frames (v5: one v4 engine per stream), %s:\n", in.name.c_str());
+    for (int streams : {1, 2, 4, 8}) {
+      const int frames = o.quick ? 50 : 2000;
+      const StreamedRun sr = segment_gpu_streamed(in.cloud, p, streams, frames, &streamed);
+      ResultRow r = common::make_row("ground_seg", "v5_streams", "several frames in flight, one graph engine per stream",
+                                     static_cast<std::int64_t>(in.cloud.size()),
+                                     "input=" + in.name + " streams=" + std::to_string(streams) + " latency_ms=" +
+                                         fmt(sr.median_latency_ms, 4),
+                                     env.device_label);
+      r.metric = sr.frames_per_second;
+      r.metric_unit = "frames/s";
+      r.stats = common::summarize({sr.total_ms / frames});
+      r.passed = streamed == reference ? "PASS" : "FAIL: streamed labels differ from the CPU's";
+      std::printf("  %d streams: %9.0f frames/s, latency %.3f ms  %s\n", streams, sr.frames_per_second, sr.median_latency_ms,
+                  r.passed.c_str());
+      rows.push_back(r);
+    }
+    (void)v4;
   }
   return common::finish_run(std::cout, "ground_seg", rows, o.csv);
 }

@@ -76,6 +76,12 @@ void classify_cells(const Grid& g, const DeviceCells& c, cudaStream_t s) {
   }
 }
 
+void improve_cells(const Grid& g, const DeviceCells& c, cudaStream_t s) {
+  const int cells = g.nx * g.ny;
+  improved_classify_kernel<<<(cells + 255) / 256, 256, 0, s>>>(g, c);
+  CUDA_CHECK_LAST();
+}
+
 void label_points(const Grid& g, const float* x, const float* y, const float* z, int n, const DeviceCells& c,
                   std::uint8_t* is_ground, cudaStream_t s) {
   if (n == 0) return;

@@ -50,6 +50,8 @@ struct DeviceCells {  // cell arrays on the device
 
 // Seed-rule classification, then the improved rule when asked; one thread per cell.
 void classify_cells(const Grid& g, const DeviceCells& c, cudaStream_t s);
+// The improved rule alone, on top of a seed classification already in c.seed_ground / c.ground.
+void improve_cells(const Grid& g, const DeviceCells& c, cudaStream_t s);
 // Point labels from the cell classification.
 void label_points(const Grid& g, const float* x, const float* y, const float* z, int n, const DeviceCells& c,
                   std::uint8_t* is_ground, cudaStream_t s);

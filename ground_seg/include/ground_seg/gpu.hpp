@@ -1,6 +1,10 @@
 // GPU versions of the ground segmentation. Each takes host points and returns the same Result as
 // the CPU reference (labels and cell statistics), so every version is checked against it.
 #pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "ground_seg/ground_seg.hpp"
 
 namespace ground_seg {
@@ -11,5 +15,26 @@ Result segment_gpu_naive(const common::PointCloud& pc, const Params& p);
 // v2: the library route: CUB radix sort of the points by cell, run-length encoding and
 // segmented reductions for the statistics (deterministic order).
 Result segment_gpu_cub(const common::PointCloud& pc, const Params& p);
+
+}  // namespace ground_seg
+
+namespace ground_seg {
+
+// Per-phase wall times of one frame (ms), in order: the seed's per-phase table.
+using Phases = std::vector<std::pair<std::string, double>>;
+
+// v3: the seed's design (assign + histogram with atomic row index, host scan and grouping,
+// scatter, grouped warp-shuffle / block statistics, tiled classification), buffers allocated per
+// frame, host work between the stages.
+Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Phases* phases = nullptr);
+// v4: the same stages all on the device, buffers allocated once, pinned memory, one CUDA graph
+// per frame size. Kernel time is recorded inside the graph.
+Result segment_gpu_graph(const common::PointCloud& pc, const Params& p, Phases* phases = nullptr);
+// v5: `frames` copies of the scan pushed through `streams` engines: frames/s and per-frame latency.
+struct StreamedRun {
+  double frames_per_second = 0, median_latency_ms = 0, total_ms = 0;
+};
+StreamedRun segment_gpu_streamed(const common::PointCloud& pc, const Params& p, int streams, int frames,
+                                 std::vector<std::uint8_t>* last_labels = nullptr);
 
 }  // namespace ground_seg

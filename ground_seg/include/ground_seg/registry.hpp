@@ -1,4 +1,5 @@
-// The single list of ground_seg versions (v3-v5 of the GPU ladder come next).
+// The single list of ground_seg versions. v5 (streamed frames) is measured by the driver with
+// segment_gpu_streamed: it changes throughput, not the frame's result.
 #pragma once
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@ inline const std::vector<Version>& versions() {
       {"cpu", "cpu", "the seed's algorithm, single thread, float64 sums: the reference", false, segment_cpu},
       {"v1", "v1_naive", "atomics for per-cell sums/min/max, host round trips between the passes", true, segment_gpu_naive},
       {"v2", "v2_cub", "library route: CUB radix sort by cell, run-length encode, segmented reductions", true, segment_gpu_cub},
+      {"v3", "v3_seed_design", "seed's design: atomic row index, grouped warp/block statistics, tiled classification", true,
+       [](const common::PointCloud& pc, const Params& p) { return segment_gpu_seed_design(pc, p); }},
+      {"v4", "v4_graph", "all on the device, buffers once, pinned memory, the frame as one CUDA graph", true,
+       [](const common::PointCloud& pc, const Params& p) { return segment_gpu_graph(pc, p); }},
   };
   return v;
 }

@@ -1,0 +1,50 @@
+// v4's frame engine: every buffer allocated once for up to `capacity` points, pinned host
+// staging, and the whole frame — upload, counts, the scan of the counts (the project's own
+// look-back scan), grouping, scatter, statistics, classification, labels, download — captured as
+// one CUDA graph, replayed per frame. v5 runs several engines on several streams.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <memory>
+
+#include "common/device_buffer.hpp"
+#include "gpu_common.cuh"
+#include "stream_compaction/device.hpp"
+
+namespace ground_seg {
+namespace gpu {
+
+class Engine {  // the implementation behind ground_seg::FrameEngine
+ public:
+  Engine(const Params& p, int capacity);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  void launch(const common::PointCloud& pc);
+  void wait();
+  const std::uint8_t* labels() const { return h_labels_; }
+  float kernel_ms() const;  // between the upload and the download, recorded inside the graph
+  float frame_ms() const;   // the whole graph
+  Result result(int n);     // labels + cell statistics (copies, for checks)
+  cudaStream_t stream() const { return stream_; }
+
+ private:
+  void enqueue_frame(int n);  // the stream work of one frame (captured)
+  Grid g_;
+  int cap_, cells_, graph_n_ = -1;
+  cudaStream_t stream_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  cudaEvent_t ev_start_, ev_k0_, ev_k1_, ev_end_;
+  float* h_xyz_ = nullptr;  // pinned: x[cap], y[cap], z[cap]
+  std::uint8_t* h_labels_ = nullptr;
+  int* h_n_ = nullptr;
+  common::DeviceBuffer<float> xyz_, zs_, mean_, var_, mn_, mx_;
+  common::DeviceBuffer<int> cell_of_, lists_, n_;
+  common::DeviceBuffer<unsigned> row_of_, count_, offset_, lens_, outside_;
+  common::DeviceBuffer<std::uint8_t> seed_ground_, ground_, labels_;
+  StreamCompaction::Device::ScratchTree scan_scratch_;
+};
+
+}  // namespace gpu
+}  // namespace ground_seg
