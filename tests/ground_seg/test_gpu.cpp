@@ -78,3 +78,17 @@ TEST(GroundSegGpu, EdgeCasesEmptyOutsideOnePointNonSquare) {
     expect_same(common::simulate_lidar_scan({}, 5).cloud, narrow, v, "non-square region");
   }
 }
+
+TEST(GroundSegGpu, StreamedEnginesLabelLikeTheCpu) {
+  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
+  const auto scan = common::simulate_lidar_scan({}, 21);
+  for (bool improved : {false, true}) {
+    Params p;
+    p.improved = improved;
+    std::vector<std::uint8_t> labels;
+    const StreamedRun r = segment_gpu_streamed(scan.cloud, p, 3, 10, &labels);
+    EXPECT_EQ(labels, segment_cpu(scan.cloud, p).is_ground);
+    EXPECT_GT(r.frames_per_second, 0);
+  }
+  EXPECT_THROW(segment_gpu_streamed(scan.cloud, Params{}, 0, 1), std::invalid_argument);
+}
