@@ -58,11 +58,11 @@ void Engine::enqueue_frame(int n) {
   float* x = xyz_.get();
   float* y = x + cap_;
   float* z = y + cap_;
-  CUDA_CHECK(cudaEventRecord(ev_start_, s));
+  CUDA_CHECK(cudaEventRecordWithFlags(ev_start_, s, cudaEventRecordExternal));  // a timing node in the graph
   CUDA_CHECK(cudaMemcpyAsync(x, h_xyz_, n * sizeof(float), cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaMemcpyAsync(y, h_xyz_ + cap_, n * sizeof(float), cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaMemcpyAsync(z, h_xyz_ + 2 * static_cast<std::size_t>(cap_), n * sizeof(float), cudaMemcpyHostToDevice, s));
-  CUDA_CHECK(cudaEventRecord(ev_k0_, s));
+  CUDA_CHECK(cudaEventRecordWithFlags(ev_k0_, s, cudaEventRecordExternal));  // a timing node in the graph
   CUDA_CHECK(cudaMemsetAsync(count_.get(), 0, cells_ * sizeof(unsigned), s));
   CUDA_CHECK(cudaMemsetAsync(lens_.get(), 0, kGroups * sizeof(unsigned), s));
   CUDA_CHECK(cudaMemsetAsync(outside_.get(), 0, sizeof(unsigned), s));
@@ -93,9 +93,9 @@ void Engine::enqueue_frame(int n) {
   CUDA_CHECK_LAST();
   if (g_.improved) improve_cells(g_, c, s);
   label_points(g_, x, y, z, n, c, labels_.get(), s);
-  CUDA_CHECK(cudaEventRecord(ev_k1_, s));
+  CUDA_CHECK(cudaEventRecordWithFlags(ev_k1_, s, cudaEventRecordExternal));  // a timing node in the graph
   CUDA_CHECK(cudaMemcpyAsync(h_labels_, labels_.get(), n, cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaEventRecord(ev_end_, s));
+  CUDA_CHECK(cudaEventRecordWithFlags(ev_end_, s, cudaEventRecordExternal));  // a timing node in the graph
 }
 
 void Engine::launch(const common::PointCloud& pc) {
