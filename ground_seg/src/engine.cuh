@@ -22,6 +22,7 @@ class Engine {  // the implementation behind ground_seg::FrameEngine
   Engine& operator=(const Engine&) = delete;
 
   void launch(const common::PointCloud& pc);
+  void launch_pinned(int n);
   void wait();
   const std::uint8_t* labels() const { return h_labels_; }
   float kernel_ms() const;  // between the upload and the download, recorded inside the graph

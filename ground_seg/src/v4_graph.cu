@@ -105,6 +105,12 @@ void Engine::launch(const common::PointCloud& pc) {
   std::memcpy(h_xyz_, pc.x.data(), n * sizeof(float));
   std::memcpy(h_xyz_ + cap_, pc.y.data(), n * sizeof(float));
   std::memcpy(h_xyz_ + 2 * static_cast<std::size_t>(cap_), pc.z.data(), n * sizeof(float));
+  launch_pinned(n);
+}
+
+void Engine::launch_pinned(int n) {
+  if (n > cap_) throw std::invalid_argument("frame engine: " + std::to_string(n) + " points, capacity " + std::to_string(cap_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
   if (n != graph_n_) {  // a new frame size: capture the frame again
     if (exec_) CUDA_CHECK(cudaGraphExecDestroy(exec_));
     cudaGraph_t graph;
@@ -148,6 +154,7 @@ struct FrameEngine::Impl {
 FrameEngine::FrameEngine(const Params& p, int capacity) : impl_(new Impl{gpu::Engine(p, capacity)}) {}
 FrameEngine::~FrameEngine() = default;
 void FrameEngine::launch(const common::PointCloud& pc) { impl_->engine.launch(pc); }
+void FrameEngine::launch_pinned(int n) { impl_->engine.launch_pinned(n); }
 void FrameEngine::wait() { impl_->engine.wait(); }
 const std::uint8_t* FrameEngine::labels() const { return impl_->engine.labels(); }
 float FrameEngine::kernel_ms() const { return impl_->engine.kernel_ms(); }

@@ -20,6 +20,8 @@ class FrameEngine {
   // Copies the points into pinned memory (after the engine's previous frame is done) and
   // launches the frame's graph, re-capturing it when the point count changes. Asynchronous.
   void launch(const common::PointCloud& pc);
+  // The same frame again from the pinned input as it stands (a driver that writes there directly).
+  void launch_pinned(int n);
   void wait();
   const std::uint8_t* labels() const;  // valid after wait()
   float kernel_ms() const;             // between upload and download, recorded inside the graph
