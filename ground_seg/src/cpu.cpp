@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <omp.h>
+
 #include "ground_seg/ground_seg.hpp"
 
 namespace ground_seg {
@@ -23,6 +25,8 @@ void Params::validate() const {
 
 namespace {
 
+thread_local bool parallel_labels = false;  // set by segment_cpu_openmp for its call
+
 bool cell_of(const Params& p, float x, float y, int& cx, int& cy) {
   if (!(x >= p.x_min && x < p.x_max && y >= p.y_min && y < p.y_max)) return false;
   cx = std::min(p.nx() - 1, static_cast<int>((x - p.x_min) / p.cell));
@@ -31,6 +35,8 @@ bool cell_of(const Params& p, float x, float y, int& cx, int& cy) {
 }
 
 }  // namespace
+
+void classify_and_label(const common::PointCloud& pc, const Params& p, const std::vector<int>& cell_of_point, Result& r);
 
 Result segment_cpu(const common::PointCloud& pc, const Params& p) {
   p.validate();
@@ -70,7 +76,16 @@ Result segment_cpu(const common::PointCloud& pc, const Params& p) {
   for (std::size_t k = 0; k < cells; ++k)
     if (c.count[k]) c.var[k] = static_cast<float>(sq[k] / c.count[k]);
 
+  classify_and_label(pc, p, cell_of_point, r);
+  return r;
+}
+
+void classify_and_label(const common::PointCloud& pc, const Params& p, const std::vector<int>& cell_of_point, Result& r) {
+  const int nx = p.nx(), ny = p.ny();
+  const std::size_t n = pc.size();
+  CellStats& c = r.cells;
   auto valid = [&](int x, int y) { return c.count[static_cast<std::size_t>(y) * nx + x] >= static_cast<unsigned>(p.point_threshold); };
+#pragma omp parallel for schedule(static) if (parallel_labels)
   for (int y = 0; y < ny; ++y)
     for (int x = 0; x < nx; ++x) {
       const std::size_t k = static_cast<std::size_t>(y) * nx + x;
@@ -97,6 +112,7 @@ Result segment_cpu(const common::PointCloud& pc, const Params& p) {
   if (p.improved) {  // a ground cell must sit near the lowest seed-ground cell around it
     const int r_cells = static_cast<int>(std::ceil(p.local_radius / p.cell));
     const std::vector<std::uint8_t> seed = c.ground;
+#pragma omp parallel for schedule(dynamic, 8) if (parallel_labels)
     for (int y = 0; y < ny; ++y)
       for (int x = 0; x < nx; ++x) {
         const std::size_t k = static_cast<std::size_t>(y) * nx + x;
@@ -114,11 +130,83 @@ Result segment_cpu(const common::PointCloud& pc, const Params& p) {
   }
 
   r.is_ground.assign(n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
+#pragma omp parallel for schedule(static) if (n > 100000 && omp_get_max_threads() > 1 && parallel_labels)
+  for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(n); ++i) {
     const int k = cell_of_point[i];
     if (k < 0 || !c.ground[k]) continue;
     r.is_ground[i] = c.count[k] < 2 || std::fabs(pc.z[i] - c.mean[k]) < p.height_threshold;
   }
+}
+
+Result segment_cpu_openmp(const common::PointCloud& pc, const Params& p) {
+  p.validate();
+  const int nx = p.nx(), ny = p.ny();
+  const std::size_t cells = static_cast<std::size_t>(nx) * ny, n = pc.size();
+  const int threads = omp_get_max_threads();
+  Result r;
+  CellStats& c = r.cells;
+  c.count.assign(cells, 0);
+  c.mean.assign(cells, 0.f);
+  c.var.assign(cells, 0.f);
+  c.min.assign(cells, INFINITY);
+  c.max.assign(cells, -INFINITY);
+  c.ground.assign(cells, 0);
+  std::vector<int> cell_of_point(n, -1);
+  std::vector<std::vector<double>> sums(threads), sqs(threads);
+  std::vector<std::vector<std::uint32_t>> counts(threads);
+  std::vector<std::vector<float>> mins(threads), maxs(threads);
+  std::size_t outside = 0;
+#pragma omp parallel reduction(+ : outside)
+  {
+    const int t = omp_get_thread_num();
+    sums[t].assign(cells, 0.0);
+    counts[t].assign(cells, 0);
+    mins[t].assign(cells, INFINITY);
+    maxs[t].assign(cells, -INFINITY);
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(n); ++i) {
+      int cx, cy;
+      if (!cell_of(p, pc.x[i], pc.y[i], cx, cy)) {
+        ++outside;
+        continue;
+      }
+      const int k = cy * nx + cx;
+      cell_of_point[i] = k;
+      ++counts[t][k];
+      sums[t][k] += pc.z[i];
+      mins[t][k] = std::min(mins[t][k], pc.z[i]);
+      maxs[t][k] = std::max(maxs[t][k], pc.z[i]);
+    }
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t k = 0; k < static_cast<std::ptrdiff_t>(cells); ++k) {
+      double s = 0;
+      for (int u = 0; u < threads; ++u) {  // thread order: deterministic for a given thread count
+        c.count[k] += counts[u][k];
+        s += sums[u][k];
+        c.min[k] = std::min(c.min[k], mins[u][k]);
+        c.max[k] = std::max(c.max[k], maxs[u][k]);
+      }
+      if (c.count[k]) c.mean[k] = static_cast<float>(s / c.count[k]);
+    }
+    sqs[t].assign(cells, 0.0);
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(n); ++i) {
+      const int k = cell_of_point[i];
+      if (k < 0) continue;
+      const double d = double(pc.z[i]) - c.mean[k];
+      sqs[t][k] += d * d;
+    }
+#pragma omp for schedule(static)
+    for (std::ptrdiff_t k = 0; k < static_cast<std::ptrdiff_t>(cells); ++k) {
+      double q = 0;
+      for (int u = 0; u < threads; ++u) q += sqs[u][k];
+      if (c.count[k]) c.var[k] = static_cast<float>(q / c.count[k]);
+    }
+  }
+  r.outside = outside;
+  parallel_labels = true;
+  classify_and_label(pc, p, cell_of_point, r);
+  parallel_labels = false;
   return r;
 }
 

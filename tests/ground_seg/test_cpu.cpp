@@ -198,3 +198,21 @@ TEST(GroundSegSim, ImprovedRuleRemovesRaisedFlatSurfacesWithoutLosingRecall) {
     EXPECT_GE(improved.recall(), seed.recall() - 1e-9) << s;
   }
 }
+
+TEST(GroundSegCpu, OpenMpVersionMatchesTheReference) {
+  for (std::uint64_t seed : {31, 32})
+    for (bool improved : {false, true}) {
+      const auto scan = common::simulate_lidar_scan({}, seed);
+      Params p;
+      p.improved = improved;
+      const Result ref = segment_cpu(scan.cloud, p), omp = segment_cpu_openmp(scan.cloud, p);
+      EXPECT_EQ(check_invariants(scan.cloud, p, omp), "");
+      EXPECT_EQ(omp.cells.count, ref.cells.count);
+      EXPECT_EQ(omp.outside, ref.outside);
+      std::size_t flips = 0;
+      for (std::size_t i = 0; i < ref.is_ground.size(); ++i) flips += omp.is_ground[i] != ref.is_ground[i];
+      EXPECT_LE(flips, ref.is_ground.size() / 10000) << flips << " labels differ (float64 summation order)";
+      for (std::size_t k = 0; k < ref.cells.count.size(); ++k)
+        if (ref.cells.count[k]) ASSERT_NEAR(omp.cells.var[k], ref.cells.var[k], 1e-6f * ref.cells.var[k] + 1e-9f) << k;
+    }
+}

@@ -47,6 +47,9 @@ struct Result {
 };
 
 Result segment_cpu(const common::PointCloud& pc, const Params& p);
+// The same on every core (OpenMP): per-thread float64 partial sums merged in thread order, the
+// classification and labels split over cells and points. What a user would run without a GPU.
+Result segment_cpu_openmp(const common::PointCloud& pc, const Params& p);
 
 // Cells by point count: how many cells hold 0, 1, 2-3, 4-7, ... points (the seed's section 1.1).
 std::vector<std::pair<std::string, std::size_t>> population_histogram(const CellStats& c);

@@ -18,6 +18,7 @@ struct Version {
 inline const std::vector<Version>& versions() {
   static const std::vector<Version> v = {
       {"cpu", "cpu", "the seed's algorithm, single thread, float64 sums: the reference", false, segment_cpu},
+      {"omp", "cpu_openmp", "the same on every core (OpenMP), per-thread partial sums", false, segment_cpu_openmp},
       {"v1", "v1_naive", "atomics for per-cell sums/min/max, host round trips between the passes", true, segment_gpu_naive},
       {"v2", "v2_cub", "library route: CUB radix sort by cell, run-length encode, segmented reductions", true, segment_gpu_cub},
       {"v3", "v3_seed_design", "seed's design: atomic row index, grouped warp/block statistics, tiled classification", true,
