@@ -170,6 +170,13 @@ int run(int argc, char** argv) {
           ResultRow k = r;
           k.params = "input=" + in.name + " rule=" + rname + " timing=kernels";
           k.stats = common::summarize(kernels);
+          common::CostModel all{};
+          for (const auto& [stage, cost] : stage_costs(in.cloud.size(), p)) {
+            all.bytes += cost.bytes;
+            all.launches += cost.launches;
+          }
+          all.launches += 3;  // the scan (memset + kernel) and the grouping
+          k.predicted_ms = common::predict(all, env.spec).total_ms;
           extra_rows.push_back(k);
         } else {
           r.stats = common::bench_cpu([&] { (void)v.run(in.cloud, p); }, bench);
@@ -232,7 +239,10 @@ int run(int argc, char** argv) {
                                      "input=" + in.name + " phase=" + samples[0][i].first, env.device_label);
       r.stats = common::summarize(t);
       r.passed = "PASS";
-      std::printf("  %-28s %8.3f ms\n", samples[0][i].first.c_str(), r.stats.median_ms);
+      for (const auto& [stage, cost] : stage_costs(in.cloud.size(), p))
+        if (stage == samples[0][i].first) r.predicted_ms = common::predict(cost, env.spec).total_ms;
+      std::printf("  %-28s %8.3f ms   predicted %s\n", samples[0][i].first.c_str(), r.stats.median_ms,
+                  std::isnan(r.predicted_ms) ? "-" : (fmt(r.predicted_ms * 1e3, 1) + " us").c_str());
       rows.push_back(r);
     }
     std::vector<std::uint8_t> reference = segment_cpu(in.cloud, p).is_ground, streamed;

@@ -20,6 +20,15 @@ namespace ground_seg {
 using common::DeviceBuffer;
 using Clock = std::chrono::steady_clock;
 
+std::vector<std::pair<std::string, common::CostModel>> stage_costs(std::size_t n, const Params& p) {
+  const double N = static_cast<double>(n), C = static_cast<double>(p.nx()) * p.ny();
+  return {{"assign + histogram", {0, 16 * N + 4 * C, 1}},
+          {"scatter", {0, 20 * N, 1}},
+          {"cell statistics", {0, 8 * N + 28 * C, 7}},
+          {"classify cells", {0, (p.improved ? 15 : 10) * C, p.improved ? 2.0 : 1.0}},
+          {"label points", {0, 13 * N, 1}}};
+}
+
 Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Phases* phases) {
   const gpu::Grid g = gpu::make_grid(p);
   const int n = static_cast<int>(pc.size());

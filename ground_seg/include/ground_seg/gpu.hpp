@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/roofline.hpp"
 #include "ground_seg/ground_seg.hpp"
 
 namespace ground_seg {
@@ -19,6 +20,13 @@ Result segment_gpu_cub(const common::PointCloud& pc, const Params& p);
 }  // namespace ground_seg
 
 namespace ground_seg {
+
+// Roofline cost (DRAM bytes, launches) of each kernel stage of v3/v4 for n points and the grid:
+// assign reads x, y and writes cell and row (16 B/point); scatter reads z, cell, row and the
+// cell's offset and writes z (20 B/point); statistics read the sorted z twice (8 B/point) and
+// write 4 floats per occupied cell over 7 launches; classification reads count and variance and
+// writes two flags per cell; labels read x, y, z and write a byte per point (13 B/point).
+std::vector<std::pair<std::string, common::CostModel>> stage_costs(std::size_t n, const Params& p);
 
 // Per-phase wall times of one frame (ms), in order: the seed's per-phase table.
 using Phases = std::vector<std::pair<std::string, double>>;
