@@ -588,15 +588,21 @@ def ground_seg_tables(rows, tune_rows):
     lines.append(f"Run on: {device}, commit `{sha}`. Accuracy under the Patchwork++ convention; time is the CPU "
                  "reference, one thread, median per frame.")
     lines.append("")
-    lines.append("| input | rule | version | precision % | recall % | F1 % | IoU % | false ground | missed ground | ms / frame | check |")
-    lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
-    for r in rows:
+    lines.append("| input | rule | version | precision % | recall % | F1 % | IoU % | false ground | missed ground | ms / frame | x CPU | x prev | x CUB route | check |")
+    lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    main = [r for r in rows if "rule" in r["params_d"] and "histogram" not in r["params_d"]
+            and r["params_d"].get("timing") != "kernels" and r["params_d"].get("from") != "std::vector"]
+    for r in main:
         d = r["params_d"]
-        if "histogram" in d or "rule" not in d or d.get("timing") == "kernels" or d.get("from") == "std::vector":
-            continue
+        block = [b for b in main if b["params_d"]["input"] == d["input"] and b["params_d"]["rule"] == d["rule"]]
+        cpu = next((b["median_ms"] for b in block if b["version"] == "cpu"), math.nan)
+        cub = next((b["median_ms"] for b in block if b["version"] == "v2_cub"), math.nan)
+        i = block.index(r)
+        prev = block[i - 1]["median_ms"] if i > 0 else math.nan
+        t = r["median_ms"]
         lines.append(f"| {d['input']} | {d['rule']} | `{r['version']}` | {d.get('precision', '-')} | {d.get('recall', '-')} | "
                      f"{fmt(r['metric'])} | {d.get('iou', '-')} | {d.get('fp', '-')} | {d.get('fn', '-')} | "
-                     f"{fmt(r['median_ms'], 3)} | {r['passed']} |")
+                     f"{fmt(t, 3)} | {fmt(cpu / t, 1)} | {fmt(prev / t)} | {fmt(cub / t)} | {r['passed']} |")
     lines.append("GPU times are end to end: host points in, labels out; v1-v3 allocate and copy per frame, v4 replays "
                  "a graph from pinned memory.")
     lines.append("")

@@ -31,6 +31,8 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
     {"images", "folder for the top-down PNG images (empty: none)", true, ""},
     {"ply", "write the first input's labelled cloud to this PLY file", true, ""},
     {"sim-scans", "simulated scans to score (different seeds)", true, "4"},
+    {"labels-out", "write the first input's per-point labels (one 0/1 byte per point, file order)", true, ""},
+    {"cells-out", "write the first input's per-cell statistics as CSV (non-empty cells)", true, ""},
 };
 
 struct Input {
@@ -210,9 +212,28 @@ int run(int argc, char** argv) {
         const bool pictured = &in == &inputs.front() || in.name.rfind("sim", 0) != 0;  // first sim + real scans
         if (v.name == "cpu" && !images.empty() && pictured)
           write_topdown_png(images + "/topdown_" + in.name + "_" + rname + ".png", in.cloud, res.is_ground, in.labels, p);
-        if (v.name == "cpu" && !o.extra.at("ply").empty() && &in == &inputs.front() && !improved)
-          write_labelled_ply(o.extra.at("ply"), in.cloud, res.is_ground);
+        if (v.name == "cpu" && &in == &inputs.front() && !improved) {
+          if (!o.extra.at("ply").empty()) write_labelled_ply(o.extra.at("ply"), in.cloud, res.is_ground);
+          if (!o.extra.at("labels-out").empty()) write_labels(o.extra.at("labels-out"), in.cloud, res.is_ground);
+          if (!o.extra.at("cells-out").empty()) write_cell_stats_csv(o.extra.at("cells-out"), res.cells, p);
+        }
       }
+    }
+    for (const char* rn : {"seed", "improved"}) {  // ratios within each (input, rule) block
+      const std::string tag = "input=" + in.name + " rule=" + rn;
+      double cpu = common::kNoValue, cub = common::kNoValue, prev = common::kNoValue;
+      for (auto& r : rows)
+        if (r.params.rfind(tag, 0) == 0 && r.params.find("histogram") == std::string::npos && r.stats.samples) {
+          if (r.version == "cpu") cpu = r.stats.median_ms;
+          if (r.version == "v2_cub") cub = r.stats.median_ms;
+        }
+      for (auto& r : rows)
+        if (r.params.rfind(tag, 0) == 0 && r.params.find("histogram") == std::string::npos && r.stats.samples) {
+          r.speedup_vs_cpu = cpu / r.stats.median_ms;
+          r.speedup_vs_library = cub / r.stats.median_ms;
+          r.speedup_vs_prev = prev / r.stats.median_ms;
+          prev = r.stats.median_ms;
+        }
     }
     if (in.cloud.dropped_nonfinite || in.cloud.dropped_no_return)
       std::printf("  (%s: %zu NaN/inf points and %zu no-return points dropped by the reader)\n", in.name.c_str(),

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -59,6 +60,31 @@ void write_topdown_png(const std::string& path, const common::PointCloud& pc, co
       for (int dx = 0; dx < 2; ++dx) img.set(px + dx, py + dy, r, gg, b);
   }
   common::write_png(path, img);
+}
+
+void write_labels(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground) {
+  std::size_t total = pc.size() + pc.dropped_nonfinite + pc.dropped_no_return;
+  for (auto i : pc.source_index) total = std::max<std::size_t>(total, i + 1);
+  std::vector<std::uint8_t> out(total, 0);
+  for (std::size_t i = 0; i < pc.size(); ++i) out[pc.source_index.empty() ? i : pc.source_index[i]] = is_ground[i];
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) throw std::runtime_error("cannot write labels '" + path + "'");
+  const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+  if (std::fclose(f) != 0 || !ok) throw std::runtime_error("write to labels '" + path + "' failed");
+}
+
+void write_cell_stats_csv(const std::string& path, const CellStats& c, const Params& p) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw std::runtime_error("cannot write cell statistics '" + path + "'");
+  std::fprintf(f, "cell_x,cell_y,x,y,count,mean_z,var_z,min_z,max_z,ground\n");
+  const int nx = p.nx();
+  for (std::size_t k = 0; k < c.count.size(); ++k) {
+    if (!c.count[k]) continue;
+    const int cx = static_cast<int>(k % nx), cy = static_cast<int>(k / nx);
+    std::fprintf(f, "%d,%d,%.3f,%.3f,%u,%.6g,%.6g,%.6g,%.6g,%d\n", cx, cy, p.x_min + (cx + 0.5f) * p.cell,
+                 p.y_min + (cy + 0.5f) * p.cell, c.count[k], c.mean[k], c.var[k], c.min[k], c.max[k], c.ground[k]);
+  }
+  if (std::fclose(f) != 0) throw std::runtime_error("write to cell statistics '" + path + "' failed");
 }
 
 void write_labelled_ply(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground) {

@@ -3,6 +3,8 @@
 
 #include <array>
 #include <cmath>
+#include <fstream>
+#include <iterator>
 
 #include "common/lidar_sim.hpp"
 #include "common/pointcloud.hpp"
@@ -215,4 +217,35 @@ TEST(GroundSegCpu, OpenMpVersionMatchesTheReference) {
       for (std::size_t k = 0; k < ref.cells.count.size(); ++k)
         if (ref.cells.count[k]) ASSERT_NEAR(omp.cells.var[k], ref.cells.var[k], 1e-6f * ref.cells.var[k] + 1e-9f) << k;
     }
+}
+
+TEST(GroundSegCpu, NanCoordinatesGivenDirectlyAreOutsideAndNonGround) {
+  const auto r = run({{NAN, 1.f, -1.7f}, {1.f, NAN, -1.7f}, {2.f, 2.f, -1.7f}});
+  EXPECT_EQ(r.outside, 2u);  // a NaN fails every region comparison
+  EXPECT_FALSE(r.is_ground[0]);
+  EXPECT_FALSE(r.is_ground[1]);
+  EXPECT_TRUE(r.is_ground[2]);
+}
+
+TEST(GroundSegOutputs, LabelsAndCellStatisticsFiles) {
+  auto scan = common::simulate_lidar_scan({}, 8);
+  const Params p;
+  const Result r = segment_cpu(scan.cloud, p);
+  const std::string labels = ::testing::TempDir() + "labels.bin", cells = ::testing::TempDir() + "cells.csv";
+  write_labels(labels, scan.cloud, r.is_ground);
+  write_cell_stats_csv(cells, r.cells, p);
+  std::ifstream lb(labels, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(lb)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(bytes.size(), scan.cloud.size());
+  std::size_t ground = 0;
+  for (char b : bytes) ground += b == 1;
+  std::size_t expect = 0;
+  for (auto g : r.is_ground) expect += g;
+  EXPECT_EQ(ground, expect);
+  std::ifstream cs(cells);
+  std::string line;
+  std::size_t lines = 0, nonempty = 0;
+  while (std::getline(cs, line)) ++lines;
+  for (auto c : r.cells.count) nonempty += c > 0;
+  EXPECT_EQ(lines, nonempty + 1);  // header + one row per non-empty cell
 }

@@ -82,6 +82,10 @@ std::string check_invariants(const common::PointCloud& pc, const Params& p, cons
 // missed (blue), non-ground called ground (red), non-ground (grey), not scored (light).
 void write_topdown_png(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground,
                        const std::vector<std::uint32_t>& labels, const Params& p, float metres_per_pixel = 0.1f);
+// Per-point labels in the input file's order (dropped points count as non-ground): one byte each.
+void write_labels(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground);
+// Non-empty cells as CSV: cell_x, cell_y, centre x, centre y, count, mean, variance, min, max, ground.
+void write_cell_stats_csv(const std::string& path, const CellStats& c, const Params& p);
 // ASCII PLY with x y z and an RGB colour per point (ground green, non-ground grey).
 void write_labelled_ply(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground);
 
