@@ -38,18 +38,23 @@ bool cell_of(const Params& p, float x, float y, int& cx, int& cy) {
 
 void classify_and_label(const common::PointCloud& pc, const Params& p, const std::vector<int>& cell_of_point, Result& r);
 
-Result segment_cpu(const common::PointCloud& pc, const Params& p) {
-  p.validate();
-  const int nx = p.nx(), ny = p.ny();
-  const std::size_t cells = static_cast<std::size_t>(nx) * ny, n = pc.size();
-  Result r;
-  CellStats& c = r.cells;
+// Empty-cell conventions: count 0, mean and variance 0, min +inf, max -inf, not ground.
+void reset_cells(CellStats& c, std::size_t cells) {
   c.count.assign(cells, 0);
   c.mean.assign(cells, 0.f);
   c.var.assign(cells, 0.f);
   c.min.assign(cells, INFINITY);
   c.max.assign(cells, -INFINITY);
   c.ground.assign(cells, 0);
+}
+
+Result segment_cpu(const common::PointCloud& pc, const Params& p) {
+  p.validate();
+  const int nx = p.nx(), ny = p.ny();
+  const std::size_t cells = static_cast<std::size_t>(nx) * ny, n = pc.size();
+  Result r;
+  CellStats& c = r.cells;
+  reset_cells(c, cells);
   std::vector<int> cell_of_point(n, -1);
   std::vector<double> sum(cells, 0.0), sq(cells, 0.0);
   for (std::size_t i = 0; i < n; ++i) {  // pass 1: count, sum, min, max
@@ -145,12 +150,7 @@ Result segment_cpu_openmp(const common::PointCloud& pc, const Params& p) {
   const int threads = omp_get_max_threads();
   Result r;
   CellStats& c = r.cells;
-  c.count.assign(cells, 0);
-  c.mean.assign(cells, 0.f);
-  c.var.assign(cells, 0.f);
-  c.min.assign(cells, INFINITY);
-  c.max.assign(cells, -INFINITY);
-  c.ground.assign(cells, 0);
+  reset_cells(c, cells);
   std::vector<int> cell_of_point(n, -1);
   std::vector<std::vector<double>> sums(threads), sqs(threads);
   std::vector<std::vector<std::uint32_t>> counts(threads);
