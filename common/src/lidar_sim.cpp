@@ -138,7 +138,6 @@ SimulatedScan simulate_lidar_scan(const LidarSimParams& p, std::uint64_t seed) {
       scan.labels.push_back(label);
     }
   }
-  (void)ground_z;
   return scan;
 }
 

@@ -244,7 +244,6 @@ int run(int argc, char** argv) {
     const Input& in = inputs.back();  // the real scan when present
     Params p = base;
     const Version& v3 = *std::find_if(versions().begin(), versions().end(), [](const Version& v) { return v.name == "v3_seed_design"; });
-    const Version& v4 = *std::find_if(versions().begin(), versions().end(), [](const Version& v) { return v.name == "v4_graph"; });
     (void)segment_gpu_seed_design(in.cloud, p);  // warm-up
     std::vector<Phases> samples;
     for (int rep = 0; rep < (o.quick ? 3 : 21); ++rep) {
@@ -284,7 +283,6 @@ int run(int argc, char** argv) {
                   r.passed.c_str());
       rows.push_back(r);
     }
-    (void)v4;
   }
   return common::finish_run(std::cout, "ground_seg", rows, o.csv);
 }

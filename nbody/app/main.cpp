@@ -64,12 +64,11 @@ std::vector<long long> parse_sizes(const std::string& text) {
   return v;
 }
 
-void fill_rate(const Context& c, ResultRow& r, long long n, double interactions) {
+void fill_rate(const Context& c, ResultRow& r, double interactions) {
   const double s = r.stats.median_ms * 1e-3;
   r.metric = interactions / s / 1e9;
   r.metric_unit = "Ginter/s";
   if (c.gpu) r.pct_of_ceiling = 100.0 * kFlopsPerInteraction * interactions / s / (c.ceilings.fma_gflops * 1e9);
-  (void)n;
 }
 
 // Accuracy of one version against float64 on a sample of bodies, and momentum balance.
@@ -147,7 +146,7 @@ void step_mode(Context& c, std::vector<ResultRow>& rows) {
             CUDA_CHECK(cudaStreamDestroy(s));
             r.predicted_ms = common::predict(step_cost(n), c.spec).total_ms;
           }
-          fill_rate(c, r, n, double(n) * double(n));
+          fill_rate(c, r, double(n) * double(n));
           if (v.name == "v4_tuned") r.params += " block=" + std::to_string(tuned_block_size(static_cast<int>(n)));
           if (v.name == "v6_warp_split") r.params += " lanes_per_body=" + std::to_string(warp_split_group(n));
         }
@@ -306,7 +305,7 @@ void scaling_mode(Context& c, std::vector<ResultRow>& rows) {
       r.passed = same ? "PASS" : "FAIL: state differs from the single-GPU kernel's";
       r.stats = common::summarize({ms});
       r.stats.median_ms = ms;
-      fill_rate(c, r, n, double(n) * double(n));
+      fill_rate(c, r, double(n) * double(n));
       r.pct_of_ceiling = common::kNoValue;  // several GPUs: no single-GPU ceiling
       r.speedup_vs_prev = single_ms / ms;   // vs the best kernel on one GPU without NCCL
       rows.push_back(r);
@@ -338,7 +337,7 @@ void tune_mode(Context& c, std::vector<ResultRow>& rows) {
         DeviceSystem sys;
         sys.upload(initial, nullptr);
         r.stats = common::bench_gpu([&](cudaStream_t st) { gpu_simulate(sys, one, k.launch, st); }, nullptr, c.bench);
-        fill_rate(c, r, n, double(n) * double(n));
+        fill_rate(c, r, double(n) * double(n));
         r.pct_of_ceiling = 100.0 * r.metric * 1e9 / c.issue_ceiling_ips;  // here: % of the issue ceiling
       }
       rows.push_back(r);

@@ -273,7 +273,7 @@ std::vector<std::int64_t> choose_sizes(const common::CliOptions& o) {
   return {1 << 20, (1 << 24) - 3, 1 << 28};
 }
 
-void fill_ratios(std::vector<ResultRow>& rows, std::size_t from, sc::Op op) {
+void fill_ratios(std::vector<ResultRow>& rows, std::size_t from) {
   double cpu = common::kNoValue, lib = common::kNoValue, prev = common::kNoValue;
   for (std::size_t i = from; i < rows.size(); ++i) {
     const sc::Version* v = sc::find_version(rows[i].version);
@@ -281,7 +281,6 @@ void fill_ratios(std::vector<ResultRow>& rows, std::size_t from, sc::Op op) {
     if (!v->needs_gpu && std::isnan(cpu)) cpu = rows[i].stats.median_ms;
     if (v->is_library && v->name.find("cub") != std::string::npos) lib = rows[i].stats.median_ms;
   }
-  (void)op;
   for (std::size_t i = from; i < rows.size(); ++i) {
     if (rows[i].stats.samples == 0) continue;
     const double t = rows[i].stats.median_ms;
@@ -414,7 +413,7 @@ int run(int argc, char** argv) {
         }
         rows.push_back(r);
       }
-      fill_ratios(rows, first, op);
+      fill_ratios(rows, first);
       if (c.gpu && gpu_skip.empty() && c.opt.flag("end-to-end") && n == *std::max_element(sizes.begin(), sizes.end()))
         end_to_end_rows(c, vs, s, block, e2e);
     }
