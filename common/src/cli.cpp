@@ -1,6 +1,7 @@
 #include "common/cli.hpp"
 
 #include <cctype>
+#include <iostream>
 #include <sstream>
 
 namespace common {
@@ -150,6 +151,24 @@ std::string usage(const std::string& program, const std::string& summary, const 
     os << "\n";
   }
   return os.str();
+}
+
+int driver_main(int argc, const char* const* argv, const DriverSpec& spec,
+                const std::function<int(const CliOptions&)>& run) {
+  try {
+    const CliOptions o = parse_cli(argc, argv, spec.extras);
+    if (o.help) {
+      std::cout << usage(spec.name, spec.summary, spec.extras);
+      return 0;
+    }
+    return run(o);
+  } catch (const UsageError& e) {
+    std::cerr << spec.name << ": " << e.what() << "\n\n" << usage(spec.name, spec.summary, spec.extras);
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << spec.name << ": error: " << e.what() << "\n";
+    return 1;
+  }
 }
 
 }  // namespace common

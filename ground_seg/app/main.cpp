@@ -21,6 +21,8 @@ using namespace ground_seg;
 
 namespace {
 
+const char* const kSummary = "Ground segmentation: accuracy against labels, timing, grid population, images.";
+
 const std::vector<common::ExtraFlag> kExtraFlags = {
     {"rule", "seed, improved or both", true, "both"},
     {"cell", "cell size (m)", true, "0.3"},
@@ -105,13 +107,7 @@ std::string fmt(double v, int prec = 2) {
   return b;
 }
 
-int run(int argc, char** argv) {
-  const common::CliOptions o = common::parse_cli(argc, argv, kExtraFlags);
-  const std::string summary = "Ground segmentation: accuracy against labels, timing, grid population, images.";
-  if (o.help) {
-    std::cout << common::usage("ground_seg", summary, kExtraFlags);
-    return 0;
-  }
+int run(const common::CliOptions& o) {
   if (o.list) {
     for (const auto& v : versions()) std::printf("%-6s %-6s %s\n", v.id.c_str(), v.name.c_str(), v.idea.c_str());
     return 0;
@@ -290,13 +286,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const common::UsageError& e) {
-    std::cerr << "ground_seg: " << e.what() << "\n\n" << common::usage("ground_seg", "ground segmentation", kExtraFlags);
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "ground_seg: error: " << e.what() << "\n";
-    return 1;
-  }
+  return common::driver_main(argc, argv, {"ground_seg", kSummary, kExtraFlags}, run);
 }

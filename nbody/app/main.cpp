@@ -41,7 +41,9 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
     {"cpu-max-n", "largest n timed on one CPU core", true, "2^14"},
     {"openmp-max-n", "largest n timed with OpenMP", true, "2^16"},
     {"scaling-n", "sizes of the multi-GPU scaling table", true, "2^16,2^18,2^20"},
+    {"gpus-max", "use at most this many GPUs", true, "8"},
 };
+const char* const kSummary = "Checks and times every N-body version (forces, batch, multi-GPU, integrators).";
 
 // Instructions per interaction read in the SASS of the inner loop (README): 13 for the
 // interaction, plus the shared-memory load shared by 4 bodies in v8.
@@ -378,16 +380,9 @@ void drift_mode(Context& c, std::vector<ResultRow>& rows) {
   }
 }
 
-int run(int argc, char** argv) {
-  auto flags = kExtraFlags;
-  flags.push_back({"gpus-max", "use at most this many GPUs", true, "8"});
+int run(const common::CliOptions& opt) {
   Context c;
-  c.opt = common::parse_cli(argc, argv, flags);
-  const std::string summary = "Checks and times every N-body version (forces, batch, multi-GPU, integrators).";
-  if (c.opt.help) {
-    std::cout << common::usage("nbody", summary, flags);
-    return 0;
-  }
+  c.opt = opt;
   if (c.opt.list) {
     std::printf("%-5s %-16s %-9s %s\n", "id", "name", "gpu", "idea");
     for (const auto& v : versions())
@@ -460,13 +455,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const common::UsageError& e) {
-    std::cerr << "nbody: " << e.what() << "\n\n" << common::usage("nbody", "N-body driver", kExtraFlags);
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "nbody: error: " << e.what() << "\n";
-    return 1;
-  }
+  return common::driver_main(argc, argv, {"nbody", kSummary, kExtraFlags}, run);
 }

@@ -36,6 +36,8 @@ using common::ResultRow;
 
 namespace {
 
+const char* const kSummary = "Checks and times every scan, stream-compaction and sort version of the course.";
+
 const std::vector<common::ExtraFlag> kExtraFlags = {
     {"op", "which operations: scan, compact, sort or all (comma-separated)", true, "all"},
     {"block", "threads per block for the block-tunable versions (v1-v3 and their compactions)", true, "256"},
@@ -306,14 +308,9 @@ void print_header(const Context& c, const std::vector<std::int64_t>& sizes) {
                "cost model (its real traffic and launches) on the measured ceilings.\n\n";
 }
 
-int run(int argc, char** argv) {
+int run(const common::CliOptions& opt) {
   Context c;
-  c.opt = common::parse_cli(argc, argv, kExtraFlags);
-  const std::string summary = "Checks and times every scan, stream-compaction and sort version of the course.";
-  if (c.opt.help) {
-    std::cout << common::usage("stream_compaction", summary, kExtraFlags);
-    return 0;
-  }
+  c.opt = opt;
   if (c.opt.list) {
     std::printf("%-8s %-24s %-8s %-4s %s\n", "id", "name", "op", "gpu", "idea");
     for (const auto& v : sc::versions())
@@ -461,15 +458,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const common::UsageError& e) {
-    std::cerr << "stream_compaction: " << e.what() << "\n\n"
-              << common::usage("stream_compaction", "Checks and times every scan, stream-compaction and sort version.",
-                               kExtraFlags);
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "stream_compaction: error: " << e.what() << "\n";
-    return 1;
-  }
+  return common::driver_main(argc, argv, {"stream_compaction", kSummary, kExtraFlags}, run);
 }

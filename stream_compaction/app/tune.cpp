@@ -53,85 +53,78 @@ std::vector<Candidate> candidates() {
   return c;
 }
 
+int run(const common::CliOptions& opt) {
+  if (!common::has_cuda_device()) {
+    std::cout << "stream_compaction_tune: skipped: no CUDA device\n";
+    return 0;
+  }
+  const std::int64_t n = opt.sizes.empty() ? (std::int64_t{1} << 28) : opt.sizes.front();
+  const auto device = common::query_device();
+  const auto ceil = common::measure_ceilings(device);
+  std::printf("tuning at n = %lld on %s, copy %.0f GB/s\n\n", static_cast<long long>(n), device.name.c_str(), ceil.copy_gbs);
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreate(&stream));
+  common::DeviceBuffer<int> d_in(n), d_out(n);
+  common::DeviceBuffer<std::int64_t> d_count(1);
+  std::vector<common::ResultRow> rows;
+  double library_ms = 0;
+  for (sc::Op op : {sc::Op::Scan, sc::Op::Compact, sc::Op::Sort}) {
+    std::vector<int> in(n), ref(n), got(n);
+    std::uint64_t s = opt.seed + static_cast<int>(op);
+    for (auto& x : in) {
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      const auto r = static_cast<std::uint32_t>(s >> 32);
+      x = op == sc::Op::Scan ? static_cast<int>(r % 50) : op == sc::Op::Compact ? static_cast<int>(r % 4) : static_cast<int>(r);
+    }
+    std::int64_t kept = 0;
+    if (op == sc::Op::Scan) sc::Host::scan(n, ref.data(), in.data());
+    else if (op == sc::Op::Compact) kept = sc::Host::compact_without_scan(n, ref.data(), in.data());
+    else sc::Host::reference_radix_sort(n, ref.data(), in.data());
+    CUDA_CHECK(cudaMemcpy(d_in.get(), in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+    for (const auto& c : candidates()) {
+      if (c.op != op) continue;
+      dev::ScratchTree scratch;
+      CUDA_CHECK(cudaMemset(d_out.get(), 0xAB, d_out.bytes()));
+      c.run(n, d_out.get(), d_count.get(), d_in.get(), scratch, stream);
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      std::int64_t count = 0;
+      CUDA_CHECK(cudaMemcpy(got.data(), d_out.get(), n * sizeof(int), cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(&count, d_count.get(), sizeof(count), cudaMemcpyDeviceToHost));
+      const auto cr = sc::check_output(op, n, ref.data(), kept, got.data(), count);
+      common::ResultRow r;
+      r.subproject = "stream_compaction";
+      r.version = c.name;
+      r.idea = "tile-shape tuning";
+      r.n = n;
+      r.params = std::string("op=") + sc::op_name(op) + " tune=1";
+      r.passed = cr.ok ? "PASS" : "FAIL: " + cr.message;
+      r.device = device.name;
+      r.cuda = common::cuda_runtime_version();
+      r.git_sha = common::git_sha();
+      if (cr.ok) {
+        r.stats = common::bench_gpu([&](cudaStream_t st) { c.run(n, d_out.get(), d_count.get(), d_in.get(), scratch, st); },
+                                    stream, common::BenchOptions{});
+        const double bytes = op == sc::Op::Scan ? 8.0 * n : op == sc::Op::Compact ? 4.0 * (n + kept) : 32.0 * n;
+        r.metric = bytes / (r.stats.median_ms * 1e-3) / 1e9;
+        r.metric_unit = "GB/s";
+        r.pct_of_ceiling = 100 * r.metric / ceil.copy_gbs;
+        if (c.name.find("cub") != std::string::npos) library_ms = r.stats.median_ms;
+        r.speedup_vs_library = library_ms / r.stats.median_ms;
+      }
+      rows.push_back(r);
+    }
+  }
+  common::print_table(std::cout, rows);
+  if (!opt.csv.empty()) common::write_csv_atomic(opt.csv, rows);
+  for (const auto& r : rows)
+    if (common::is_fail(r)) return 1;
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    const common::CliOptions opt = common::parse_cli(argc, argv);
-    if (opt.help) {
-      std::cout << common::usage("stream_compaction_tune", "Times every tile shape of the single-pass kernels next to CUB.");
-      return 0;
-    }
-    if (!common::has_cuda_device()) {
-      std::cout << "stream_compaction_tune: skipped: no CUDA device\n";
-      return 0;
-    }
-    const std::int64_t n = opt.sizes.empty() ? (std::int64_t{1} << 28) : opt.sizes.front();
-    const auto device = common::query_device();
-    const auto ceil = common::measure_ceilings(device);
-    std::printf("tuning at n = %lld on %s, copy %.0f GB/s\n\n", static_cast<long long>(n), device.name.c_str(), ceil.copy_gbs);
-    cudaStream_t stream;
-    CUDA_CHECK(cudaStreamCreate(&stream));
-    common::DeviceBuffer<int> d_in(n), d_out(n);
-    common::DeviceBuffer<std::int64_t> d_count(1);
-    std::vector<common::ResultRow> rows;
-    double library_ms = 0;
-    for (sc::Op op : {sc::Op::Scan, sc::Op::Compact, sc::Op::Sort}) {
-      std::vector<int> in(n), ref(n), got(n);
-      std::uint64_t s = opt.seed + static_cast<int>(op);
-      for (auto& x : in) {
-        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-        const auto r = static_cast<std::uint32_t>(s >> 32);
-        x = op == sc::Op::Scan ? static_cast<int>(r % 50) : op == sc::Op::Compact ? static_cast<int>(r % 4) : static_cast<int>(r);
-      }
-      std::int64_t kept = 0;
-      if (op == sc::Op::Scan) sc::Host::scan(n, ref.data(), in.data());
-      else if (op == sc::Op::Compact) kept = sc::Host::compact_without_scan(n, ref.data(), in.data());
-      else sc::Host::reference_radix_sort(n, ref.data(), in.data());
-      CUDA_CHECK(cudaMemcpy(d_in.get(), in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
-      for (const auto& c : candidates()) {
-        if (c.op != op) continue;
-        dev::ScratchTree scratch;
-        CUDA_CHECK(cudaMemset(d_out.get(), 0xAB, d_out.bytes()));
-        c.run(n, d_out.get(), d_count.get(), d_in.get(), scratch, stream);
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        std::int64_t count = 0;
-        CUDA_CHECK(cudaMemcpy(got.data(), d_out.get(), n * sizeof(int), cudaMemcpyDeviceToHost));
-        CUDA_CHECK(cudaMemcpy(&count, d_count.get(), sizeof(count), cudaMemcpyDeviceToHost));
-        const auto cr = sc::check_output(op, n, ref.data(), kept, got.data(), count);
-        common::ResultRow r;
-        r.subproject = "stream_compaction";
-        r.version = c.name;
-        r.idea = "tile-shape tuning";
-        r.n = n;
-        r.params = std::string("op=") + sc::op_name(op) + " tune=1";
-        r.passed = cr.ok ? "PASS" : "FAIL: " + cr.message;
-        r.device = device.name;
-        r.cuda = common::cuda_runtime_version();
-        r.git_sha = common::git_sha();
-        if (cr.ok) {
-          r.stats = common::bench_gpu([&](cudaStream_t st) { c.run(n, d_out.get(), d_count.get(), d_in.get(), scratch, st); },
-                                      stream, common::BenchOptions{});
-          const double bytes = op == sc::Op::Scan ? 8.0 * n : op == sc::Op::Compact ? 4.0 * (n + kept) : 32.0 * n;
-          r.metric = bytes / (r.stats.median_ms * 1e-3) / 1e9;
-          r.metric_unit = "GB/s";
-          r.pct_of_ceiling = 100 * r.metric / ceil.copy_gbs;
-          if (c.name.find("cub") != std::string::npos) library_ms = r.stats.median_ms;
-          r.speedup_vs_library = library_ms / r.stats.median_ms;
-        }
-        rows.push_back(r);
-      }
-    }
-    common::print_table(std::cout, rows);
-    if (!opt.csv.empty()) common::write_csv_atomic(opt.csv, rows);
-    for (const auto& r : rows)
-      if (common::is_fail(r)) return 1;
-    return 0;
-  } catch (const common::UsageError& e) {
-    std::cerr << "stream_compaction_tune: " << e.what() << "\n";
-    return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "stream_compaction_tune: " << e.what() << "\n";
-    return 1;
-  }
+  return common::driver_main(argc, argv,
+                             {"stream_compaction_tune", "Times every tile shape of the single-pass kernels next to CUB.", {}},
+                             run);
 }

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <stdexcept>
 #include <vector>
 
 #include "common/cli.hpp"
@@ -58,4 +60,19 @@ TEST(Cli, UsageListsEveryFlag) {
   const std::string u = common::usage("prog", "does things", {{"op", "which op", true, "all"}});
   for (const char* f : {"--list", "--version", "--n", "--sweep", "--reps", "--csv", "--seed", "--quick", "--op"})
     EXPECT_NE(u.find(f), std::string::npos) << f;
+}
+
+TEST(Cli, DriverMainMapsOutcomesToExitCodes) {
+  const common::DriverSpec spec{"prog", "does things", {{"op", "which op", true, "all"}}};
+  auto call = [&](std::vector<const char*> args, const std::function<int(const common::CliOptions&)>& run) {
+    args.insert(args.begin(), "prog");
+    return common::driver_main(static_cast<int>(args.size()), args.data(), spec, run);
+  };
+  auto ok = [](const common::CliOptions& o) { return o.extra.at("op") == "scan" ? 0 : 7; };
+  EXPECT_EQ(call({"--op", "scan"}, ok), 0);
+  EXPECT_EQ(call({}, ok), 7);                  // the run's own status passes through
+  EXPECT_EQ(call({"--help"}, [](const common::CliOptions&) { return 9; }), 0);  // help never runs
+  EXPECT_EQ(call({"--bogus"}, ok), 2);         // bad flag
+  EXPECT_EQ(call({}, [](const common::CliOptions&) -> int { throw common::UsageError("bad value"); }), 2);
+  EXPECT_EQ(call({}, [](const common::CliOptions&) -> int { throw std::runtime_error("file missing"); }), 1);
 }

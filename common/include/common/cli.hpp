@@ -3,6 +3,7 @@
 // UsageError; drivers print usage and exit with status 2.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -42,5 +43,16 @@ std::vector<std::string> split(const std::string& text, char sep);
 CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraFlag>& extras = {});
 std::string usage(const std::string& program, const std::string& summary,
                   const std::vector<ExtraFlag>& extras = {});
+
+// The shape of every driver's main(): parse the command line, answer --help with the usage, run,
+// and turn a UsageError (from parsing or from the run) into the message + usage + exit 2 and any
+// other exception into one "<name>: error: ..." line + exit 1.
+struct DriverSpec {
+  std::string name;
+  std::string summary;
+  std::vector<ExtraFlag> extras;
+};
+int driver_main(int argc, const char* const* argv, const DriverSpec& spec,
+                const std::function<int(const CliOptions&)>& run);
 
 }  // namespace common
