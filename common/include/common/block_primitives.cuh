@@ -68,4 +68,31 @@ __device__ __forceinline__ T block_exclusive_scan(T v, T& block_total, T* smem) 
   return result;
 }
 
+// Block sum of N values per thread at once (e.g. a score, a gradient and a Hessian): each warp
+// reduces its N values with shuffles, then warp w's totals go to smem[k * WARPS + w] and the first
+// N threads each add one value's warp totals in a fixed order, so the result is deterministic.
+// On return thread k < N holds total k in v[k] (other threads' v are partial). `smem` holds
+// N * BLOCK/32 values. Ends with a barrier.
+template <int BLOCK, int N, typename T>
+__device__ __forceinline__ void block_reduce_sum_n(T (&v)[N], T* smem) {
+  static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+  static_assert(N <= BLOCK, "one thread per value finishes the reduction");
+  constexpr int kWarps = BLOCK / 32;
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    v[k] = warp_reduce_sum(v[k]);
+    if (lane_id() == 0) smem[k * kWarps + warp_id()] = v[k];
+  }
+  __syncthreads();
+  if (threadIdx.x < N) {
+    T total = T(0);
+    for (int w = 0; w < kWarps; ++w) total += smem[threadIdx.x * kWarps + w];
+    // the caller reads v[threadIdx.x]; write through a loop so v stays in registers
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      if (k == static_cast<int>(threadIdx.x)) v[k] = total;
+  }
+  __syncthreads();
+}
+
 }  // namespace common

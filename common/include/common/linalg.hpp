@@ -1,0 +1,154 @@
+// Small dense linear algebra that runs the same on the host and in a kernel: fixed-size symmetric
+// eigen-decomposition (cyclic Jacobi), the SVD-equivalent least-squares solve of a symmetric
+// system (pseudo-inverse with Eigen's JacobiSVD rank threshold), 3x3 inverse and rigid transforms.
+// Used by ndt_graph's voxel statistics and Newton step on both sides, so the CPU reference and the
+// GPU kernels run the same arithmetic.
+#pragma once
+#include <cmath>
+#include <cfloat>
+
+#if defined(__CUDACC__)
+#define COMMON_HD __host__ __device__ __forceinline__
+#else
+#define COMMON_HD inline
+#endif
+
+namespace common {
+namespace la {
+
+// Symmetric N x N matrix `a` (row-major, overwritten) -> eigenvalues `w` ascending and
+// eigenvectors as the columns of `v`. Cyclic Jacobi: robust for the tiny matrices here (3x3 voxel
+// covariances, 6x6 Newton Hessians), and exact zeros stay zero.
+template <int N>
+COMMON_HD void sym_eigen(double (&a)[N][N], double (&w)[N], double (&v)[N][N]) {
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < N; ++j) v[i][j] = i == j ? 1.0 : 0.0;
+  for (int sweep = 0; sweep < 64; ++sweep) {
+    double off = 0, diag = 0;
+    for (int i = 0; i < N; ++i) {
+      diag += a[i][i] * a[i][i];
+      for (int j = i + 1; j < N; ++j) off += a[i][j] * a[i][j];
+    }
+    if (off == 0 || off <= 1e-34 * diag) break;
+    for (int p = 0; p < N; ++p)
+      for (int q = p + 1; q < N; ++q) {
+        if (a[p][q] == 0) continue;
+        const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
+        const double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
+        const double c = 1 / sqrt(t * t + 1), s = t * c;
+        for (int k = 0; k < N; ++k) {  // A <- A J
+          const double akp = a[k][p], akq = a[k][q];
+          a[k][p] = c * akp - s * akq;
+          a[k][q] = s * akp + c * akq;
+        }
+        for (int k = 0; k < N; ++k) {  // A <- J^T A
+          const double apk = a[p][k], aqk = a[q][k];
+          a[p][k] = c * apk - s * aqk;
+          a[q][k] = s * apk + c * aqk;
+        }
+        for (int k = 0; k < N; ++k) {
+          const double vkp = v[k][p], vkq = v[k][q];
+          v[k][p] = c * vkp - s * vkq;
+          v[k][q] = s * vkp + c * vkq;
+        }
+      }
+  }
+  for (int i = 0; i < N; ++i) w[i] = a[i][i];
+  for (int i = 1; i < N; ++i) {  // insertion sort, ascending, columns of v follow
+    for (int j = i; j > 0 && w[j - 1] > w[j]; --j) {
+      const double tw = w[j];
+      w[j] = w[j - 1];
+      w[j - 1] = tw;
+      for (int k = 0; k < N; ++k) {
+        const double tv = v[k][j];
+        v[k][j] = v[k][j - 1];
+        v[k][j - 1] = tv;
+      }
+    }
+  }
+}
+
+// Minimum-norm least-squares solution of the symmetric system A x = b, as Eigen's
+// JacobiSVD::solve computes it: singular values (|eigenvalues| here) at or below
+// N * DBL_EPSILON * the largest are treated as zero. Returns the numerical rank.
+template <int N>
+COMMON_HD int sym_solve_pinv(const double (&a_in)[N][N], const double (&b)[N], double (&x)[N]) {
+  double a[N][N], w[N], v[N][N];
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < N; ++j) a[i][j] = 0.5 * (a_in[i][j] + a_in[j][i]);
+  sym_eigen<N>(a, w, v);
+  double wmax = 0;
+  for (int i = 0; i < N; ++i) wmax = fmax(wmax, fabs(w[i]));
+  const double threshold = wmax * N * DBL_EPSILON;
+  int rank = 0;
+  for (int i = 0; i < N; ++i) x[i] = 0;
+  for (int k = 0; k < N; ++k) {
+    if (!(fabs(w[k]) > threshold)) continue;
+    ++rank;
+    double proj = 0;
+    for (int i = 0; i < N; ++i) proj += v[i][k] * b[i];
+    proj /= w[k];
+    for (int i = 0; i < N; ++i) x[i] += proj * v[i][k];
+  }
+  return rank;
+}
+
+// 3x3 inverse by cofactors; returns the determinant (0: the result is not written).
+COMMON_HD double inverse3(const double (&m)[3][3], double (&inv)[3][3]) {
+  const double c00 = m[1][1] * m[2][2] - m[1][2] * m[2][1];
+  const double c01 = m[1][2] * m[2][0] - m[1][0] * m[2][2];
+  const double c02 = m[1][0] * m[2][1] - m[1][1] * m[2][0];
+  const double det = m[0][0] * c00 + m[0][1] * c01 + m[0][2] * c02;
+  if (det == 0) return 0;
+  const double r = 1 / det;
+  inv[0][0] = c00 * r;
+  inv[1][0] = c01 * r;
+  inv[2][0] = c02 * r;
+  inv[0][1] = (m[0][2] * m[2][1] - m[0][1] * m[2][2]) * r;
+  inv[1][1] = (m[0][0] * m[2][2] - m[0][2] * m[2][0]) * r;
+  inv[2][1] = (m[0][1] * m[2][0] - m[0][0] * m[2][1]) * r;
+  inv[0][2] = (m[0][1] * m[1][2] - m[0][2] * m[1][1]) * r;
+  inv[1][2] = (m[0][2] * m[1][0] - m[0][0] * m[1][2]) * r;
+  inv[2][2] = (m[0][0] * m[1][1] - m[0][1] * m[1][0]) * r;
+  return det;
+}
+
+// Rigid transform from x, y, z, roll, pitch, yaw as T = Translation * Rx(roll) * Ry(pitch) *
+// Rz(yaw) (PCL's and the NDT literature's convention). Row-major 3x4 [R | t].
+COMMON_HD void pose_to_matrix(const double (&p)[6], double (&m)[3][4]) {
+  const double cx = cos(p[3]), sx = sin(p[3]), cy = cos(p[4]), sy = sin(p[4]), cz = cos(p[5]), sz = sin(p[5]);
+  m[0][0] = cy * cz;
+  m[0][1] = -cy * sz;
+  m[0][2] = sy;
+  m[1][0] = cx * sz + sx * sy * cz;
+  m[1][1] = cx * cz - sx * sy * sz;
+  m[1][2] = -sx * cy;
+  m[2][0] = sx * sz - cx * sy * cz;
+  m[2][1] = sx * cz + cx * sy * sz;
+  m[2][2] = cx * cy;
+  m[0][3] = p[0];
+  m[1][3] = p[1];
+  m[2][3] = p[2];
+}
+
+// Euler angles (roll, pitch, yaw) of R = Rx Ry Rz on the branch Eigen's eulerAngles(0, 1, 2)
+// returns (roll in [0, pi]), which is how PCL's NDT turns a guess matrix into its 6-vector.
+COMMON_HD void matrix_to_euler_xyz(const double (&m)[3][4], double (&rpy)[3]) {
+  const double pi = 3.14159265358979323846;
+  double r0 = atan2(m[1][2], m[2][2]), r1;
+  const double c2 = sqrt(m[0][0] * m[0][0] + m[0][1] * m[0][1]);
+  if (r0 > 0) {
+    r0 -= pi;
+    r1 = atan2(-m[0][2], -c2);
+  } else {
+    r1 = atan2(-m[0][2], c2);
+  }
+  const double s1 = sin(r0), c1 = cos(r0);
+  const double r2 = atan2(s1 * m[2][0] - c1 * m[1][0], c1 * m[1][1] - s1 * m[2][1]);
+  rpy[0] = -r0;
+  rpy[1] = -r1;
+  rpy[2] = -r2;
+}
+
+}  // namespace la
+}  // namespace common

@@ -1,0 +1,90 @@
+// ndt_graph's public API: PCL 1.13-exact filters (VoxelGrid, ApproximateVoxelGrid), the target
+// map (VoxelGridCovariance statistics + a cell hash for the neighbour search), the NDT alignment
+// parameters and result, and the CPU reference. GPU versions live behind the registry.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/pointcloud.hpp"
+#include "ndt_graph/ndt_math.hpp"
+#include "ndt_graph/solver.hpp"
+
+namespace ndt {
+
+class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Filter { none, voxel, approx };
+Filter parse_filter(const std::string& name);  // throws InputError
+const char* filter_name(Filter f);
+Search parse_search(const std::string& name);  // throws InputError
+const char* search_name(Search s);
+
+// pcl::VoxelGrid: one point per occupied leaf, the (float) centroid of its points, leaves in
+// PCL's index order. Throws InputError when the leaf is not positive and finite.
+common::PointCloud voxel_grid_filter(const common::PointCloud& in, float leaf);
+// pcl::ApproximateVoxelGrid: PCL's 512-slot history; a leaf's centroid is emitted when another
+// leaf takes its slot, and the rest at the end in slot order.
+common::PointCloud approximate_voxel_grid_filter(const common::PointCloud& in, float leaf);
+common::PointCloud apply_filter(const common::PointCloud& in, Filter f, float leaf);
+
+// The NDT target: PCL's VoxelGridCovariance with leaf = resolution, plus the hash table that
+// finds a cell's voxel. Host copy; GPU versions upload it (or build their own with build_map_gpu).
+struct VoxelMap {
+  float resolution = 1.f;
+  std::vector<Voxel> voxels;           // searchable voxels (>= 6 points), PCL's leaf order
+  std::vector<std::uint64_t> keys;     // hash table, kEmptyKey where free
+  std::vector<int> slot_voxel;
+  std::size_t occupied = 0;            // leaves with at least one point
+  std::size_t valid = 0;               // searchable and not invalidated
+  MapView view(Search s) const;
+};
+constexpr int kMinPointsPerVoxel = 6;
+VoxelMap build_voxel_map(const common::PointCloud& target, float resolution);
+// Hash table for `voxels` keyed by `cells` (x, y, z per voxel).
+void build_hash(const std::vector<int>& cells, VoxelMap& map);
+
+struct NdtParams {
+  double resolution = 1.0, step_size = 0.1, epsilon = 1e-4, outlier_ratio = 0.55;
+  int max_iterations = 35;
+  Search search = Search::radius;
+  void validate() const;  // throws InputError naming the parameter
+  SolverConfig solver_config(std::size_t n_points) const;
+};
+
+struct AlignResult {
+  double T[4][4] = {};
+  double pose[6] = {};
+  int iterations = 0, evaluations = 0;
+  bool converged = false;
+  Status status = Status::running;
+  double likelihood = 0, score = 0;
+  double hessian[6][6] = {};
+  double points_matched = 0, pairs = 0;  // at the final pose
+  std::vector<TraceRow> trace;           // row 0: the guess, then one row per iteration
+  std::string reason() const;            // one line: why it stopped
+};
+AlignResult result_from_state(const SolverState& s, const TraceRow* trace);
+
+// Float copy of a cloud's coordinates, interleaved x y z (what every version uploads).
+std::vector<float> interleave(const common::PointCloud& pc);
+
+// The CPU reference (float64, one thread) and the same on every core (OpenMP, per-thread sums).
+AlignResult align_cpu(const VoxelMap& map, const common::PointCloud& source, const NdtParams& p, const double (&guess)[6]);
+AlignResult align_cpu_openmp(const VoxelMap& map, const common::PointCloud& source, const NdtParams& p,
+                             const double (&guess)[6]);
+// One evaluation on the CPU (score, gradient, Hessian sums) at a request: used by the reference,
+// by tests (finite differences) and by the trace replay.
+void evaluate_cpu(const MapView& m, const float* xyz, std::size_t n, const EvalRequest& req, GaussConstants g,
+                  double* sums, bool parallel);
+
+// Pose helpers: x y z roll pitch yaw <-> 4x4 (T = Translation * Rx * Ry * Rz).
+void pose_to_matrix4(const double (&pose)[6], double (&T)[4][4]);
+// Translation distance (m) and rotation angle (deg) between two transforms.
+void pose_error(const double (&A)[4][4], const double (&B)[4][4], double& trans_m, double& rot_deg);
+
+}  // namespace ndt

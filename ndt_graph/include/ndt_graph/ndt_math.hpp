@@ -1,0 +1,328 @@
+// The arithmetic of one NDT evaluation, written once for the CPU reference and the GPU kernels
+// (host + device): the voxel lookup, PCL's angular derivatives (Magnusson 2009, eq. 6.19/6.21) and
+// the score/gradient/Hessian contribution of one (point, voxel) pair (eq. 6.9-6.13), including
+// the pairs PCL skips. Everything is float64 except the transformed point, which PCL computes in
+// float (its Matrix4f transform) and the neighbour distance test (FLANN's float L2).
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "common/linalg.hpp"
+
+namespace ndt {
+
+// Float add/multiply that are never fused into an FMA (nvcc contracts by default; the host
+// build uses -ffp-contract=off), so the CPU reference and the kernels round identically.
+COMMON_HD float fadd_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+COMMON_HD float fmul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+COMMON_HD float fsub_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+
+// The 30 sums one evaluation produces: score, gradient (6), the Hessian's upper triangle (21,
+// row by row), points with at least one neighbour voxel, and (point, voxel) pairs.
+constexpr int kGradient = 1, kHessian = 7, kPointsMatched = 28, kPairs = 29, kSums = 30;
+COMMON_HD int hess_index(int i, int j) {  // i <= j
+  return kHessian + i * 6 - i * (i - 1) / 2 + (j - i);
+}
+
+enum class Search : int { radius = 0, direct7 = 1, direct1 = 2 };
+
+// A target voxel as PCL's VoxelGridCovariance keeps it: every voxel with >= 6 points is
+// searchable (its float centroid sits in PCL's kd-tree); `valid` is 0 when PCL marked it invalid
+// (nr_points = -1: a negative or zero eigenvalue), its inverse covariance then stays zero.
+struct Voxel {
+  double mean[3];
+  double icov[6];  // xx xy xz yy yz zz
+  float centroid[3];
+  int points;
+  int valid;
+};
+
+// Cell coordinates of the hash key: 21 bits per axis, offset so negatives fit.
+constexpr int kCellBias = 1 << 20;
+constexpr std::uint64_t kEmptyKey = ~std::uint64_t(0);
+COMMON_HD bool cell_in_range(long long i) { return i > -kCellBias + 1 && i < kCellBias - 2; }
+COMMON_HD std::uint64_t cell_key(int ix, int iy, int iz) {
+  return (std::uint64_t(ix + kCellBias) << 42) | (std::uint64_t(iy + kCellBias) << 21) | std::uint64_t(iz + kCellBias);
+}
+COMMON_HD std::uint32_t hash_slot(std::uint64_t key, std::uint64_t mask) {
+  return static_cast<std::uint32_t>(((key * 0x9E3779B97F4A7C15ull) >> 29) & mask);
+}
+
+// What a kernel or the CPU needs to search the map: open-addressing hash (linear probing) from
+// a cell key to the voxel index.
+struct MapView {
+  const Voxel* voxels = nullptr;
+  const std::uint64_t* keys = nullptr;
+  const int* slot_voxel = nullptr;
+  std::uint64_t mask = 0;  // table size - 1 (a power of two)
+  float resolution = 1.f, inv_resolution = 1.f;
+  Search search = Search::radius;
+};
+
+COMMON_HD int find_voxel(const MapView& m, int ix, int iy, int iz) {
+  const std::uint64_t key = cell_key(ix, iy, iz);
+  for (std::uint32_t s = hash_slot(key, m.mask);; s = (s + 1) & static_cast<std::uint32_t>(m.mask)) {
+    const std::uint64_t k = m.keys[s];
+    if (k == key) return m.slot_voxel[s];
+    if (k == kEmptyKey) return -1;
+  }
+}
+
+// Calls f(voxel_index) for every neighbour voxel of the (transformed, float) point, in the
+// search mode's sense: radius = centroid within `resolution` (any of the 27 surrounding cells,
+// what PCL 1.13's kd-tree returns, invalid voxels included as PCL includes them); direct7 = the
+// point's cell and its 6 face neighbours; direct1 = its own cell (valid voxels only, as PCL's
+// getNeighborhoodAtPoint* return).
+template <typename F>
+COMMON_HD void for_each_neighbour(const MapView& m, float px, float py, float pz, F&& f) {
+  const float fx = floorf(px * m.inv_resolution), fy = floorf(py * m.inv_resolution), fz = floorf(pz * m.inv_resolution);
+  if (!(cell_in_range(static_cast<long long>(fx)) && cell_in_range(static_cast<long long>(fy)) &&
+        cell_in_range(static_cast<long long>(fz))) ||
+      !(fabsf(fx) < 2e6f && fabsf(fy) < 2e6f && fabsf(fz) < 2e6f))
+    return;  // far outside any map (or not finite): no neighbours
+  const int ix = static_cast<int>(fx), iy = static_cast<int>(fy), iz = static_cast<int>(fz);
+  if (m.search == Search::radius) {
+    const float r2 = m.resolution * m.resolution;
+    for (int dx = -1; dx <= 1; ++dx)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dz = -1; dz <= 1; ++dz) {
+          const int v = find_voxel(m, ix + dx, iy + dy, iz + dz);
+          if (v < 0) continue;
+          const Voxel& vox = m.voxels[v];
+          const float ex = fsub_rn(px, vox.centroid[0]), ey = fsub_rn(py, vox.centroid[1]), ez = fsub_rn(pz, vox.centroid[2]);
+          const float d2 = fadd_rn(fadd_rn(fmul_rn(ex, ex), fmul_rn(ey, ey)), fmul_rn(ez, ez));
+          if (d2 < r2) f(v);
+        }
+    return;
+  }
+  const int offsets[7][3] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
+  const int count = m.search == Search::direct7 ? 7 : 1;
+  for (int k = 0; k < count; ++k) {
+    const int v = find_voxel(m, ix + offsets[k][0], iy + offsets[k][1], iz + offsets[k][2]);
+    if (v >= 0 && m.voxels[v].valid) f(v);
+  }
+}
+
+// PCL's angular Jacobian rows a..h and Hessian rows a2..f3 (first three columns; the fourth is
+// multiplied by the point's w = 0). Angles under 1e-4 use cos = 1, sin = 0 as PCL does.
+struct AngleDerivatives {
+  double j[8][3];
+  double h[15][3];
+};
+
+COMMON_HD void angle_derivatives(const double (&p)[6], AngleDerivatives& a) {
+  double c[3], s[3];
+  for (int k = 0; k < 3; ++k) {
+    const double angle = p[3 + k];
+    if (fabs(angle) < 10e-5) {
+      c[k] = 1.0;
+      s[k] = 0.0;
+    } else {
+      c[k] = cos(angle);
+      s[k] = sin(angle);
+    }
+  }
+  const double cx = c[0], cy = c[1], cz = c[2], sx = s[0], sy = s[1], sz = s[2];
+  const double J[8][3] = {{-sx * sz + cx * sy * cz, -sx * cz - cx * sy * sz, -cx * cy},
+                          {cx * sz + sx * sy * cz, cx * cz - sx * sy * sz, -sx * cy},
+                          {-sy * cz, sy * sz, cy},
+                          {sx * cy * cz, -sx * cy * sz, sx * sy},
+                          {-cx * cy * cz, cx * cy * sz, -cx * sy},
+                          {-cy * sz, -cy * cz, 0},
+                          {cx * cz - sx * sy * sz, -cx * sz - sx * sy * cz, 0},
+                          {sx * cz + cx * sy * sz, cx * sy * cz - sx * sz, 0}};
+  const double H[15][3] = {{-cx * sz - sx * sy * cz, -cx * cz + sx * sy * sz, sx * cy},
+                           {-sx * sz + cx * sy * cz, -cx * sy * sz - sx * cz, -cx * cy},
+                           {cx * cy * cz, -cx * cy * sz, cx * sy},
+                           {sx * cy * cz, -sx * cy * sz, sx * sy},
+                           {-sx * cz - cx * sy * sz, sx * sz - cx * sy * cz, 0},
+                           {cx * cz - sx * sy * sz, -sx * sy * cz - cx * sz, 0},
+                           {-cy * cz, cy * sz, -sy},
+                           {-sx * sy * cz, sx * sy * sz, sx * cy},
+                           {cx * sy * cz, -cx * sy * sz, -cx * cy},
+                           {sy * sz, sy * cz, 0},
+                           {-sx * cy * sz, -sx * cy * cz, 0},
+                           {cx * cy * sz, cx * cy * cz, 0},
+                           {-cy * cz, cy * sz, 0},
+                           {-cx * sz - sx * sy * cz, -cx * cz + sx * sy * sz, 0},
+                           {-sx * sz + cx * sy * cz, -cx * sy * sz - sx * cz, 0}};
+  for (int r = 0; r < 8; ++r)
+    for (int k = 0; k < 3; ++k) a.j[r][k] = J[r][k];
+  for (int r = 0; r < 15; ++r)
+    for (int k = 0; k < 3; ++k) a.h[r][k] = H[r][k];
+}
+
+// The point Jacobian (3 x 6) and the 3-vector blocks of the point Hessian of one source point.
+struct PointDerivatives {
+  double jac[6][3];     // column i of PCL's point_jacobian_, as a 3-vector
+  double hblk[6][3];    // a, b, c, d, e, f of eq. 6.21
+};
+
+COMMON_HD void point_derivatives(const AngleDerivatives& a, const double (&x)[3], bool hessian, PointDerivatives& d) {
+  double pa[8];
+  for (int r = 0; r < 8; ++r) pa[r] = a.j[r][0] * x[0] + a.j[r][1] * x[1] + a.j[r][2] * x[2];
+  for (int i = 0; i < 6; ++i)
+    for (int k = 0; k < 3; ++k) d.jac[i][k] = (i < 3 && i == k) ? 1.0 : 0.0;
+  d.jac[3][1] = pa[0];
+  d.jac[3][2] = pa[1];
+  d.jac[4][0] = pa[2];
+  d.jac[4][1] = pa[3];
+  d.jac[4][2] = pa[4];
+  d.jac[5][0] = pa[5];
+  d.jac[5][1] = pa[6];
+  d.jac[5][2] = pa[7];
+  if (!hessian) return;
+  double ph[15];
+  for (int r = 0; r < 15; ++r) ph[r] = a.h[r][0] * x[0] + a.h[r][1] * x[1] + a.h[r][2] * x[2];
+  const double blocks[6][3] = {{0, ph[0], ph[1]}, {0, ph[2], ph[3]}, {0, ph[4], ph[5]},
+                               {ph[6], ph[7], ph[8]}, {ph[9], ph[10], ph[11]}, {ph[12], ph[13], ph[14]}};
+  for (int b = 0; b < 6; ++b)
+    for (int k = 0; k < 3; ++k) d.hblk[b][k] = blocks[b][k];
+}
+
+// Block (i, j) of the point Hessian (i, j >= 3; zero otherwise): a b c / b d e / c e f.
+COMMON_HD int hessian_block(int i, int j) {
+  const int table[3][3] = {{0, 1, 2}, {1, 3, 4}, {2, 4, 5}};
+  return table[i - 3][j - 3];
+}
+
+struct GaussConstants {
+  double d1, d2;
+};
+
+// Eq. 6.8 [Magnusson 2009], as PCL computes it.
+inline GaussConstants gauss_constants(double resolution, double outlier_ratio) {
+  const double c1 = 10.0 * (1 - outlier_ratio);
+  const double c2 = outlier_ratio / std::pow(resolution, 3);
+  const double d3 = -std::log(c2);
+  GaussConstants g;
+  g.d1 = -std::log(c1 + c2) - d3;
+  g.d2 = -2 * std::log((-std::log(c1 * std::exp(-0.5) + c2) - d3) / g.d1);
+  return g;
+}
+
+// Adds one (point, voxel) pair to the sums (score, gradient, Hessian upper triangle when asked).
+// Returns false for the pairs PCL skips (the scaled exponential outside [0, 1] or NaN).
+COMMON_HD bool accumulate_pair(const PointDerivatives& pd, const double (&xt)[3], const double (&ic)[6], GaussConstants g,
+                               bool hessian, double* sums) {
+  const double C[3][3] = {{ic[0], ic[1], ic[2]}, {ic[1], ic[3], ic[4]}, {ic[2], ic[4], ic[5]}};
+  double cx[3];
+  for (int r = 0; r < 3; ++r) cx[r] = C[r][0] * xt[0] + C[r][1] * xt[1] + C[r][2] * xt[2];
+  double e = exp(-g.d2 * (xt[0] * cx[0] + xt[1] * cx[1] + xt[2] * cx[2]) / 2);
+  const double score_inc = -g.d1 * e;
+  e = g.d2 * e;
+  if (e > 1 || e < 0 || e != e) return false;
+  e *= g.d1;
+  sums[0] += score_inc;
+  double cj[6][3], xcj[6];
+  for (int i = 0; i < 6; ++i) {
+    for (int r = 0; r < 3; ++r) cj[i][r] = C[r][0] * pd.jac[i][0] + C[r][1] * pd.jac[i][1] + C[r][2] * pd.jac[i][2];
+    xcj[i] = xt[0] * cj[i][0] + xt[1] * cj[i][1] + xt[2] * cj[i][2];
+    sums[kGradient + i] += xcj[i] * e;
+  }
+  if (!hessian) return true;
+  for (int i = 0; i < 6; ++i)
+    for (int j = i; j < 6; ++j) {
+      double second = 0;
+      if (i >= 3 && j >= 3) {
+        const double* h = pd.hblk[hessian_block(i, j)];
+        second = cx[0] * h[0] + cx[1] * h[1] + cx[2] * h[2];  // x'^T C h (C symmetric)
+      }
+      const double jj = pd.jac[j][0] * cj[i][0] + pd.jac[j][1] * cj[i][1] + pd.jac[j][2] * cj[i][2];
+      sums[hess_index(i, j)] += e * (-g.d2 * xcj[i] * xcj[j] + second + jj);
+    }
+  return true;
+}
+
+// PCL's VoxelGridCovariance statistics of one voxel from its points' sums (in file order: double
+// sums of x and x x^T, float sum of x for the centroid): mean; covariance (sum xx^T - sum x
+// mean^T) / (n - 1) from the lower triangle (what Eigen's self-adjoint solver reads); invalid when
+// an eigenvalue is below -1e-12 or the largest is <= 0; eigenvalues under 0.01 x the largest
+// raised to it and the covariance rebuilt; the inverse stored. An invalid voxel keeps a zero
+// inverse covariance, as PCL's does. Shared by the CPU and GPU map builds.
+COMMON_HD void voxel_from_sums(const double (&sum)[3], const double (&sq)[6], const float (&csum)[3], int n, Voxel& v) {
+  v.points = n;
+  for (int k = 0; k < 3; ++k) {
+    v.centroid[k] = csum[k] / static_cast<float>(n);
+    v.mean[k] = sum[k] / n;
+  }
+  for (int k = 0; k < 6; ++k) v.icov[k] = 0;
+  v.valid = 0;
+  const double m = n - 1.0;
+  double cov[3][3];
+  cov[0][0] = (sq[0] - sum[0] * v.mean[0]) / m;
+  cov[1][0] = cov[0][1] = (sq[1] - sum[1] * v.mean[0]) / m;
+  cov[2][0] = cov[0][2] = (sq[2] - sum[2] * v.mean[0]) / m;
+  cov[1][1] = (sq[3] - sum[1] * v.mean[1]) / m;
+  cov[2][1] = cov[1][2] = (sq[4] - sum[2] * v.mean[1]) / m;
+  cov[2][2] = (sq[5] - sum[2] * v.mean[2]) / m;
+  double a[3][3], w[3], V[3][3];
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) a[r][c] = cov[r][c];
+  common::la::sym_eigen<3>(a, w, V);
+  if (w[0] < -1e-12 || w[1] < -1e-12 || w[2] <= 0) return;
+  const double floor_value = 0.01 * w[2];
+  if (w[0] < floor_value) {
+    w[0] = floor_value;
+    if (w[1] < floor_value) w[1] = floor_value;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) cov[r][c] = V[r][0] * w[0] * V[c][0] + V[r][1] * w[1] * V[c][1] + V[r][2] * w[2] * V[c][2];
+  }
+  double inv[3][3];
+  if (common::la::inverse3(cov, inv) == 0) return;
+  const double ic[6] = {inv[0][0], inv[0][1], inv[0][2], inv[1][1], inv[1][2], inv[2][2]};
+  for (int k = 0; k < 6; ++k)
+    if (!(fabs(ic[k]) <= 3.4e38)) return;  // PCL: an infinite (float) inverse invalidates the voxel
+  for (int k = 0; k < 6; ++k) v.icov[k] = ic[k];
+  v.valid = 1;
+}
+
+// PCL's transformPointCloud with a float matrix, in its SSE order: x*r0 + (y*r1 + (z*r2 + t)),
+// without fused multiply-adds, so host and device produce the same bits.
+COMMON_HD void transform_point(const float (&T)[12], float x, float y, float z, float& ox, float& oy, float& oz) {
+  ox = fadd_rn(fmul_rn(x, T[0]), fadd_rn(fmul_rn(y, T[1]), fadd_rn(fmul_rn(z, T[2]), T[3])));
+  oy = fadd_rn(fmul_rn(x, T[4]), fadd_rn(fmul_rn(y, T[5]), fadd_rn(fmul_rn(z, T[6]), T[7])));
+  oz = fadd_rn(fmul_rn(x, T[8]), fadd_rn(fmul_rn(y, T[9]), fadd_rn(fmul_rn(z, T[10]), T[11])));
+}
+
+// Everything one source point adds to an evaluation at the transform T / angles `ad`.
+COMMON_HD void accumulate_point(const MapView& m, const AngleDerivatives& ad, const float (&T)[12], GaussConstants g,
+                                bool hessian, float x, float y, float z, double* sums) {
+  float tx, ty, tz;
+  transform_point(T, x, y, z, tx, ty, tz);
+  const double xo[3] = {x, y, z};
+  PointDerivatives pd;
+  bool have_pd = false;
+  int found = 0;
+  for_each_neighbour(m, tx, ty, tz, [&](int v) {
+    const Voxel& vox = m.voxels[v];
+    if (!have_pd) {
+      point_derivatives(ad, xo, hessian, pd);
+      have_pd = true;
+    }
+    ++found;
+    const double xt[3] = {double(tx) - vox.mean[0], double(ty) - vox.mean[1], double(tz) - vox.mean[2]};
+    if (accumulate_pair(pd, xt, vox.icov, g, hessian, sums)) sums[kPairs] += 1;
+  });
+  if (found) sums[kPointsMatched] += 1;
+}
+
+}  // namespace ndt

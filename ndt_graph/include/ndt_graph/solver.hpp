@@ -1,0 +1,373 @@
+// PCL 1.13's NormalDistributionsTransform::computeTransformation as a state machine that runs the
+// same on the host (the CPU reference) and in a single GPU thread (the device-side versions):
+// every call to advance() consumes the sums of the evaluation it asked for last and says which
+// evaluation comes next (a transform + whether the Hessian is needed), until `done`. The Newton
+// direction is the SVD-equivalent solve of PCL's JacobiSVD, the step length PCL's More-Thuente
+// line search with its parameters and trial logic, convergence when the squared translation of
+// the last step is <= epsilon (the rotation epsilon is 0, PCL's default), or max iterations.
+// Written once so that every version follows exactly the same control flow; only the evaluation
+// (where the 30 sums come from) differs between versions.
+#pragma once
+#include <cmath>
+
+#include "common/linalg.hpp"
+#include "ndt_graph/ndt_math.hpp"
+
+namespace ndt {
+
+enum class Phase : int { initial = 0, first_trial = 1, extra_trial = 2, hessian_only = 3, done = 4 };
+enum class Status : int { running = 0, converged = 1, max_iterations = 2, no_correspondences = 3, numerical = 4 };
+
+struct SolverConfig {
+  double step_size = 0.1, epsilon = 1e-4;
+  int max_iterations = 35;
+  GaussConstants gauss{};
+  double n_points = 0;  // the likelihood is score / n_points
+};
+
+struct TraceRow {
+  double pose[6];
+  double score, step;
+  double points_matched, pairs;
+};
+
+// The request for the next evaluation: transform the source by T (float, as PCL does), take the
+// angular derivatives at `pose`.
+struct EvalRequest {
+  float T[12];
+  double pose[6];
+  int need_hessian;
+};
+
+struct SolverState {
+  double p[6];        // PCL's `transform` 6-vector
+  double score, grad[6], hess[21];
+  double matched, pairs;
+  // line search (computeStepLengthMT)
+  double dir[6], phi_0, d_phi_0, a_l, f_l, g_l, a_u, f_u, g_u, a_t, phi_t, d_phi_t, psi_t, d_psi_t;
+  int open_interval, interval_converged, step_iterations, have_trial_hessian;
+  int phase, status, iterations, evaluations;
+  double likelihood;
+  EvalRequest req;
+};
+
+// PCL's convertTransform in float, operation for operation as Eigen evaluates
+// Translation3f(t) * AngleAxisf(roll, X) * AngleAxisf(pitch, Y) * AngleAxisf(yaw, Z): the NDT
+// iterations are ill-conditioned enough (room_tutorial) that one float ulp in the transform moves
+// the final pose by centimetres, so the reference reproduces PCL's float matrix bit for bit
+// (sin/cos of the float angle rounded from double, which glibc's sinf/cosf return).
+COMMON_HD void float_transform(const double (&x)[6], float (&T)[12]) {
+  float s[3], c[3];
+  for (int k = 0; k < 3; ++k) {
+    const float a = static_cast<float>(x[3 + k]);
+    s[k] = static_cast<float>(sin(static_cast<double>(a)));
+    c[k] = static_cast<float>(cos(static_cast<double>(a)));
+  }
+  float R[3][3][3] = {};  // AngleAxis::toRotationMatrix for the unit axes: diagonal (1 - c) + c
+  for (int k = 0; k < 3; ++k) {
+    const int u = (k + 1) % 3, w = (k + 2) % 3;
+    R[k][k][k] = fadd_rn(1.0f - c[k], c[k]);
+    R[k][u][u] = c[k];
+    R[k][w][w] = c[k];
+    R[k][w][u] = s[k];
+    R[k][u][w] = -s[k];
+  }
+  float M[3][3], N[3][3];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      M[i][j] = fadd_rn(fadd_rn(fmul_rn(R[0][i][0], R[1][0][j]), fmul_rn(R[0][i][1], R[1][1][j])), fmul_rn(R[0][i][2], R[1][2][j]));
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j)
+      N[i][j] = fadd_rn(fadd_rn(fmul_rn(M[i][0], R[2][0][j]), fmul_rn(M[i][1], R[2][1][j])), fmul_rn(M[i][2], R[2][2][j]));
+  for (int r = 0; r < 3; ++r) {
+    for (int k = 0; k < 3; ++k) T[r * 4 + k] = N[r][k];
+    T[r * 4 + 3] = static_cast<float>(x[r]);
+  }
+}
+
+COMMON_HD void request(SolverState& s, const double (&pose)[6], bool hessian) {
+  float_transform(pose, s.req.T);
+  for (int k = 0; k < 6; ++k) s.req.pose[k] = pose[k];
+  s.req.need_hessian = hessian;
+}
+
+// Starts an alignment from the guess x, y, z, roll, pitch, yaw. Like PCL, the first evaluation
+// uses the guess matrix itself and the Euler angles Eigen's eulerAngles(0, 1, 2) reads back from
+// it (float), which can be another branch than the angles given (roll in [0, pi]).
+COMMON_HD void solver_init(SolverState& s, const double (&guess)[6]) {
+  float Tg[12];
+  float_transform(guess, Tg);
+  double mf[3][4];
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c) mf[r][c] = Tg[r * 4 + c];
+  double rpy[3];
+  common::la::matrix_to_euler_xyz(mf, rpy);
+  for (int k = 0; k < 3; ++k) {
+    s.p[k] = mf[k][3];
+    s.p[3 + k] = static_cast<float>(rpy[k]);
+  }
+  s.score = 0;
+  s.matched = s.pairs = 0;
+  s.phase = static_cast<int>(Phase::initial);
+  s.status = static_cast<int>(Status::running);
+  s.iterations = s.evaluations = 0;
+  s.likelihood = 0;
+  s.have_trial_hessian = 0;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c) s.req.T[r * 4 + c] = static_cast<float>(mf[r][c]);
+  for (int k = 0; k < 6; ++k) s.req.pose[k] = s.p[k];
+  s.req.need_hessian = 1;
+}
+
+namespace detail {
+
+constexpr double kMu = 1e-4, kNu = 0.9;
+constexpr int kMaxStepIterations = 10;
+
+COMMON_HD double psi(double a, double f_a, double f_0, double g_0) { return f_a - f_0 - kMu * g_0 * a; }
+COMMON_HD double dpsi(double g_a, double g_0) { return g_a - kMu * g_0; }
+
+// updateIntervalMT: true when the interval has converged.
+COMMON_HD bool update_interval(double& a_l, double& f_l, double& g_l, double& a_u, double& f_u, double& g_u, double a_t,
+                               double f_t, double g_t) {
+  if (f_t > f_l) {
+    a_u = a_t;
+    f_u = f_t;
+    g_u = g_t;
+    return false;
+  }
+  if (g_t * (a_l - a_t) > 0) {
+    a_l = a_t;
+    f_l = f_t;
+    g_l = g_t;
+    return false;
+  }
+  if (g_t * (a_l - a_t) < 0) {
+    a_u = a_l;
+    f_u = f_l;
+    g_u = g_l;
+    a_l = a_t;
+    f_l = f_t;
+    g_l = g_t;
+    return false;
+  }
+  return true;
+}
+
+// trialValueSelectionMT: the four endpoint cases of More and Thuente (1994).
+COMMON_HD double trial_value(double a_l, double f_l, double g_l, double a_u, double f_u, double g_u, double a_t,
+                             double f_t, double g_t) {
+  if (a_t == a_l && a_t == a_u) return a_t;
+  int c;
+  if (a_t == a_l) c = 4;
+  else if (f_t > f_l) c = 1;
+  else if (g_t * g_l < 0) c = 2;
+  else if (fabs(g_t) <= fabs(g_l)) c = 3;
+  else c = 4;
+  if (c == 4) {
+    const double z = 3 * (f_t - f_u) / (a_t - a_u) - g_t - g_u;
+    const double w = sqrt(z * z - g_t * g_u);
+    return a_u + (a_t - a_u) * (w - g_u - z) / (g_t - g_u + 2 * w);
+  }
+  const double z = 3 * (f_t - f_l) / (a_t - a_l) - g_t - g_l;
+  const double w = sqrt(z * z - g_t * g_l);
+  const double a_c = a_l + (a_t - a_l) * (w - g_l - z) / (g_t - g_l + 2 * w);
+  if (c == 1) {
+    const double a_q = a_l - 0.5 * (a_l - a_t) * g_l / (g_l - (f_l - f_t) / (a_l - a_t));
+    if (fabs(a_c - a_l) < fabs(a_q - a_l)) return a_c;
+    return 0.5 * (a_q + a_c);
+  }
+  const double a_s = a_l - (a_l - a_t) / (g_l - g_t) * g_l;
+  if (c == 2) return fabs(a_c - a_t) >= fabs(a_s - a_t) ? a_c : a_s;
+  const double a_t_next = fabs(a_c - a_t) < fabs(a_s - a_t) ? a_c : a_s;
+  if (a_t > a_l) return fmin(a_t + 0.66 * (a_u - a_t), a_t_next);
+  return fmax(a_t + 0.66 * (a_u - a_t), a_t_next);
+}
+
+COMMON_HD void finish(SolverState& s, Status st, const SolverConfig& c) {
+  s.status = static_cast<int>(st);
+  s.phase = static_cast<int>(Phase::done);
+  s.likelihood = c.n_points > 0 ? s.score / c.n_points : 0;
+}
+
+COMMON_HD void take_sums(SolverState& s, const double* sums, bool hessian) {
+  s.score = sums[0];
+  for (int k = 0; k < 6; ++k) s.grad[k] = sums[kGradient + k];
+  if (hessian)
+    for (int k = 0; k < 21; ++k) s.hess[k] = sums[kHessian + k];
+  s.matched = sums[kPointsMatched];
+  s.pairs = sums[kPairs];
+}
+
+COMMON_HD double dot6(const double* a, const double* b) {
+  double d = 0;
+  for (int k = 0; k < 6; ++k) d += a[k] * b[k];
+  return d;
+}
+
+COMMON_HD void trial_pose(const SolverState& s, double (&x_t)[6]) {
+  for (int k = 0; k < 6; ++k) x_t[k] = s.p[k] + s.dir[k] * s.a_t;
+}
+
+COMMON_HD void end_iteration(SolverState& s, const SolverConfig& c, TraceRow* trace);
+
+// The Newton step and the start of computeStepLengthMT.
+COMMON_HD void newton_step(SolverState& s, const SolverConfig& c, TraceRow* trace) {
+  double H[6][6], b[6], delta[6];
+  for (int i = 0; i < 6; ++i)
+    for (int j = i; j < 6; ++j) H[i][j] = H[j][i] = s.hess[hess_index(i, j) - kHessian];
+  for (int k = 0; k < 6; ++k) b[k] = -s.grad[k];
+  common::la::sym_solve_pinv<6>(H, b, delta);
+  double norm = 0;
+  for (int k = 0; k < 6; ++k) norm += delta[k] * delta[k];
+  norm = sqrt(norm);
+  if (norm == 0 || norm != norm) {
+    finish(s, norm == 0 ? Status::converged : Status::numerical, c);
+    return;
+  }
+  for (int k = 0; k < 6; ++k) s.dir[k] = delta[k] / norm;
+  s.phi_0 = -s.score;
+  s.d_phi_0 = -dot6(s.grad, s.dir);
+  if (s.d_phi_0 >= 0) {
+    if (s.d_phi_0 == 0) {  // not a descent direction: PCL takes a zero step
+      s.a_t = 0;
+      end_iteration(s, c, trace);
+      return;
+    }
+    s.d_phi_0 = -s.d_phi_0;
+    for (int k = 0; k < 6; ++k) s.dir[k] = -s.dir[k];
+  }
+  s.a_l = s.a_u = 0;
+  s.f_l = s.f_u = psi(0, s.phi_0, s.phi_0, s.d_phi_0);
+  s.g_l = s.g_u = dpsi(s.d_phi_0, s.d_phi_0);
+  const double step_max = c.step_size, step_min = c.epsilon / 2;
+  s.interval_converged = (step_max - step_min) < 0;
+  s.open_interval = 1;
+  s.step_iterations = 0;
+  s.a_t = fmax(fmin(norm, step_max), step_min);
+  double x_t[6];
+  trial_pose(s, x_t);
+  request(s, x_t, true);
+  s.phase = static_cast<int>(Phase::first_trial);
+}
+
+COMMON_HD void trial_values(SolverState& s) {
+  s.phi_t = -s.score;
+  s.d_phi_t = -dot6(s.grad, s.dir);
+  s.psi_t = psi(s.a_t, s.phi_t, s.phi_0, s.d_phi_0);
+  s.d_psi_t = dpsi(s.d_phi_t, s.d_phi_0);
+}
+
+// The loop condition of computeStepLengthMT, then either the next trial or the end of it.
+COMMON_HD void line_search_next(SolverState& s, const SolverConfig& c, TraceRow* trace) {
+  if (!s.interval_converged && s.step_iterations < kMaxStepIterations &&
+      !(s.psi_t <= 0 && s.d_phi_t <= -kNu * s.d_phi_0)) {
+    if (s.open_interval)
+      s.a_t = trial_value(s.a_l, s.f_l, s.g_l, s.a_u, s.f_u, s.g_u, s.a_t, s.psi_t, s.d_psi_t);
+    else
+      s.a_t = trial_value(s.a_l, s.f_l, s.g_l, s.a_u, s.f_u, s.g_u, s.a_t, s.phi_t, s.d_phi_t);
+    s.a_t = fmax(fmin(s.a_t, c.step_size), c.epsilon / 2);
+    double x_t[6];
+    trial_pose(s, x_t);
+    request(s, x_t, false);
+    s.phase = static_cast<int>(Phase::extra_trial);
+    return;
+  }
+  if (s.step_iterations && !s.have_trial_hessian) {  // PCL's computeHessian at the last trial
+    s.req.need_hessian = 1;
+    s.phase = static_cast<int>(Phase::hessian_only);
+    return;
+  }
+  end_iteration(s, c, trace);
+}
+
+COMMON_HD void end_iteration(SolverState& s, const SolverConfig& c, TraceRow* trace) {
+  float t2 = 0;
+  for (int k = 0; k < 6; ++k) {
+    const double d = s.dir[k] * s.a_t;
+    if (k < 3) t2 += static_cast<float>(d) * static_cast<float>(d);
+    s.p[k] += d;
+  }
+  ++s.iterations;
+  if (trace) {
+    TraceRow& r = trace[s.iterations];
+    for (int k = 0; k < 6; ++k) r.pose[k] = s.p[k];
+    r.score = s.score;
+    r.step = s.a_t;
+    r.points_matched = s.matched;
+    r.pairs = s.pairs;
+  }
+  if (c.epsilon > 0 && t2 <= c.epsilon) {
+    finish(s, Status::converged, c);
+    return;
+  }
+  if (s.iterations >= c.max_iterations) {
+    finish(s, Status::max_iterations, c);
+    return;
+  }
+  newton_step(s, c, trace);
+}
+
+}  // namespace detail
+
+// Consumes the sums of the evaluation last requested (`with_hessian`: the Hessian sums are
+// there, whether or not they were asked for) and prepares the next request or finishes. `trace`
+// (max_iterations + 1 rows, nullable) receives row 0 at the guess and one row per iteration.
+COMMON_HD void solver_advance(SolverState& s, const SolverConfig& c, const double* sums, bool with_hessian,
+                              TraceRow* trace) {
+  using namespace detail;
+  ++s.evaluations;
+  switch (static_cast<Phase>(s.phase)) {
+    case Phase::initial:
+      take_sums(s, sums, true);
+      if (trace) {
+        TraceRow& r = trace[0];
+        for (int k = 0; k < 6; ++k) r.pose[k] = s.p[k];
+        r.score = s.score;
+        r.step = 0;
+        r.points_matched = s.matched;
+        r.pairs = s.pairs;
+      }
+      if (s.matched == 0) {  // PCL would report "converged" with a zero step: say why instead
+        finish(s, Status::no_correspondences, c);
+        return;
+      }
+      newton_step(s, c, trace);
+      return;
+    case Phase::first_trial:
+      take_sums(s, sums, true);
+      s.have_trial_hessian = 1;
+      trial_values(s);
+      line_search_next(s, c, trace);
+      return;
+    case Phase::extra_trial:
+      take_sums(s, sums, with_hessian);
+      s.have_trial_hessian = with_hessian;
+      trial_values(s);
+      if (s.open_interval && (s.psi_t <= 0 && s.d_psi_t >= 0)) {
+        s.open_interval = 0;
+        s.f_l += s.phi_0 - kMu * s.d_phi_0 * s.a_l;
+        s.g_l += kMu * s.d_phi_0;
+        s.f_u += s.phi_0 - kMu * s.d_phi_0 * s.a_u;
+        s.g_u += kMu * s.d_phi_0;
+      }
+      if (s.open_interval)
+        s.interval_converged = update_interval(s.a_l, s.f_l, s.g_l, s.a_u, s.f_u, s.g_u, s.a_t, s.psi_t, s.d_psi_t);
+      else
+        s.interval_converged = update_interval(s.a_l, s.f_l, s.g_l, s.a_u, s.f_u, s.g_u, s.a_t, s.phi_t, s.d_phi_t);
+      ++s.step_iterations;
+      line_search_next(s, c, trace);
+      return;
+    case Phase::hessian_only:
+      for (int k = 0; k < 21; ++k) s.hess[k] = sums[kHessian + k];
+      s.have_trial_hessian = 1;
+      end_iteration(s, c, trace);
+      return;
+    case Phase::done:
+      return;
+  }
+}
+
+COMMON_HD bool solver_done(const SolverState& s) { return s.phase == static_cast<int>(Phase::done); }
+
+}  // namespace ndt
