@@ -61,8 +61,8 @@ void build_device_while_graph(GraphExec& exec, cudaStream_t stream,
       for (cudaGraphNode_t n : nodes) {
         if (n == last) continue;
         std::size_t out = 0;
-        CUDA_CHECK(cudaGraphNodeGetDependentNodes(n, nullptr, &out));
-        if (out == 0) CUDA_CHECK(cudaGraphAddDependencies(graph.get(), &n, &last, 1));
+        CUDA_CHECK(cudaGraphNodeGetDependentNodes(n, nullptr, nullptr, &out));
+        if (out == 0) CUDA_CHECK(cudaGraphAddDependencies(graph.get(), &n, &last, nullptr, 1));
       }
       n_deps = 1;
     }

@@ -105,24 +105,26 @@ SimulatedScan simulate_lidar_scan(const LidarSimParams& p, std::uint64_t seed) {
     const double el = (p.fov_up_deg + (p.fov_down_deg - p.fov_up_deg) * b / (p.beams - 1)) * pi / 180.0;
     for (int a = 0; a < p.azimuth_steps; ++a, ++index) {
       const double az = 2 * pi * a / p.azimuth_steps;
-      const Ray r{0.f, 0.f, 0.f, float(std::cos(el) * std::cos(az)), float(std::cos(el) * std::sin(az)), float(std::sin(el))};
+      const double world_az = az + p.sensor_yaw;
+      const Ray r{p.sensor_x, p.sensor_y, 0.f, float(std::cos(el) * std::cos(world_az)), float(std::cos(el) * std::sin(world_az)),
+                  float(std::sin(el))};
       float best = kInf;
       std::uint32_t label = 0;
       // ground: the road plane, the raised sidewalk/terrain plane, and the curb faces
       const float denom = r.dz - slope * r.dx;
       if (denom < -1e-6f) {
-        const float t = -h / denom;  // z = -h + slope x on the road
-        const float y = t * r.dy;
-        if (std::fabs(y) <= rw && t < best) { best = t; label = kRoad; }
-        const float t2 = (-h + p.curb_height) / denom;
-        const float y2 = t2 * r.dy;
-        if (std::fabs(y2) > rw && t2 < best) { best = t2; label = std::fabs(y2) <= side_end ? kSidewalk : kTerrain; }
+        const float t = (-h + slope * r.ox) / denom;  // z = -h + slope x on the road
+        const float y = r.oy + t * r.dy;
+        if (t > 0 && std::fabs(y) <= rw && t < best) { best = t; label = kRoad; }
+        const float t2 = (-h + p.curb_height + slope * r.ox) / denom;
+        const float y2 = r.oy + t2 * r.dy;
+        if (t2 > 0 && std::fabs(y2) > rw && t2 < best) { best = t2; label = std::fabs(y2) <= side_end ? kSidewalk : kTerrain; }
       }
       if (std::fabs(r.dy) > 1e-6f)
         for (float side : {-1.f, 1.f}) {  // vertical curb faces at |y| = rw
-          const float t = side * rw / r.dy;
+          const float t = (side * rw - r.oy) / r.dy;
           if (t <= 0 || t >= best) continue;
-          const float x = t * r.dx, z = t * r.dz, g = -h + slope * x;
+          const float x = r.ox + t * r.dx, z = t * r.dz, g = -h + slope * x;
           if (z >= g && z <= g + p.curb_height) { best = t; label = kSidewalk; }
         }
       for (const auto& bx : boxes) { const float t = hit_box(r, bx); if (t < best) { best = t; label = bx.label; } }
@@ -130,8 +132,10 @@ SimulatedScan simulate_lidar_scan(const LidarSimParams& p, std::uint64_t seed) {
       for (const auto& s : spheres) { const float t = hit_sphere(r, s); if (t < best) { best = t; label = s.label; } }
       if (!(best < p.max_range)) continue;  // no return
       const float range = best + noise(rng);
-      scan.cloud.x.push_back(range * r.dx);
-      scan.cloud.y.push_back(range * r.dy);
+      // back into the sensor frame: the beam direction before the sensor's yaw
+      const float lx = float(std::cos(el) * std::cos(az)), ly = float(std::cos(el) * std::sin(az));
+      scan.cloud.x.push_back(range * lx);
+      scan.cloud.y.push_back(range * ly);
       scan.cloud.z.push_back(range * r.dz);
       scan.cloud.intensity.push_back(label == kRoad ? 0.2f : 0.5f);
       scan.cloud.source_index.push_back(static_cast<std::uint32_t>(scan.labels.size()));

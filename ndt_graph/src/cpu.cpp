@@ -79,6 +79,19 @@ void pose_error(const double (&A)[4][4], const double (&B)[4][4], double& trans_
   rot_deg = std::acos(std::clamp((tr - 1) / 2, -1.0, 1.0)) * 180.0 / 3.14159265358979323846;
 }
 
+std::string compare_to_reference(const AlignResult& got, const AlignResult& ref, double cm, double deg, int iterations) {
+  double t, r;
+  pose_error(got.T, ref.T, t, r);
+  if (!(t * 100 <= cm) || !(r <= deg) || std::abs(got.iterations - ref.iterations) > iterations) {
+    std::ostringstream os;
+    os.precision(4);
+    os << t * 100 << " cm, " << r << " deg, " << got.iterations << " vs " << ref.iterations
+       << " iterations from the reference (allowed " << cm << " cm, " << deg << " deg, +-" << iterations << ")";
+    return os.str();
+  }
+  return "";
+}
+
 std::string AlignResult::reason() const {
   std::ostringstream os;
   switch (status) {

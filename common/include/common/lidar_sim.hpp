@@ -2,7 +2,8 @@
 // 1.73 m above the road) ray-cast into a procedural street scene — a sloped road with curbs,
 // sidewalks, terrain, parked and moving cars, building walls, poles and trees — that labels every
 // point with a SemanticKITTI class id, so accuracy is measurable without downloads. Deterministic
-// from the seed. Coordinates are in the sensor frame (x forward, y left, z up).
+// from the seed. Coordinates are in the sensor frame (x forward, y left, z up); the sensor may
+// stand anywhere on the road plane (sensor_x, sensor_y, sensor_yaw).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -23,6 +24,9 @@ struct LidarSimParams {
   float curb_height = 0.15f;
   float sidewalk_width = 3.0f;
   int cars = 14, poles = 10, trees = 12, walls = 6;
+  // Where the sensor stands in the scene (the scene itself depends only on the seed): scanning the
+  // same seed from two poses gives a registration pair with a known relative transform.
+  float sensor_x = 0.f, sensor_y = 0.f, sensor_yaw = 0.f;
 };
 
 struct SimulatedScan {

@@ -87,4 +87,8 @@ void pose_to_matrix4(const double (&pose)[6], double (&T)[4][4]);
 // Translation distance (m) and rotation angle (deg) between two transforms.
 void pose_error(const double (&A)[4][4], const double (&B)[4][4], double& trans_m, double& rot_deg);
 
+// The acceptance test of a version against the reference: pose within `cm` / `deg` and
+// iterations within +-`iterations`. Empty when it passes, else the reason.
+std::string compare_to_reference(const AlignResult& got, const AlignResult& ref, double cm, double deg, int iterations);
+
 }  // namespace ndt

@@ -304,10 +304,9 @@ COMMON_HD void transform_point(const float (&T)[12], float x, float y, float z, 
 }
 
 // Everything one source point adds to an evaluation at the transform T / angles `ad`.
-COMMON_HD void accumulate_point(const MapView& m, const AngleDerivatives& ad, const float (&T)[12], GaussConstants g,
-                                bool hessian, float x, float y, float z, double* sums) {
-  float tx, ty, tz;
-  transform_point(T, x, y, z, tx, ty, tz);
+// ... given the point already transformed (tx, ty, tz).
+COMMON_HD void accumulate_transformed(const MapView& m, const AngleDerivatives& ad, GaussConstants g, bool hessian,
+                                      float x, float y, float z, float tx, float ty, float tz, double* sums) {
   const double xo[3] = {x, y, z};
   PointDerivatives pd;
   bool have_pd = false;
@@ -323,6 +322,13 @@ COMMON_HD void accumulate_point(const MapView& m, const AngleDerivatives& ad, co
     if (accumulate_pair(pd, xt, vox.icov, g, hessian, sums)) sums[kPairs] += 1;
   });
   if (found) sums[kPointsMatched] += 1;
+}
+
+COMMON_HD void accumulate_point(const MapView& m, const AngleDerivatives& ad, const float (&T)[12], GaussConstants g,
+                                bool hessian, float x, float y, float z, double* sums) {
+  float tx, ty, tz;
+  transform_point(T, x, y, z, tx, ty, tz);
+  accumulate_transformed(m, ad, g, hessian, x, y, z, tx, ty, tz, sums);
 }
 
 }  // namespace ndt

@@ -13,6 +13,13 @@
 #include "common/linalg.hpp"
 #include "ndt_graph/ndt_math.hpp"
 
+// The solver is large: inline, not force-inlined, on the device.
+#if defined(__CUDACC__)
+#define NDT_HD __host__ __device__ inline
+#else
+#define NDT_HD inline
+#endif
+
 namespace ndt {
 
 enum class Phase : int { initial = 0, first_trial = 1, extra_trial = 2, hessian_only = 3, done = 4 };
@@ -56,7 +63,7 @@ struct SolverState {
 // iterations are ill-conditioned enough (room_tutorial) that one float ulp in the transform moves
 // the final pose by centimetres, so the reference reproduces PCL's float matrix bit for bit
 // (sin/cos of the float angle rounded from double, which glibc's sinf/cosf return).
-COMMON_HD void float_transform(const double (&x)[6], float (&T)[12]) {
+NDT_HD void float_transform(const double (&x)[6], float (&T)[12]) {
   float s[3], c[3];
   for (int k = 0; k < 3; ++k) {
     const float a = static_cast<float>(x[3 + k]);
@@ -85,7 +92,7 @@ COMMON_HD void float_transform(const double (&x)[6], float (&T)[12]) {
   }
 }
 
-COMMON_HD void request(SolverState& s, const double (&pose)[6], bool hessian) {
+NDT_HD void request(SolverState& s, const double (&pose)[6], bool hessian) {
   float_transform(pose, s.req.T);
   for (int k = 0; k < 6; ++k) s.req.pose[k] = pose[k];
   s.req.need_hessian = hessian;
@@ -94,7 +101,7 @@ COMMON_HD void request(SolverState& s, const double (&pose)[6], bool hessian) {
 // Starts an alignment from the guess x, y, z, roll, pitch, yaw. Like PCL, the first evaluation
 // uses the guess matrix itself and the Euler angles Eigen's eulerAngles(0, 1, 2) reads back from
 // it (float), which can be another branch than the angles given (roll in [0, pi]).
-COMMON_HD void solver_init(SolverState& s, const double (&guess)[6]) {
+NDT_HD void solver_init(SolverState& s, const double (&guess)[6]) {
   float Tg[12];
   float_transform(guess, Tg);
   double mf[3][4];
@@ -124,11 +131,11 @@ namespace detail {
 constexpr double kMu = 1e-4, kNu = 0.9;
 constexpr int kMaxStepIterations = 10;
 
-COMMON_HD double psi(double a, double f_a, double f_0, double g_0) { return f_a - f_0 - kMu * g_0 * a; }
-COMMON_HD double dpsi(double g_a, double g_0) { return g_a - kMu * g_0; }
+NDT_HD double psi(double a, double f_a, double f_0, double g_0) { return f_a - f_0 - kMu * g_0 * a; }
+NDT_HD double dpsi(double g_a, double g_0) { return g_a - kMu * g_0; }
 
 // updateIntervalMT: true when the interval has converged.
-COMMON_HD bool update_interval(double& a_l, double& f_l, double& g_l, double& a_u, double& f_u, double& g_u, double a_t,
+NDT_HD bool update_interval(double& a_l, double& f_l, double& g_l, double& a_u, double& f_u, double& g_u, double a_t,
                                double f_t, double g_t) {
   if (f_t > f_l) {
     a_u = a_t;
@@ -155,7 +162,7 @@ COMMON_HD bool update_interval(double& a_l, double& f_l, double& g_l, double& a_
 }
 
 // trialValueSelectionMT: the four endpoint cases of More and Thuente (1994).
-COMMON_HD double trial_value(double a_l, double f_l, double g_l, double a_u, double f_u, double g_u, double a_t,
+NDT_HD double trial_value(double a_l, double f_l, double g_l, double a_u, double f_u, double g_u, double a_t,
                              double f_t, double g_t) {
   if (a_t == a_l && a_t == a_u) return a_t;
   int c;
@@ -184,13 +191,13 @@ COMMON_HD double trial_value(double a_l, double f_l, double g_l, double a_u, dou
   return fmax(a_t + 0.66 * (a_u - a_t), a_t_next);
 }
 
-COMMON_HD void finish(SolverState& s, Status st, const SolverConfig& c) {
+NDT_HD void finish(SolverState& s, Status st, const SolverConfig& c) {
   s.status = static_cast<int>(st);
   s.phase = static_cast<int>(Phase::done);
   s.likelihood = c.n_points > 0 ? s.score / c.n_points : 0;
 }
 
-COMMON_HD void take_sums(SolverState& s, const double* sums, bool hessian) {
+NDT_HD void take_sums(SolverState& s, const double* sums, bool hessian) {
   s.score = sums[0];
   for (int k = 0; k < 6; ++k) s.grad[k] = sums[kGradient + k];
   if (hessian)
@@ -199,20 +206,20 @@ COMMON_HD void take_sums(SolverState& s, const double* sums, bool hessian) {
   s.pairs = sums[kPairs];
 }
 
-COMMON_HD double dot6(const double* a, const double* b) {
+NDT_HD double dot6(const double* a, const double* b) {
   double d = 0;
   for (int k = 0; k < 6; ++k) d += a[k] * b[k];
   return d;
 }
 
-COMMON_HD void trial_pose(const SolverState& s, double (&x_t)[6]) {
+NDT_HD void trial_pose(const SolverState& s, double (&x_t)[6]) {
   for (int k = 0; k < 6; ++k) x_t[k] = s.p[k] + s.dir[k] * s.a_t;
 }
 
-COMMON_HD void end_iteration(SolverState& s, const SolverConfig& c, TraceRow* trace);
+enum Next : int { kStop = 0, kNewton = 1, kEndIteration = 2 };
 
 // The Newton step and the start of computeStepLengthMT.
-COMMON_HD void newton_step(SolverState& s, const SolverConfig& c, TraceRow* trace) {
+NDT_HD int newton_step(SolverState& s, const SolverConfig& c) {
   double H[6][6], b[6], delta[6];
   for (int i = 0; i < 6; ++i)
     for (int j = i; j < 6; ++j) H[i][j] = H[j][i] = s.hess[hess_index(i, j) - kHessian];
@@ -223,7 +230,7 @@ COMMON_HD void newton_step(SolverState& s, const SolverConfig& c, TraceRow* trac
   norm = sqrt(norm);
   if (norm == 0 || norm != norm) {
     finish(s, norm == 0 ? Status::converged : Status::numerical, c);
-    return;
+    return kStop;
   }
   for (int k = 0; k < 6; ++k) s.dir[k] = delta[k] / norm;
   s.phi_0 = -s.score;
@@ -231,8 +238,7 @@ COMMON_HD void newton_step(SolverState& s, const SolverConfig& c, TraceRow* trac
   if (s.d_phi_0 >= 0) {
     if (s.d_phi_0 == 0) {  // not a descent direction: PCL takes a zero step
       s.a_t = 0;
-      end_iteration(s, c, trace);
-      return;
+      return kEndIteration;
     }
     s.d_phi_0 = -s.d_phi_0;
     for (int k = 0; k < 6; ++k) s.dir[k] = -s.dir[k];
@@ -249,9 +255,10 @@ COMMON_HD void newton_step(SolverState& s, const SolverConfig& c, TraceRow* trac
   trial_pose(s, x_t);
   request(s, x_t, true);
   s.phase = static_cast<int>(Phase::first_trial);
+  return kStop;
 }
 
-COMMON_HD void trial_values(SolverState& s) {
+NDT_HD void trial_values(SolverState& s) {
   s.phi_t = -s.score;
   s.d_phi_t = -dot6(s.grad, s.dir);
   s.psi_t = psi(s.a_t, s.phi_t, s.phi_0, s.d_phi_0);
@@ -259,7 +266,7 @@ COMMON_HD void trial_values(SolverState& s) {
 }
 
 // The loop condition of computeStepLengthMT, then either the next trial or the end of it.
-COMMON_HD void line_search_next(SolverState& s, const SolverConfig& c, TraceRow* trace) {
+NDT_HD int line_search_next(SolverState& s, const SolverConfig& c) {
   if (!s.interval_converged && s.step_iterations < kMaxStepIterations &&
       !(s.psi_t <= 0 && s.d_phi_t <= -kNu * s.d_phi_0)) {
     if (s.open_interval)
@@ -271,17 +278,17 @@ COMMON_HD void line_search_next(SolverState& s, const SolverConfig& c, TraceRow*
     trial_pose(s, x_t);
     request(s, x_t, false);
     s.phase = static_cast<int>(Phase::extra_trial);
-    return;
+    return kStop;
   }
   if (s.step_iterations && !s.have_trial_hessian) {  // PCL's computeHessian at the last trial
     s.req.need_hessian = 1;
     s.phase = static_cast<int>(Phase::hessian_only);
-    return;
+    return kStop;
   }
-  end_iteration(s, c, trace);
+  return kEndIteration;
 }
 
-COMMON_HD void end_iteration(SolverState& s, const SolverConfig& c, TraceRow* trace) {
+NDT_HD int end_iteration(SolverState& s, const SolverConfig& c, TraceRow* trace) {
   float t2 = 0;
   for (int k = 0; k < 6; ++k) {
     const double d = s.dir[k] * s.a_t;
@@ -299,13 +306,19 @@ COMMON_HD void end_iteration(SolverState& s, const SolverConfig& c, TraceRow* tr
   }
   if (c.epsilon > 0 && t2 <= c.epsilon) {
     finish(s, Status::converged, c);
-    return;
+    return kStop;
   }
   if (s.iterations >= c.max_iterations) {
     finish(s, Status::max_iterations, c);
-    return;
+    return kStop;
   }
-  newton_step(s, c, trace);
+  return kNewton;
+}
+
+// Runs the chained steps (a zero step ends an iteration at once, an iteration starts the next
+// Newton step) without recursion, so the device code needs no call stack.
+NDT_HD void run_steps(SolverState& s, const SolverConfig& c, TraceRow* trace, int next) {
+  while (next != kStop) next = next == kNewton ? newton_step(s, c) : end_iteration(s, c, trace);
 }
 
 }  // namespace detail
@@ -313,7 +326,7 @@ COMMON_HD void end_iteration(SolverState& s, const SolverConfig& c, TraceRow* tr
 // Consumes the sums of the evaluation last requested (`with_hessian`: the Hessian sums are
 // there, whether or not they were asked for) and prepares the next request or finishes. `trace`
 // (max_iterations + 1 rows, nullable) receives row 0 at the guess and one row per iteration.
-COMMON_HD void solver_advance(SolverState& s, const SolverConfig& c, const double* sums, bool with_hessian,
+NDT_HD void solver_advance(SolverState& s, const SolverConfig& c, const double* sums, bool with_hessian,
                               TraceRow* trace) {
   using namespace detail;
   ++s.evaluations;
@@ -332,13 +345,13 @@ COMMON_HD void solver_advance(SolverState& s, const SolverConfig& c, const doubl
         finish(s, Status::no_correspondences, c);
         return;
       }
-      newton_step(s, c, trace);
+      run_steps(s, c, trace, kNewton);
       return;
     case Phase::first_trial:
       take_sums(s, sums, true);
       s.have_trial_hessian = 1;
       trial_values(s);
-      line_search_next(s, c, trace);
+      run_steps(s, c, trace, line_search_next(s, c));
       return;
     case Phase::extra_trial:
       take_sums(s, sums, with_hessian);
@@ -356,18 +369,18 @@ COMMON_HD void solver_advance(SolverState& s, const SolverConfig& c, const doubl
       else
         s.interval_converged = update_interval(s.a_l, s.f_l, s.g_l, s.a_u, s.f_u, s.g_u, s.a_t, s.phi_t, s.d_phi_t);
       ++s.step_iterations;
-      line_search_next(s, c, trace);
+      run_steps(s, c, trace, line_search_next(s, c));
       return;
     case Phase::hessian_only:
       for (int k = 0; k < 21; ++k) s.hess[k] = sums[kHessian + k];
       s.have_trial_hessian = 1;
-      end_iteration(s, c, trace);
+      run_steps(s, c, trace, kEndIteration);
       return;
     case Phase::done:
       return;
   }
 }
 
-COMMON_HD bool solver_done(const SolverState& s) { return s.phase == static_cast<int>(Phase::done); }
+NDT_HD bool solver_done(const SolverState& s) { return s.phase == static_cast<int>(Phase::done); }
 
 }  // namespace ndt

@@ -1,0 +1,647 @@
+// ndt_graph driver: NDT alignments of the default cases (simulated pairs with a known transform,
+// plus PCL's reference pairs from $COURSE_DATA_DIR) or of one pair given on the command line, by
+// every version in the registry: each result checked (CPU reference vs PCL's recorded result,
+// GPU versions vs the CPU reference), then timed per alignment and per Newton iteration; the
+// target-map build and the VoxelGrid filter on the GPU; batched alignments and the
+// multi-hypothesis initial-pose search; trace CSV and top-down images.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <cstring>
+#include <random>
+#include <sys/stat.h>
+
+#include "common/progress.hpp"
+
+#include "common/bench.hpp"
+#include "common/cli.hpp"
+#include "common/environment.hpp"
+#include "common/lidar_sim.hpp"
+#include "common/png.hpp"
+#include "common/results.hpp"
+#include "ndt_graph/registry_detail.hpp"
+
+using common::ResultRow;
+using namespace ndt;
+
+namespace {
+
+const char* const kSummary =
+    "NDT scan registration (PCL 1.13-exact): every version checked against the reference, timed per alignment and "
+    "per Newton iteration; map build, GPU filter, batched and multi-hypothesis alignments.";
+
+const std::vector<common::ExtraFlag> kExtraFlags = {
+    {"target", "target (map) cloud, .pcd or KITTI .bin (with --source: one alignment instead of the default set)", true, ""},
+    {"source", "source (scan) cloud to align to the target", true, ""},
+    {"target-filter", "none, voxel or approx", true, "none"},
+    {"target-leaf", "leaf size of the target filter (m)", true, "0.2"},
+    {"source-filter", "none, voxel or approx", true, "none"},
+    {"source-leaf", "leaf size of the source filter (m)", true, "0.2"},
+    {"resolution", "NDT voxel size (m)", true, "1.0"},
+    {"step", "More-Thuente maximum step length", true, "0.1"},
+    {"eps", "transformation epsilon (squared translation of the last step, m^2)", true, "1e-4"},
+    {"max-iter", "maximum Newton iterations", true, "35"},
+    {"outlier", "outlier ratio", true, "0.55"},
+    {"guess", "initial pose x,y,z,roll,pitch,yaw (m, rad)", true, "0,0,0,0,0,0"},
+    {"search", "neighbour search: radius (PCL), direct7 or direct1", true, "radius"},
+    {"pose-out", "write one line per version: version iterations converged likelihood t00 ... t33", true, ""},
+    {"images", "folder for the top-down before/after PNG images (empty: none)", true, ""},
+    {"trace-csv", "write every version's per-iteration trace to this CSV", true, ""},
+    {"no-batch", "skip the batched-alignment and multi-hypothesis rows", false, ""},
+};
+
+double to_double(const std::string& s, const std::string& flag) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(s, &used);
+    if (used != s.size() || !std::isfinite(v)) throw std::invalid_argument(s);
+    return v;
+  } catch (const std::exception&) {
+    throw common::UsageError("--" + flag + ": '" + s + "' is not a finite number");
+  }
+}
+
+struct Case {
+  std::string name;
+  std::string target_file, source_file;
+  common::PointCloud target, source;  // filtered
+  std::size_t target_raw = 0, source_raw = 0;
+  NdtParams params;
+  double guess[6] = {};
+  bool have_truth = false;
+  double truth[4][4] = {};        // ground truth (simulated pairs)
+  bool have_pcl = false;
+  double pcl_T[4][4] = {};        // PCL's recorded result (reference README)
+  int pcl_iterations = 0;
+  double pcl_likelihood = 0;
+};
+
+// Reads the RESULT line of a pcl_ndt_reference file.
+bool read_pcl_reference(const std::string& path, Case& c) {
+  std::ifstream f(path);
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("RESULT ", 0) != 0) continue;
+    auto number_after = [&](const std::string& key) {
+      const auto p = line.find("\"" + key + "\": ");
+      if (p == std::string::npos) throw std::runtime_error(path + ": RESULT has no " + key);
+      return std::stod(line.substr(p + key.size() + 4));
+    };
+    c.pcl_iterations = static_cast<int>(number_after("iterations"));
+    c.pcl_likelihood = number_after("likelihood");
+    const auto p = line.find("\"T\": [");
+    if (p == std::string::npos) throw std::runtime_error(path + ": RESULT has no T");
+    std::istringstream ts(line.substr(p + 6));
+    for (int k = 0; k < 16; ++k) {
+      std::string v;
+      std::getline(ts, v, k == 15 ? ']' : ',');
+      c.pcl_T[k / 4][k % 4] = std::stod(v);
+    }
+    c.have_pcl = true;
+    return true;
+  }
+  return false;
+}
+
+NdtParams params_from(const common::CliOptions& o) {
+  NdtParams p;
+  p.resolution = to_double(o.extra.at("resolution"), "resolution");
+  p.step_size = to_double(o.extra.at("step"), "step");
+  p.epsilon = to_double(o.extra.at("eps"), "eps");
+  p.outlier_ratio = to_double(o.extra.at("outlier"), "outlier");
+  const double it = to_double(o.extra.at("max-iter"), "max-iter");
+  if (it != std::floor(it) || it < 1 || it > 10000) throw common::UsageError("--max-iter: an integer in [1, 10000]");
+  p.max_iterations = static_cast<int>(it);
+  try {
+    p.search = parse_search(o.extra.at("search"));
+    p.validate();
+  } catch (const InputError& e) {
+    throw common::UsageError(e.what());
+  }
+  return p;
+}
+
+common::PointCloud load_filtered(const std::string& path, Filter f, float leaf, std::size_t& raw) {
+  const common::PointCloud c = common::read_point_cloud(path);
+  raw = c.size();
+  if (c.dropped_nonfinite)
+    std::cout << path << ": " << c.dropped_nonfinite << " points with NaN/inf coordinates dropped\n";
+  common::PointCloud out = apply_filter(c, f, leaf);
+  if (out.size() == 0) throw InputError(path + ": the cloud is empty" + (f != Filter::none ? " after filtering" : std::string()));
+  return out;
+}
+
+Case simulated_case(const std::string& name, std::uint64_t seed, const double (&sensor)[3], const double (&perturb)[6]) {
+  Case c;
+  c.name = name;
+  common::LidarSimParams a, b;
+  b.sensor_x = static_cast<float>(sensor[0]);
+  b.sensor_y = static_cast<float>(sensor[1]);
+  b.sensor_yaw = static_cast<float>(sensor[2]);
+  const auto ta = common::simulate_lidar_scan(a, seed), tb = common::simulate_lidar_scan(b, seed);
+  c.target_file = "simulator seed " + std::to_string(seed) + " at (0, 0, 0)";
+  c.source_file = "simulator seed " + std::to_string(seed) + " at (" + std::to_string(sensor[0]) + ", " +
+                  std::to_string(sensor[1]) + ", yaw " + std::to_string(sensor[2]) + ")";
+  c.target_raw = ta.cloud.size();
+  c.source_raw = tb.cloud.size();
+  c.target = voxel_grid_filter(ta.cloud, 0.2f);
+  c.source = voxel_grid_filter(tb.cloud, 0.2f);
+  const double truth_pose[6] = {sensor[0], sensor[1], 0, 0, 0, sensor[2]};
+  pose_to_matrix4(truth_pose, c.truth);  // source-frame points -> target frame
+  c.have_truth = true;
+  for (int k = 0; k < 6; ++k) c.guess[k] = truth_pose[k] + perturb[k];
+  return c;
+}
+
+std::vector<Case> default_cases(const common::CliOptions& o, const NdtParams& base) {
+  std::vector<Case> cases;
+  const double s1[3] = {1.2, 0.3, 0.05}, p1[6] = {0.15, -0.1, 0.05, 0.01, -0.01, 0.03};
+  cases.push_back(simulated_case("sim_street", o.seed, s1, p1));
+  if (!o.quick) {
+    const double s2[3] = {-2.0, 0.8, -0.12}, p2[6] = {-0.25, 0.2, 0.0, 0.0, 0.02, -0.05};
+    cases.push_back(simulated_case("sim_street_b", o.seed + 1, s2, p2));
+  }
+  for (auto& c : cases) c.params = base;
+  const std::string d = common::data_dir();
+  struct Real {
+    const char* name;
+    const char* target;
+    const char* source;
+    Filter tf;
+    Filter sf;
+    float sl;
+    double guess[6];
+  };
+  const Real reals[] = {
+      {"room_tutorial", "pcl_room_scan/room_scan1.pcd", "pcl_room_scan/room_scan2.pcd", Filter::none, Filter::approx, 0.2f,
+       {1.79387, 0.720047, 0, 0, 0, 0.6931}},
+      {"koide_vg02_both", "koide_ndt_pair/251370668.pcd", "koide_ndt_pair/251371071.pcd", Filter::voxel, Filter::voxel, 0.2f, {}},
+      {"koide_unfiltered", "koide_ndt_pair/251370668.pcd", "koide_ndt_pair/251371071.pcd", Filter::none, Filter::none, 0, {}},
+      {"cupcl_identity", "cupcl_samples/test_Q.pcd", "cupcl_samples/test_P.pcd", Filter::none, Filter::none, 0, {}},
+      {"kitti00_0_1_vg02", "kitti00_patchworkpp/000000.bin", "kitti00_patchworkpp/000001.bin", Filter::none, Filter::voxel,
+       0.2f, {}},
+  };
+  int missing = 0;
+  for (const auto& r : reals) {
+    if (o.quick && std::string(r.name) != "room_tutorial" && std::string(r.name) != "cupcl_identity") continue;
+    const std::string t = d + "/" + r.target, s = d + "/" + r.source;
+    if (!common::file_exists(t) || !common::file_exists(s)) {
+      ++missing;
+      continue;
+    }
+    Case c;
+    c.name = r.name;
+    c.target_file = t;
+    c.source_file = s;
+    c.target = load_filtered(t, r.tf, 0.2f, c.target_raw);
+    c.source = load_filtered(s, r.sf, r.sl, c.source_raw);
+    c.params = base;
+    std::copy(r.guess, r.guess + 6, c.guess);
+    read_pcl_reference(d + "/pcl_ndt_reference/" + r.name + ".txt", c);
+    cases.push_back(std::move(c));
+  }
+  if (missing)
+    std::cout << missing << " real pair(s) not found in " << d
+              << " (set COURSE_DATA_DIR; see data/README.md): they are left out\n";
+  return cases;
+}
+
+Case command_line_case(const common::CliOptions& o, const NdtParams& base) {
+  Case c;
+  c.name = "command_line";
+  c.target_file = o.extra.at("target");
+  c.source_file = o.extra.at("source");
+  if (c.target_file.empty() || c.source_file.empty()) throw common::UsageError("--target and --source go together");
+  try {
+    const Filter tf = parse_filter(o.extra.at("target-filter")), sf = parse_filter(o.extra.at("source-filter"));
+    c.target = load_filtered(c.target_file, tf, static_cast<float>(to_double(o.extra.at("target-leaf"), "target-leaf")), c.target_raw);
+    c.source = load_filtered(c.source_file, sf, static_cast<float>(to_double(o.extra.at("source-leaf"), "source-leaf")), c.source_raw);
+  } catch (const InputError& e) {
+    throw common::UsageError(e.what());
+  }
+  c.params = base;
+  const auto g = common::split(o.extra.at("guess"), ',');
+  if (g.size() != 6) throw common::UsageError("--guess needs six numbers x,y,z,roll,pitch,yaw");
+  for (int k = 0; k < 6; ++k) c.guess[k] = to_double(g[k], "guess");
+  return c;
+}
+
+std::string fmt(double v, int prec = 3) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", prec, v);
+  return b;
+}
+
+void draw_topdown(const std::string& path, const Case& c, const double (&T)[4][4], const double (&G)[4][4]) {
+  const int W = 900, H = 450;
+  common::RgbImage img(W, H, 255);
+  float minx = 1e30f, maxx = -1e30f, miny = 1e30f, maxy = -1e30f;
+  for (std::size_t i = 0; i < c.target.size(); ++i) {
+    minx = std::min(minx, c.target.x[i]);
+    maxx = std::max(maxx, c.target.x[i]);
+    miny = std::min(miny, c.target.y[i]);
+    maxy = std::max(maxy, c.target.y[i]);
+  }
+  const float span = std::max({maxx - minx, maxy - miny, 1e-3f});
+  const float scale = std::min((W / 2 - 10) / span, (H - 10) / span);
+  auto plot = [&](int panel, float x, float y, std::uint8_t r, std::uint8_t g, std::uint8_t b) {
+    const int px = panel * W / 2 + 5 + static_cast<int>((x - minx) * scale);
+    const int py = H - 5 - static_cast<int>((y - miny) * scale);
+    if (px >= panel * W / 2 && px < (panel + 1) * W / 2 && py >= 0 && py < H) img.set(px, py, r, g, b);
+  };
+  for (int panel = 0; panel < 2; ++panel) {
+    for (std::size_t i = 0; i < c.target.size(); ++i) plot(panel, c.target.x[i], c.target.y[i], 150, 150, 150);
+    const auto& M = panel == 0 ? G : T;
+    for (std::size_t i = 0; i < c.source.size(); ++i) {
+      const double x = c.source.x[i], y = c.source.y[i], z = c.source.z[i];
+      plot(panel, static_cast<float>(M[0][0] * x + M[0][1] * y + M[0][2] * z + M[0][3]),
+           static_cast<float>(M[1][0] * x + M[1][1] * y + M[1][2] * z + M[1][3]), panel == 0 ? 220 : 20, 60,
+           panel == 0 ? 40 : 200);
+    }
+  }
+  for (int y = 0; y < H; ++y) img.set(W / 2, y, 0, 0, 0);
+  common::write_png(path, img);
+}
+
+struct Timed {
+  AlignResult result;
+  common::BenchStats stats;
+  double kernel_ns = std::numeric_limits<double>::quiet_NaN();
+};
+
+int run(const common::CliOptions& o) {
+  if (o.list) {
+    for (const auto& v : versions())
+      std::printf("%-4s %-16s %s%s\n", v.id.c_str(), v.name.c_str(), v.idea.c_str(),
+                  v.make ? "" : ("  [" + v.unavailable + "]").c_str());
+    std::printf("%-4s %-16s %s\n", "v7", "v7_batched", "many alignments in one graph launch (batch rows, multi-hypothesis search)");
+    return 0;
+  }
+  for (const auto& name : o.versions) {
+    const bool known = name == "v7_batched" || std::any_of(versions().begin(), versions().end(), [&](const Version& v) {
+                         return v.name == name || v.id == name;
+                       });
+    if (!known) {
+      std::string all;
+      for (const auto& v : versions()) all += " " + v.name;
+      throw common::UsageError("--version: unknown version '" + name + "' (known:" + all + " v7_batched)");
+    }
+  }
+  auto selected = [&](const std::string& id, const std::string& name) {
+    return o.versions.empty() || std::find(o.versions.begin(), o.versions.end(), name) != o.versions.end() ||
+           std::find(o.versions.begin(), o.versions.end(), id) != o.versions.end();
+  };
+  const NdtParams base = params_from(o);
+  const bool single = !o.extra.at("target").empty() || !o.extra.at("source").empty();
+  std::vector<Case> cases;
+  if (single) cases.push_back(command_line_case(o, base));
+  else cases = default_cases(o, base);
+  const common::Environment env = common::detect_environment();
+  common::BenchOptions bench;
+  bench.max_seconds = o.quick ? 0.2 : 1.0;
+  bench.warmup = 1;
+  bench.min_samples = 3;
+  if (o.reps > 0) bench.min_samples = bench.max_samples = o.reps;
+  const std::string images = o.extra.at("images");
+  if (!images.empty()) mkdir(images.c_str(), 0755);
+  std::vector<ResultRow> rows;
+  std::ofstream pose_out;
+  if (!o.extra.at("pose-out").empty()) {
+    pose_out.open(o.extra.at("pose-out"));
+    if (!pose_out) throw std::runtime_error("--pose-out: cannot open '" + o.extra.at("pose-out") + "' for writing");
+    pose_out.precision(9);
+  }
+  std::ofstream trace_csv;
+  if (!o.extra.at("trace-csv").empty()) {
+    trace_csv.open(o.extra.at("trace-csv"));
+    if (!trace_csv) throw std::runtime_error("--trace-csv: cannot open '" + o.extra.at("trace-csv") + "'");
+    trace_csv << "case,version,iteration,x,y,z,roll,pitch,yaw,score,likelihood,step,points_matched,pairs\n";
+    trace_csv.precision(10);
+  }
+  std::cout << "ndt_graph: resolution " << base.resolution << " m, step " << base.step_size << ", eps " << base.epsilon
+            << ", max " << base.max_iterations << " iterations, outlier " << base.outlier_ratio << ", search "
+            << search_name(base.search) << " (seed " << o.seed << ")\n";
+  const double launch_us = env.gpu ? env.ceilings.launch_us : common::kNoValue;
+  bool any_fail = false;
+  common::Progress progress(static_cast<int>(cases.size()), "ndt_graph cases");
+  for (auto& c : cases) {
+    std::cout << "\n== " << c.name << ": target " << c.target_file << " (" << c.target_raw << " -> " << c.target.size()
+              << " pts), source " << c.source_file << " (" << c.source_raw << " -> " << c.source.size() << " pts)\n";
+    VoxelMap map;
+    try {
+      map = build_voxel_map(c.target, static_cast<float>(c.params.resolution));
+    } catch (const InputError& e) {
+      throw std::runtime_error(c.name + ": target map: " + e.what());
+    }
+    std::cout << "target voxels: " << map.occupied << " occupied, " << map.voxels.size() << " searchable (>= 6 pts), "
+              << map.valid << " valid\n";
+    const std::string base_params = "case=" + c.name + " search=" + search_name(c.params.search);
+    // Map build rows: CPU, and GPU (checked equal to the CPU's, voxel for voxel)
+    {
+      ResultRow r = common::make_row("ndt_graph", "cpu", "target map build (VoxelGridCovariance + cell hash), one thread",
+                                     static_cast<std::int64_t>(c.target.size()), base_params + " row=map_build", env.device_label);
+      r.stats = common::bench_cpu([&] { build_voxel_map(c.target, static_cast<float>(c.params.resolution)); }, bench);
+      r.metric = c.target.size() / (r.stats.median_ms * 1e3);
+      r.metric_unit = "Mpts/s";
+      r.passed = "PASS";
+      rows.push_back(r);
+      ResultRow g = common::make_row("ndt_graph", "gpu_map_build", "sort by cell + per-voxel statistics + hash insert on the GPU",
+                                     static_cast<std::int64_t>(c.target.size()), base_params + " row=map_build", env.device_label);
+      if (!env.gpu) {
+        g.passed = "skipped: no CUDA device";
+      } else {
+        float ms = 0;
+        const VoxelMap gm = build_voxel_map_gpu(c.target, static_cast<float>(c.params.resolution), &ms);
+        bool same = gm.voxels.size() == map.voxels.size() && gm.occupied == map.occupied && gm.valid == map.valid;
+        for (std::size_t v = 0; same && v < map.voxels.size(); ++v)
+          same = std::memcmp(&gm.voxels[v], &map.voxels[v], sizeof(Voxel)) == 0;
+        std::vector<double> samples;
+        for (int k = 0; k < (o.quick ? 5 : 21); ++k) {
+          build_voxel_map_gpu(c.target, static_cast<float>(c.params.resolution), &ms);
+          samples.push_back(ms);
+        }
+        g.stats = common::summarize(samples);
+        g.metric = c.target.size() / (g.stats.median_ms * 1e3);
+        g.metric_unit = "Mpts/s";
+        g.speedup_vs_cpu = r.stats.median_ms / g.stats.median_ms;
+        g.passed = same ? "PASS" : "FAIL: GPU map differs from the CPU map";
+      }
+      rows.push_back(g);
+    }
+    AlignResult reference;
+    std::map<std::string, double> ms_of;
+    double prev_ms = common::kNoValue, lib_ms = common::kNoValue, cpu_ms = common::kNoValue;
+    const double T0[6] = {0, 0, 0, 0, 0, 0};
+    (void)T0;
+    for (const auto& v : versions()) {
+      if (!selected(v.id, v.name) && v.role != Role::reference) continue;
+      ResultRow r = common::make_row("ndt_graph", v.name, v.idea, static_cast<std::int64_t>(c.source.size()),
+                                     base_params + " row=align", env.device_label);
+      if (v.needs_gpu && !env.gpu) {
+        r.passed = "skipped: no CUDA device";
+        rows.push_back(r);
+        continue;
+      }
+      if (!v.make) {
+        r.passed = "skipped: " + v.unavailable;
+        rows.push_back(r);
+        continue;
+      }
+      Problem p;
+      p.map = &map;
+      p.target = &c.target;
+      p.source = &c.source;
+      p.params = c.params;
+      std::copy(c.guess, c.guess + 6, p.guess);
+      auto runner = v.make();
+      try {
+        runner->prepare(p);
+      } catch (const InputError& e) {
+        r.passed = std::string("skipped: ") + e.what();
+        rows.push_back(r);
+        continue;
+      }
+      runner->run();
+      const AlignResult res = runner->result();
+      if (v.role == Role::reference) reference = res;
+      // check
+      std::string verdict = "PASS";
+      std::ostringstream info;
+      double e_cm = 0, e_deg = 0;
+      if (v.role == Role::reference) {
+        if (c.have_pcl) {
+          pose_error(res.T, c.pcl_T, e_cm, e_deg);
+          e_cm *= 100;
+          const double lrel = std::fabs(res.likelihood - c.pcl_likelihood) / std::fabs(c.pcl_likelihood);
+          info << " err_pcl_cm=" << fmt(e_cm, 4) << " err_pcl_deg=" << fmt(e_deg, 5) << " pcl_iterations=" << c.pcl_iterations;
+          if (e_cm > 0.5 || e_deg > 0.05 || std::abs(res.iterations - c.pcl_iterations) > 1 || lrel > 1e-3)
+            verdict = "FAIL: the reference is off PCL's recorded result (" + fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) +
+                      " deg, " + std::to_string(res.iterations) + " vs " + std::to_string(c.pcl_iterations) +
+                      " iterations, likelihood " + fmt(res.likelihood, 6) + " vs " + fmt(c.pcl_likelihood, 6) + ")";
+        }
+        if (c.have_truth) {
+          double t_cm, t_deg;
+          pose_error(res.T, c.truth, t_cm, t_deg);
+          info << " err_truth_cm=" << fmt(100 * t_cm, 3) << " err_truth_deg=" << fmt(t_deg, 4);
+          if (100 * t_cm > 2.0 || t_deg > 0.1)
+            verdict = "FAIL: the simulated pair's known transform is not recovered (" + fmt(100 * t_cm, 2) + " cm, " +
+                      fmt(t_deg, 3) + " deg)";
+        }
+        if (res.status == Status::no_correspondences || res.status == Status::numerical)
+          verdict = "FAIL: " + res.reason();
+      } else {
+        pose_error(res.T, reference.T, e_cm, e_deg);
+        e_cm *= 100;
+        info << " err_ref_cm=" << fmt(e_cm, 4) << " err_ref_deg=" << fmt(e_deg, 5);
+        const bool library = v.role == Role::library;
+        const double tol_cm = library ? 0.5 : 1.0, tol_deg = library ? 0.05 : 0.1;
+        const int tol_it = library ? 1 : 2;
+        if (e_cm > tol_cm || e_deg > tol_deg || std::abs(res.iterations - reference.iterations) > tol_it)
+          verdict = "FAIL: " + fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) + " deg, " + std::to_string(res.iterations) + " vs " +
+                    std::to_string(reference.iterations) + " iterations from the CPU reference";
+      }
+      // time
+      Timed t;
+      t.stats = common::bench_cpu([&] { runner->run(); }, bench);
+      t.kernel_ns = runner->kernel_ns();
+      const AlignResult again = runner->result();
+      if (again.iterations != res.iterations || std::memcmp(again.T, res.T, sizeof res.T) != 0)
+        verdict = "FAIL: a repeated run gave another result (not deterministic)";
+      r.stats = t.stats;
+      r.metric = 1e3 * t.stats.median_ms / std::max(1, res.iterations);
+      r.metric_unit = "us/iteration";
+      const double kernel_us_iter = t.kernel_ns / 1e3 / std::max(1, res.iterations);
+      info << " iterations=" << res.iterations << " evaluations=" << res.evaluations << " converged=" << res.converged
+           << " likelihood=" << fmt(res.likelihood, 6);
+      if (std::isfinite(kernel_us_iter))
+        info << " kernel_us_per_iter=" << fmt(kernel_us_iter, 2) << " other_us_per_iter=" << fmt(r.metric - kernel_us_iter, 2);
+      if (v.needs_gpu && std::isfinite(launch_us)) {
+        // the floor of a device loop: two dependent launches per evaluation at the lone-launch latency
+        const double floor_us = 2.0 * launch_us * res.evaluations;
+        r.pct_of_ceiling = 100.0 * floor_us / (1e3 * t.stats.median_ms);
+        r.predicted_ms = v.predicted_us_per_eval * res.evaluations / 1e3;
+      }
+      r.params += info.str();
+      r.passed = verdict;
+      if (verdict != "PASS") any_fail = true;
+      if (v.role == Role::reference) cpu_ms = t.stats.median_ms;
+      if (v.role == Role::library) lib_ms = t.stats.median_ms;
+      r.speedup_vs_cpu = cpu_ms / t.stats.median_ms;
+      r.speedup_vs_prev = prev_ms / t.stats.median_ms;
+      if (v.role != Role::library) prev_ms = t.stats.median_ms;
+      ms_of[v.name] = t.stats.median_ms;
+      rows.push_back(r);
+      std::cout << "  " << v.name << ": " << res.iterations << " it, " << fmt(t.stats.median_ms, 3) << " ms, "
+                << res.reason() << ", pose " << fmt(res.pose[0], 5) << " " << fmt(res.pose[1], 5) << " " << fmt(res.pose[2], 5)
+                << " / " << fmt(res.pose[3], 5) << " " << fmt(res.pose[4], 5) << " " << fmt(res.pose[5], 5) << "  "
+                << verdict << "\n";
+      if (pose_out) {
+        pose_out << v.name << " " << res.iterations << " " << (res.converged ? 1 : 0) << " " << res.likelihood;
+        for (int i = 0; i < 4; ++i)
+          for (int j = 0; j < 4; ++j) pose_out << " " << res.T[i][j];
+        pose_out << "\n";
+      }
+      if (trace_csv)
+        for (std::size_t k = 0; k < res.trace.size(); ++k) {
+          const auto& tr = res.trace[k];
+          trace_csv << c.name << "," << v.name << "," << k;
+          for (double q : tr.pose) trace_csv << "," << q;
+          trace_csv << "," << tr.score << "," << tr.score / c.source.size() << "," << tr.step << "," << tr.points_matched
+                    << "," << tr.pairs << "\n";
+        }
+      if (v.role == Role::reference && res.status != Status::converged)
+        std::cout << "  note: " << res.reason() << "\n";
+    }
+    for (auto& r : rows)
+      if (r.params.rfind(base_params + " row=align", 0) == 0 && std::isfinite(lib_ms) && r.stats.median_ms > 0)
+        r.speedup_vs_library = lib_ms / r.stats.median_ms;
+    if (!images.empty()) {
+      double G[4][4];
+      pose_to_matrix4(c.guess, G);
+      draw_topdown(images + "/" + c.name + "_alignment.png", c, reference.T, G);
+    }
+    progress.step(c.name);
+  }
+  // Batched alignments and the multi-hypothesis search (v7)
+  if (env.gpu && !o.flag("no-batch") && !single && selected("v7", "v7_batched")) {
+    const Case* koide = nullptr;
+    const Case* room = nullptr;
+    for (const auto& c : cases) {
+      if (c.name == "koide_vg02_both") koide = &c;
+      if (c.name == "room_tutorial") room = &c;
+    }
+    const Case& bc = koide ? *koide : cases.front();
+    const VoxelMap map = build_voxel_map(bc.target, static_cast<float>(bc.params.resolution));
+    const AlignResult ref = align_cpu(map, bc.source, bc.params, bc.guess);
+    std::vector<int> sizes = o.quick ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128};
+    std::mt19937_64 rng(o.seed);
+    std::uniform_real_distribution<double> U(-1, 1);
+    for (int b : sizes) {
+      std::vector<BatchItem> items;
+      for (int k = 0; k < b; ++k) {
+        BatchItem it{&bc.source, {}};
+        for (int q = 0; q < 6; ++q) it.guess[q] = bc.guess[q] + (k == 0 ? 0.0 : (q < 3 ? 0.05 : 0.005) * U(rng));
+        items.push_back(it);
+      }
+      auto runner = make_batch_runner();
+      runner->prepare(map, items, bc.params);
+      runner->run();
+      const auto res = runner->results();
+      double e_cm, e_deg;
+      pose_error(res[0].T, ref.T, e_cm, e_deg);
+      int unconverged = 0;
+      for (const auto& r : res) unconverged += !r.converged;
+      ResultRow r = common::make_row("ndt_graph", "v7_batched", "many alignments in one graph launch (WHILE node over all)",
+                                     static_cast<std::int64_t>(bc.source.size()),
+                                     "case=" + bc.name + " row=batch batch=" + std::to_string(b) + " unconverged=" +
+                                         std::to_string(unconverged) + " err_ref_cm=" + fmt(100 * e_cm, 4),
+                                     env.device_label);
+      r.stats = common::bench_cpu([&] { runner->run(); }, bench);
+      r.metric = b / (r.stats.median_ms / 1e3);
+      r.metric_unit = "alignments/s";
+      r.passed = (100 * e_cm <= 1.0 && e_deg <= 0.1 && std::abs(res[0].iterations - ref.iterations) <= 2)
+                     ? "PASS"
+                     : "FAIL: batch entry 0 is " + fmt(100 * e_cm, 3) + " cm from the CPU reference";
+      if (r.passed != "PASS") any_fail = true;
+      rows.push_back(r);
+      std::cout << "  v7_batched x" << b << ": " << fmt(r.stats.median_ms, 3) << " ms, " << fmt(r.metric, 0)
+                << " alignments/s  " << r.passed << "\n";
+    }
+    if (room) {  // multi-hypothesis: from a guess 2 m / 30 deg off PCL's answer
+      const VoxelMap rmap = build_voxel_map(room->target, static_cast<float>(room->params.resolution));
+      const AlignResult rref = align_cpu(rmap, room->source, room->params, room->guess);
+      double far[6];
+      std::copy(rref.pose, rref.pose + 6, far);
+      far[0] += 2.0 * std::cos(0.7);
+      far[1] += 2.0 * std::sin(0.7);
+      far[5] += 30.0 * 3.14159265358979323846 / 180.0;
+      const AlignResult lone = align_cpu(rmap, room->source, room->params, far);
+      double lone_cm, lone_deg;
+      pose_error(lone.T, rref.T, lone_cm, lone_deg);
+      std::vector<BatchItem> items;
+      for (int ix = -2; ix <= 2; ++ix)
+        for (int iy = -2; iy <= 2; ++iy)
+          for (int iyaw = -3; iyaw <= 3; ++iyaw) {
+            BatchItem it{&room->source, {}};
+            std::copy(far, far + 6, it.guess);
+            it.guess[0] += ix * 1.0;
+            it.guess[1] += iy * 1.0;
+            it.guess[5] += iyaw * 15.0 * 3.14159265358979323846 / 180.0;
+            items.push_back(it);
+          }
+      auto runner = make_batch_runner();
+      runner->prepare(rmap, items, room->params);
+      runner->run();
+      const auto res = runner->results();
+      std::size_t best = 0;
+      for (std::size_t k = 1; k < res.size(); ++k)
+        if (res[k].likelihood > res[best].likelihood) best = k;
+      double b_cm, b_deg;
+      pose_error(res[best].T, rref.T, b_cm, b_deg);
+      ResultRow r = common::make_row("ndt_graph", "v7_batched", "multi-hypothesis initial-pose search: best likelihood of a grid of guesses",
+                                     static_cast<std::int64_t>(room->source.size()),
+                                     "case=room_tutorial row=hypotheses hypotheses=" + std::to_string(items.size()) +
+                                         " single_err_cm=" + fmt(100 * lone_cm, 2) + " single_err_deg=" + fmt(lone_deg, 3) +
+                                         " best_err_cm=" + fmt(100 * b_cm, 3) + " best_err_deg=" + fmt(b_deg, 4),
+                                     env.device_label);
+      r.stats = common::bench_cpu([&] { runner->run(); }, bench);
+      r.metric = items.size() / (r.stats.median_ms / 1e3);
+      r.metric_unit = "alignments/s";
+      r.passed = (100 * b_cm <= 2.0 && b_deg <= 0.2) ? "PASS"
+                                                     : "FAIL: the best hypothesis is " + fmt(100 * b_cm, 2) + " cm / " +
+                                                           fmt(b_deg, 3) + " deg from the reference";
+      if (r.passed != "PASS") any_fail = true;
+      rows.push_back(r);
+      std::cout << "  multi-hypothesis (" << items.size() << " guesses around one 2 m / 30 deg off): single alignment "
+                << fmt(100 * lone_cm, 1) << " cm / " << fmt(lone_deg, 2) << " deg off; best hypothesis " << fmt(100 * b_cm, 3)
+                << " cm / " << fmt(b_deg, 4) << " deg; " << fmt(r.stats.median_ms, 2) << " ms  " << r.passed << "\n";
+    }
+  }
+  // GPU VoxelGrid filter on the largest raw input we have
+  if (env.gpu && !single) {
+    for (const auto& c : cases) {
+      if (c.name != "kitti00_0_1_vg02" && c.name != "sim_street") continue;
+      const common::PointCloud raw = c.name == "sim_street" ? common::simulate_lidar_scan({}, o.seed).cloud
+                                                            : common::read_point_cloud(c.source_file);
+      const auto cpu = voxel_grid_filter(raw, 0.2f);
+      float ms = 0;
+      const auto gpuf = voxel_grid_filter_gpu(raw, 0.2f, &ms);
+      const bool same = cpu.x == gpuf.x && cpu.y == gpuf.y && cpu.z == gpuf.z;
+      ResultRow r = common::make_row("ndt_graph", "gpu_voxel_filter", "VoxelGrid on the GPU: sort by leaf, segmented sums in file order",
+                                     static_cast<std::int64_t>(raw.size()), "case=" + c.name + " row=filter leaf=0.2 out=" +
+                                         std::to_string(gpuf.size()), env.device_label);
+      std::vector<double> samples;
+      for (int k = 0; k < (o.quick ? 5 : 21); ++k) {
+        voxel_grid_filter_gpu(raw, 0.2f, &ms);
+        samples.push_back(ms);
+      }
+      r.stats = common::summarize(samples);
+      const auto cs = common::bench_cpu([&] { voxel_grid_filter(raw, 0.2f); }, bench);
+      r.speedup_vs_cpu = cs.median_ms / r.stats.median_ms;
+      r.metric = raw.size() / (r.stats.median_ms * 1e3);
+      r.metric_unit = "Mpts/s";
+      r.passed = same ? "PASS" : "FAIL: GPU filter output differs from the CPU filter";
+      if (!same) any_fail = true;
+      rows.push_back(r);
+    }
+  }
+  (void)any_fail;
+  std::cout << "\n";
+  return common::finish_run(std::cout, "ndt_graph", rows, o.csv);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return common::driver_main(argc, argv, {"ndt_graph", kSummary, kExtraFlags}, [](const common::CliOptions& o) {
+    try {
+      return run(o);
+    } catch (const InputError& e) {
+      throw std::runtime_error(e.what());
+    }
+  });
+}

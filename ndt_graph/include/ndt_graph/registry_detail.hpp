@@ -1,0 +1,21 @@
+// The factories behind the registry's entries (one per version file).
+#pragma once
+#include <memory>
+
+#include "ndt_graph/versions.hpp"
+
+namespace ndt {
+
+std::unique_ptr<Runner> make_cpu();
+std::unique_ptr<Runner> make_cpu_openmp();
+std::unique_ptr<Runner> make_pcl();  // null when PCL was not found at build time
+std::unique_ptr<Runner> make_v1_naive();
+std::unique_ptr<Runner> make_v2_device_step();
+std::unique_ptr<Runner> make_v3_cooperative();
+// v3 with one block more than can be resident: its run() throws the too-large-launch error.
+std::unique_ptr<Runner> make_v3_cooperative_oversized();
+std::unique_ptr<Runner> make_v4_graph_batch();
+std::unique_ptr<Runner> make_v5_graph_while();
+bool pcl_available();
+
+}  // namespace ndt

@@ -1,0 +1,68 @@
+// The version interface and registry of ndt_graph. A version owns resources (device map, buffers,
+// streams, captured graphs), so it is a Runner: prepared once for a problem (map, source, params),
+// then run any number of times (each run is one whole alignment from the guess, the source upload
+// included, ending with the result on the host), then read back.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ndt_graph/ndt.hpp"
+
+namespace ndt {
+
+struct Problem {
+  const VoxelMap* map = nullptr;
+  const common::PointCloud* target = nullptr;  // the unfiltered-by-NDT target (the PCL version builds its own map)
+  const common::PointCloud* source = nullptr;
+  NdtParams params;
+  double guess[6] = {};
+};
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual void prepare(const Problem& p) = 0;
+  virtual void run() = 0;
+  virtual AlignResult result() = 0;
+  // Device-timer nanoseconds the kernels of the last run took (NaN where not measured).
+  virtual double kernel_ns() const;
+};
+
+enum class Role { reference, version, library };
+
+struct Version {
+  std::string id, name, idea;
+  Role role;
+  bool needs_gpu;
+  double predicted_us_per_eval;  // the launch/sync cost model: what each evaluation should cost
+  std::function<std::unique_ptr<Runner>()> make;  // null: not built here (e.g. PCL missing)
+  std::string unavailable;                         // why make is null
+};
+
+const std::vector<Version>& versions();
+
+// Batched alignments (v7): many (source, guess) pairs against one map in one graph launch.
+struct BatchItem {
+  const common::PointCloud* source;
+  double guess[6];
+};
+class BatchRunner {
+ public:
+  virtual ~BatchRunner() = default;
+  virtual void prepare(const VoxelMap& map, const std::vector<BatchItem>& items, const NdtParams& p) = 0;
+  virtual void run() = 0;
+  virtual std::vector<AlignResult> results() = 0;
+};
+std::unique_ptr<BatchRunner> make_batch_runner();
+
+// The GPU target-map build (sort by cell, per-voxel statistics in file order, hash insert); the
+// result is copied back so it can be compared with build_voxel_map. `device_ms` receives the
+// build's own time (events, the upload excluded) when not null.
+VoxelMap build_voxel_map_gpu(const common::PointCloud& target, float resolution, float* device_ms = nullptr);
+// The GPU VoxelGrid filter (sort by leaf, segmented sums in file order): the same points as
+// voxel_grid_filter.
+common::PointCloud voxel_grid_filter_gpu(const common::PointCloud& in, float leaf, float* device_ms = nullptr);
+
+}  // namespace ndt

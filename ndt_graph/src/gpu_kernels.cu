@@ -1,0 +1,200 @@
+#include "gpu_kernels.cuh"
+
+#include <algorithm>
+#include <cstring>
+
+namespace ndt {
+namespace gpu {
+
+MapView DeviceMap::view(Search s) const {
+  MapView m;
+  m.voxels = voxels.get();
+  m.keys = keys.get();
+  m.slot_voxel = slot_voxel.get();
+  m.mask = mask;
+  m.resolution = resolution;
+  m.inv_resolution = 1.0f / resolution;
+  m.search = s;
+  return m;
+}
+
+void upload_map(const VoxelMap& map, DeviceMap& d, cudaStream_t s) {
+  d.voxels.resize(map.voxels.size());
+  d.keys.resize(map.keys.size());
+  d.slot_voxel.resize(map.slot_voxel.size());
+  CUDA_CHECK(cudaMemcpyAsync(d.voxels.get(), map.voxels.data(), map.voxels.size() * sizeof(Voxel), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaMemcpyAsync(d.keys.get(), map.keys.data(), map.keys.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaMemcpyAsync(d.slot_voxel.get(), map.slot_voxel.data(), map.slot_voxel.size() * sizeof(int),
+                             cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));  // the host vectors may go away after this
+  d.mask = map.keys.size() - 1;
+  d.resolution = map.resolution;
+}
+
+namespace {
+
+__global__ void init_kernel(SolverState* states, const double* guesses, KernelClock* clocks, int alignments) {
+  const int a = blockIdx.x * blockDim.x + threadIdx.x;
+  if (a >= alignments) return;
+  double g[6];
+  for (int k = 0; k < 6; ++k) g[k] = guesses[6 * a + k];
+  solver_init(states[a], g);
+  clocks[a].eval_start = ~0ull;
+  clocks[a].eval_end = 0;
+  clocks[a].total_ns = 0;
+}
+
+__global__ void __launch_bounds__(kBlock) eval_kernel(MapView m, const float* xyz, const AlignmentSlot* slots,
+                                                      const SolverState* states, const SolverConfig* cfg,
+                                                      double* partials, KernelClock* clocks, int blocks) {
+  __shared__ double red[kSums * (kBlock / 32)];
+  __shared__ AngleDerivatives ad;
+  __shared__ float T[12];
+  const int a = blockIdx.y;
+  const SolverState& s = states[a];
+  if (solver_done(s)) return;
+  if (threadIdx.x == 0) atomicMin(&clocks[a].eval_start, global_ns());
+  eval_block(m, xyz, slots[a], s, cfg[a], blockIdx.x, blocks,
+             partials + (static_cast<std::size_t>(a) * blocks + blockIdx.x) * kSums, red, &ad, T);
+  if (threadIdx.x == 0) atomicMax(&clocks[a].eval_end, global_ns());
+}
+
+__device__ void step_alignment(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg,
+                               TraceRow* traces, int trace_stride, KernelClock* clocks, int a, bool& done) {
+  __shared__ double sums[kSums];
+  const unsigned long long t0 = global_ns();
+  done = step_block(partials + static_cast<std::size_t>(a) * blocks * kSums, blocks, states[a], cfg[a],
+                    traces + static_cast<std::size_t>(a) * trace_stride, sums);
+  if (threadIdx.x == 0) {
+    KernelClock& k = clocks[a];
+    k.total_ns += static_cast<double>(k.eval_end - k.eval_start) + static_cast<double>(global_ns() - t0);
+    k.eval_start = ~0ull;
+    k.eval_end = 0;
+  }
+}
+
+__global__ void step_kernel(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg,
+                            TraceRow* traces, int trace_stride, KernelClock* clocks) {
+  const int a = blockIdx.x;
+  if (solver_done(states[a])) return;
+  bool done;
+  step_alignment(partials, blocks, states, cfg, traces, trace_stride, clocks, a, done);
+}
+
+__global__ void step_conditional_kernel(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg,
+                                        TraceRow* traces, KernelClock* clocks, cudaGraphConditionalHandle handle) {
+  if (solver_done(states[0])) {
+    if (threadIdx.x == 0) cudaGraphSetConditional(handle, 0);
+    return;
+  }
+  bool done;
+  step_alignment(partials, blocks, states, cfg, traces, 0, clocks, 0, done);
+  if (threadIdx.x == 0 && done) cudaGraphSetConditional(handle, 0);
+}
+
+__global__ void loop_control_kernel(const SolverState* states, int alignments, cudaGraphConditionalHandle handle) {
+  int running = 0;
+  for (int a = threadIdx.x; a < alignments; a += blockDim.x) running |= !solver_done(states[a]);
+  if (!__syncthreads_or(running) && threadIdx.x == 0) cudaGraphSetConditional(handle, 0);
+}
+
+int sm_count() {
+  static const int count = [] {
+    int dev = 0, sms = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    return sms;
+  }();
+  return count;
+}
+
+}  // namespace
+
+int eval_blocks_for(int points) {
+  // One point per thread while that fits in two waves of blocks; grid-stride beyond.
+  return std::max(1, std::min((points + kBlock - 1) / kBlock, 2 * sm_count()));
+}
+
+void launch_init(SolverState* states, const double* guesses, KernelClock* clocks, int alignments, cudaStream_t stream) {
+  init_kernel<<<(alignments + 127) / 128, 128, 0, stream>>>(states, guesses, clocks, alignments);
+  CUDA_CHECK_LAST();
+}
+
+void launch_eval(const MapView& m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,
+                 const SolverConfig* cfg, double* partials, KernelClock* clocks, int blocks, int alignments,
+                 cudaStream_t stream) {
+  eval_kernel<<<dim3(blocks, alignments), kBlock, 0, stream>>>(m, xyz, slots, states, cfg, partials, clocks, blocks);
+  CUDA_CHECK_LAST();
+}
+
+void launch_step(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg, TraceRow* traces,
+                 int trace_stride, KernelClock* clocks, int alignments, cudaStream_t stream) {
+  step_kernel<<<alignments, 32, 0, stream>>>(partials, blocks, states, cfg, traces, trace_stride, clocks);
+  CUDA_CHECK_LAST();
+}
+
+void launch_step_conditional(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg,
+                             TraceRow* traces, KernelClock* clocks, cudaGraphConditionalHandle handle,
+                             cudaStream_t stream) {
+  step_conditional_kernel<<<1, 32, 0, stream>>>(partials, blocks, states, cfg, traces, clocks, handle);
+  CUDA_CHECK_LAST();
+}
+
+void launch_loop_control(const SolverState* states, int alignments, cudaGraphConditionalHandle handle,
+                         cudaStream_t stream) {
+  loop_control_kernel<<<1, 256, 0, stream>>>(states, alignments, handle);
+  CUDA_CHECK_LAST();
+}
+
+void DeviceAlignment::prepare(const Problem& p) {
+  p.params.validate();
+  if (!p.source || p.source->size() == 0) throw InputError("source cloud is empty");
+  if (p.source->size() > (1u << 30)) throw InputError("source cloud has more than 2^30 points");
+  upload_map(*p.map, map, stream.get());
+  view = map.view(p.params.search);
+  n = static_cast<int>(p.source->size());
+  cfg = p.params.solver_config(p.source->size());
+  max_iter = p.params.max_iterations;
+  blocks = eval_blocks_for(n);
+  xyz.resize(3 * static_cast<std::size_t>(n));
+  slot.resize(1);
+  state.resize(1);
+  d_cfg.resize(1);
+  trace.resize(max_iter + 1);
+  partials.resize(static_cast<std::size_t>(blocks) * kSums);
+  guess.resize(6);
+  clock.resize(1);
+  h_xyz_.resize(3 * static_cast<std::size_t>(n));
+  const std::vector<float> inter = interleave(*p.source);
+  std::memcpy(h_xyz_.get(), inter.data(), inter.size() * sizeof(float));
+  h_state_.resize(1);
+  h_trace_.resize(max_iter + 1);
+  h_clock_.resize(1);
+  h_guess_.resize(6);
+  std::memcpy(h_guess_.get(), p.guess, sizeof p.guess);
+  const AlignmentSlot one{0, n};
+  CUDA_CHECK(cudaMemcpyAsync(slot.get(), &one, sizeof one, cudaMemcpyHostToDevice, stream.get()));
+  CUDA_CHECK(cudaMemcpyAsync(d_cfg.get(), &cfg, sizeof cfg, cudaMemcpyHostToDevice, stream.get()));
+  CUDA_CHECK(cudaMemcpyAsync(guess.get(), h_guess_.get(), 6 * sizeof(double), cudaMemcpyHostToDevice, stream.get()));
+  stream.sync();
+}
+
+void DeviceAlignment::upload_source_and_init(cudaStream_t s) {
+  CUDA_CHECK(cudaMemcpyAsync(xyz.get(), h_xyz_.get(), 3 * static_cast<std::size_t>(n) * sizeof(float),
+                             cudaMemcpyHostToDevice, s));
+  launch_init(state.get(), guess.get(), clock.get(), 1, s);
+}
+
+void DeviceAlignment::download(cudaStream_t s) {
+  CUDA_CHECK(cudaMemcpyAsync(h_state_.get(), state.get(), sizeof(SolverState), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaMemcpyAsync(h_trace_.get(), trace.get(), (max_iter + 1) * sizeof(TraceRow), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaMemcpyAsync(h_clock_.get(), clock.get(), sizeof(KernelClock), cudaMemcpyDeviceToHost, s));
+}
+
+AlignResult DeviceAlignment::result() const { return result_from_state(h_state_[0], h_trace_.get()); }
+
+}  // namespace gpu
+
+double Runner::kernel_ns() const { return std::numeric_limits<double>::quiet_NaN(); }
+
+}  // namespace ndt

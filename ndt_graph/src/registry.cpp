@@ -1,0 +1,63 @@
+// The single list of ndt_graph versions. Predicted per-evaluation costs come from the launch/sync
+// model in each version file's header comment (H100/H200 figures: ~5 us per stream launch seen
+// from the host, ~1.5 us between dependent kernels inside a graph, ~8-10 us per host sync round
+// trip); the arithmetic of one evaluation is < 1 us and is not the limit.
+#include <cstring>
+
+#include "ndt_graph/registry_detail.hpp"
+
+namespace ndt {
+namespace {
+
+class CpuRunner : public Runner {
+ public:
+  explicit CpuRunner(bool parallel) : parallel_(parallel) {}
+  void prepare(const Problem& p) override {
+    p.params.validate();
+    if (!p.source || p.source->size() == 0) throw InputError("source cloud is empty");
+    problem_ = p;
+  }
+  void run() override {
+    result_ = parallel_ ? align_cpu_openmp(*problem_.map, *problem_.source, problem_.params, problem_.guess)
+                        : align_cpu(*problem_.map, *problem_.source, problem_.params, problem_.guess);
+  }
+  AlignResult result() override { return result_; }
+
+ private:
+  bool parallel_;
+  Problem problem_;
+  AlignResult result_;
+};
+
+}  // namespace
+
+std::unique_ptr<Runner> make_cpu() { return std::make_unique<CpuRunner>(false); }
+std::unique_ptr<Runner> make_cpu_openmp() { return std::make_unique<CpuRunner>(true); }
+
+const std::vector<Version>& versions() {
+  static const std::vector<Version> v = [] {
+    std::vector<Version> list = {
+        {"cpu", "cpu", "PCL 1.13's NDT reproduced in float64 on one thread: the reference", Role::reference, false, 0,
+         make_cpu, ""},
+        {"omp", "cpu_openmp", "the same evaluation on every core (OpenMP, per-thread sums)", Role::version, false, 0,
+         make_cpu_openmp, ""},
+        {"pcl", "pcl", "pcl::NormalDistributionsTransform itself (one thread), the library a user would call",
+         Role::library, false, 0, pcl_available() ? std::function<std::unique_ptr<Runner>()>(make_pcl) : nullptr,
+         "built without PCL (install libpcl-dev and reconfigure)"},
+        {"v1", "v1_naive", "one kernel per phase, per-point array + atomics, solve on the host, sync every evaluation",
+         Role::version, true, 35, make_v1_naive, ""},
+        {"v2", "v2_device_step", "fused kernel with a 30-value block reduction; solve/line search on the device; flag read every evaluation",
+         Role::version, true, 17, make_v2_device_step, ""},
+        {"v3", "v3_cooperative", "one persistent cooperative kernel, two grid syncs per evaluation, sized by occupancy",
+         Role::version, true, 5, make_v3_cooperative, ""},
+        {"v4", "v4_graph_batch", "CUDA graph of 8 unrolled evaluations, host checks the flag between graphs",
+         Role::version, true, 5, make_v4_graph_batch, ""},
+        {"v5", "v5_graph_while", "the loop on the device: a conditional WHILE graph node, one host sync per alignment",
+         Role::version, true, 5, make_v5_graph_while, ""},
+    };
+    return list;
+  }();
+  return v;
+}
+
+}  // namespace ndt

@@ -1,0 +1,97 @@
+// v3_cooperative — one persistent cooperative kernel runs the whole alignment: every block
+// evaluates its share of the points, grid.sync(), block 0 reduces and advances the solver,
+// grid.sync(), repeat until done. One launch, no host involvement; the grid is sized with the
+// occupancy API because a cooperative launch fails (cudaErrorCooperativeLaunchTooLarge) when its
+// blocks cannot all be resident at once — e.g. the same grid on a 16-SM Jetson Orin.
+// Predicted: a grid-wide barrier costs ~1-3 us growing with the block count; 2 per evaluation,
+// so ~4-6 us per evaluation with ~100 blocks — close to the graph versions, and it holds the
+// whole GPU while it spins.
+#include <cooperative_groups.h>
+
+#include "gpu_kernels.cuh"
+#include "ndt_graph/registry_detail.hpp"
+
+namespace ndt {
+namespace gpu {
+namespace {
+
+__global__ void __launch_bounds__(kBlock) cooperative_kernel(MapView m, const float* xyz, const AlignmentSlot* slot,
+                                                             SolverState* state, const SolverConfig* cfg,
+                                                             double* partials, TraceRow* trace) {
+  namespace cg = cooperative_groups;
+  cg::grid_group grid = cg::this_grid();
+  __shared__ double red[kSums * (kBlock / 32)];
+  __shared__ AngleDerivatives ad;
+  __shared__ float T[12];
+  __shared__ double sums[kSums];
+  while (!solver_done(*state)) {
+    eval_block(m, xyz, *slot, *state, *cfg, blockIdx.x, gridDim.x, partials + blockIdx.x * kSums, red, &ad, T);
+    grid.sync();
+    if (blockIdx.x == 0) step_block(partials, gridDim.x, *state, *cfg, trace, sums);
+    grid.sync();
+  }
+}
+
+int max_cooperative_blocks() {
+  int dev = 0, sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cooperative_kernel, kBlock, 0));
+  return per_sm * sms;
+}
+
+class CooperativeRunner : public Runner {
+ public:
+  explicit CooperativeRunner(int forced_blocks) : forced_blocks_(forced_blocks) {}
+  void prepare(const Problem& p) override {
+    a_.prepare(p);
+    int coop = 0, dev = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
+    if (!coop) throw std::runtime_error("v3_cooperative: this GPU does not support cooperative launches");
+    blocks_ = forced_blocks_ > 0 ? forced_blocks_ : std::min(a_.blocks, max_cooperative_blocks());
+    a_.partials.resize(static_cast<std::size_t>(blocks_) * kSums);
+  }
+  void run() override {
+    cudaStream_t s = a_.stream.get();
+    a_.upload_source_and_init(s);
+    start_.record(s);
+    MapView m = a_.view;
+    const float* xyz = a_.xyz.get();
+    const AlignmentSlot* slot = a_.slot.get();
+    SolverState* state = a_.state.get();
+    const SolverConfig* cfg = a_.d_cfg.get();
+    double* partials = a_.partials.get();
+    TraceRow* trace = a_.trace.get();
+    void* args[] = {&m, &xyz, &slot, &state, &cfg, &partials, &trace};
+    const cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<void*>(cooperative_kernel), blocks_, kBlock, args, 0, s);
+    if (e == cudaErrorCooperativeLaunchTooLarge) {
+      (void)cudaGetLastError();
+      throw std::runtime_error("v3_cooperative: a cooperative grid of " + std::to_string(blocks_) + " blocks of " +
+                               std::to_string(kBlock) + " threads cannot be resident at once on this GPU (at most " +
+                               std::to_string(max_cooperative_blocks()) +
+                               "): cudaErrorCooperativeLaunchTooLarge. The graph versions have no such limit.");
+    }
+    CUDA_CHECK(e);
+    stop_.record(s);
+    a_.download(s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+  }
+  AlignResult result() override { return a_.result(); }
+  double kernel_ns() const override { return 1e6 * stop_.since(start_); }
+
+ private:
+  DeviceAlignment a_;
+  int forced_blocks_ = 0, blocks_ = 0;
+  common::Event start_, stop_;
+};
+
+}  // namespace
+}  // namespace gpu
+
+std::unique_ptr<Runner> make_v3_cooperative() { return std::make_unique<gpu::CooperativeRunner>(0); }
+std::unique_ptr<Runner> make_v3_cooperative_oversized() {
+  return std::make_unique<gpu::CooperativeRunner>(gpu::max_cooperative_blocks() + 1);
+}
+
+}  // namespace ndt
