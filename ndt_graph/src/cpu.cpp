@@ -119,7 +119,7 @@ AlignResult result_from_state(const SolverState& s, const TraceRow* trace) {
   r.score = s.score;
   for (int i = 0; i < 6; ++i)
     for (int j = i; j < 6; ++j) r.hessian[i][j] = r.hessian[j][i] = s.hess[hess_index(i, j) - kHessian];
-  r.points_matched = s.matched;
+  r.neighbours = s.matched;
   r.pairs = s.pairs;
   if (trace) r.trace.assign(trace, trace + s.iterations + 1);
   return r;

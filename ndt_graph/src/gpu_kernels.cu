@@ -111,8 +111,9 @@ int sm_count() {
 }  // namespace
 
 int eval_blocks_for(int points) {
-  // One point per thread while that fits in two waves of blocks; grid-stride beyond.
-  return std::max(1, std::min((points + kBlock - 1) / kBlock, 2 * sm_count()));
+  // One (point, cell) item per thread while that fits in four blocks per SM; grid-stride beyond.
+  const long long items = 27ll * points;
+  return static_cast<int>(std::max(1ll, std::min((items + kBlock - 1) / kBlock, 4ll * sm_count())));
 }
 
 void launch_init(SolverState* states, const double* guesses, KernelClock* clocks, int alignments, cudaStream_t stream) {

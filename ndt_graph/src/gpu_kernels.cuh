@@ -59,9 +59,22 @@ __device__ __forceinline__ void eval_block(const MapView& m, const float* xyz, c
   float Tl[12];
 #pragma unroll
   for (int k = 0; k < 12; ++k) Tl[k] = T[k];
-  for (int i = block * kBlock + threadIdx.x; i < slot.count; i += nblocks * kBlock) {
+  // One thread per (point, candidate cell): 27x the threads of one per point, so the hash probes
+  // and the float64 pair math of ~10^4 points fill the GPU instead of running 27 long chains.
+  const int cells = cells_per_point(m.search);
+  const long long items = static_cast<long long>(slot.count) * cells;
+  for (long long w = static_cast<long long>(block) * kBlock + threadIdx.x; w < items;
+       w += static_cast<long long>(nblocks) * kBlock) {
+    const int i = static_cast<int>(w / cells), cell = static_cast<int>(w % cells);
     const float* p = xyz + 3 * static_cast<std::size_t>(slot.offset + i);
-    accumulate_point(m, *ad, Tl, c.gauss, true, p[0], p[1], p[2], sums);
+    float tx, ty, tz;
+    transform_point(Tl, p[0], p[1], p[2], tx, ty, tz);
+    for_neighbour_in_cell(m, tx, ty, tz, cell, [&](int v) {
+      const double xo[3] = {p[0], p[1], p[2]};
+      PointDerivatives pd;
+      point_derivatives(*ad, xo, true, pd);
+      accumulate_neighbour(m.voxels[v], pd, c.gauss, true, tx, ty, tz, sums);
+    });
   }
   common::block_reduce_sum_n<kBlock, kSums>(sums, red_smem);
   if (threadIdx.x < kSums) {

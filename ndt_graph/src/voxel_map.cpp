@@ -35,6 +35,23 @@ void build_hash(const std::vector<int>& cells, VoxelMap& map) {
   }
 }
 
+std::string compare_maps(const VoxelMap& a, const VoxelMap& b) {
+  if (a.voxels.size() != b.voxels.size() || a.occupied != b.occupied || a.valid != b.valid)
+    return std::to_string(a.voxels.size()) + "/" + std::to_string(a.valid) + " vs " + std::to_string(b.voxels.size()) + "/" +
+           std::to_string(b.valid) + " searchable/valid voxels";
+  for (std::size_t v = 0; v < a.voxels.size(); ++v) {
+    const Voxel &x = a.voxels[v], &y = b.voxels[v];
+    bool same = x.points == y.points && x.valid == y.valid;
+    for (int k = 0; k < 3; ++k)
+      same = same && x.centroid[k] == y.centroid[k] && std::fabs(x.mean[k] - y.mean[k]) <= 1e-12 * (1 + std::fabs(x.mean[k]));
+    double scale = 0;
+    for (int k = 0; k < 6; ++k) scale = std::max(scale, std::fabs(x.icov[k]));
+    for (int k = 0; k < 6; ++k) same = same && std::fabs(x.icov[k] - y.icov[k]) <= 1e-9 * scale;
+    if (!same) return "voxel " + std::to_string(v) + " differs";
+  }
+  return "";
+}
+
 VoxelMap build_voxel_map(const common::PointCloud& target, float resolution) {
   if (!(resolution > 0) || !std::isfinite(resolution)) throw InputError("resolution must be positive and finite");
   if (target.size() == 0) throw InputError("target cloud is empty");

@@ -45,6 +45,10 @@ struct VoxelMap {
 };
 constexpr int kMinPointsPerVoxel = 6;
 VoxelMap build_voxel_map(const common::PointCloud& target, float resolution);
+// Empty when two maps hold the same voxels in the same order: counts, validity and float
+// centroids exactly, means to 1e-12 and inverse covariances to 1e-9 relative (a GPU's fused
+// multiply-adds in the eigen-solve change the last bits); else the first difference.
+std::string compare_maps(const VoxelMap& a, const VoxelMap& b);
 // Hash table for `voxels` keyed by `cells` (x, y, z per voxel).
 void build_hash(const std::vector<int>& cells, VoxelMap& map);
 
@@ -64,7 +68,7 @@ struct AlignResult {
   Status status = Status::running;
   double likelihood = 0, score = 0;
   double hessian[6][6] = {};
-  double points_matched = 0, pairs = 0;  // at the final pose
+  double neighbours = 0, pairs = 0;  // at the final pose
   std::vector<TraceRow> trace;           // row 0: the guess, then one row per iteration
   std::string reason() const;            // one line: why it stopped
 };

@@ -36,8 +36,9 @@ COMMON_HD float fsub_rn(float a, float b) {
 }
 
 // The 30 sums one evaluation produces: score, gradient (6), the Hessian's upper triangle (21,
-// row by row), points with at least one neighbour voxel, and (point, voxel) pairs.
-constexpr int kGradient = 1, kHessian = 7, kPointsMatched = 28, kPairs = 29, kSums = 30;
+// row by row), neighbour (point, voxel) pairs found, and the pairs that contributed (PCL skips a
+// pair whose scaled exponential is outside [0, 1]).
+constexpr int kGradient = 1, kHessian = 7, kNeighbours = 28, kPairs = 29, kSums = 30;
 COMMON_HD int hess_index(int i, int j) {  // i <= j
   return kHessian + i * 6 - i * (i - 1) / 2 + (j - i);
 }
@@ -91,34 +92,40 @@ COMMON_HD int find_voxel(const MapView& m, int ix, int iy, int iz) {
 // what PCL 1.13's kd-tree returns, invalid voxels included as PCL includes them); direct7 = the
 // point's cell and its 6 face neighbours; direct1 = its own cell (valid voxels only, as PCL's
 // getNeighborhoodAtPoint* return).
+// Number of candidate cells per point in a search mode.
+COMMON_HD int cells_per_point(Search s) { return s == Search::radius ? 27 : s == Search::direct7 ? 7 : 1; }
+
+// Calls f(voxel_index) when candidate cell `c` (0 .. cells_per_point - 1) of the transformed
+// (float) point holds a neighbour in the search mode's sense: radius = centroid within
+// `resolution` (any of the 27 surrounding cells: what PCL 1.13's kd-tree returns, invalid voxels
+// included as PCL includes them); direct7 = the point's cell and its 6 face neighbours; direct1 =
+// its own cell (valid voxels only, as PCL's getNeighborhoodAtPoint* return). Split by cell so a
+// kernel can give each (point, cell) pair its own thread.
 template <typename F>
-COMMON_HD void for_each_neighbour(const MapView& m, float px, float py, float pz, F&& f) {
+COMMON_HD void for_neighbour_in_cell(const MapView& m, float px, float py, float pz, int c, F&& f) {
   const float fx = floorf(px * m.inv_resolution), fy = floorf(py * m.inv_resolution), fz = floorf(pz * m.inv_resolution);
-  if (!(cell_in_range(static_cast<long long>(fx)) && cell_in_range(static_cast<long long>(fy)) &&
-        cell_in_range(static_cast<long long>(fz))) ||
-      !(fabsf(fx) < 2e6f && fabsf(fy) < 2e6f && fabsf(fz) < 2e6f))
+  if (!(fabsf(fx) < 2e6f && fabsf(fy) < 2e6f && fabsf(fz) < 2e6f) || !cell_in_range(static_cast<long long>(fx)) ||
+      !cell_in_range(static_cast<long long>(fy)) || !cell_in_range(static_cast<long long>(fz)))
     return;  // far outside any map (or not finite): no neighbours
   const int ix = static_cast<int>(fx), iy = static_cast<int>(fy), iz = static_cast<int>(fz);
   if (m.search == Search::radius) {
-    const float r2 = m.resolution * m.resolution;
-    for (int dx = -1; dx <= 1; ++dx)
-      for (int dy = -1; dy <= 1; ++dy)
-        for (int dz = -1; dz <= 1; ++dz) {
-          const int v = find_voxel(m, ix + dx, iy + dy, iz + dz);
-          if (v < 0) continue;
-          const Voxel& vox = m.voxels[v];
-          const float ex = fsub_rn(px, vox.centroid[0]), ey = fsub_rn(py, vox.centroid[1]), ez = fsub_rn(pz, vox.centroid[2]);
-          const float d2 = fadd_rn(fadd_rn(fmul_rn(ex, ex), fmul_rn(ey, ey)), fmul_rn(ez, ez));
-          if (d2 < r2) f(v);
-        }
+    const int v = find_voxel(m, ix + c / 9 - 1, iy + (c / 3) % 3 - 1, iz + c % 3 - 1);
+    if (v < 0) return;
+    const Voxel& vox = m.voxels[v];
+    const float ex = fsub_rn(px, vox.centroid[0]), ey = fsub_rn(py, vox.centroid[1]), ez = fsub_rn(pz, vox.centroid[2]);
+    const float d2 = fadd_rn(fadd_rn(fmul_rn(ex, ex), fmul_rn(ey, ey)), fmul_rn(ez, ez));
+    if (d2 < fmul_rn(m.resolution, m.resolution)) f(v);
     return;
   }
-  const int offsets[7][3] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
-  const int count = m.search == Search::direct7 ? 7 : 1;
-  for (int k = 0; k < count; ++k) {
-    const int v = find_voxel(m, ix + offsets[k][0], iy + offsets[k][1], iz + offsets[k][2]);
-    if (v >= 0 && m.voxels[v].valid) f(v);
-  }
+  const int off[7][3] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
+  const int v = find_voxel(m, ix + off[c][0], iy + off[c][1], iz + off[c][2]);
+  if (v >= 0 && m.voxels[v].valid) f(v);
+}
+
+template <typename F>
+COMMON_HD void for_each_neighbour(const MapView& m, float px, float py, float pz, F&& f) {
+  const int cells = cells_per_point(m.search);
+  for (int c = 0; c < cells; ++c) for_neighbour_in_cell(m, px, py, pz, c, f);
 }
 
 // PCL's angular Jacobian rows a..h and Hessian rows a2..f3 (first three columns; the fourth is
@@ -304,24 +311,27 @@ COMMON_HD void transform_point(const float (&T)[12], float x, float y, float z, 
 }
 
 // Everything one source point adds to an evaluation at the transform T / angles `ad`.
-// ... given the point already transformed (tx, ty, tz).
+// The contribution of one (point, voxel) pair given the point transformed (tx, ty, tz).
+COMMON_HD void accumulate_neighbour(const Voxel& vox, const PointDerivatives& pd, GaussConstants g, bool hessian, float tx,
+                                    float ty, float tz, double* sums) {
+  const double xt[3] = {double(tx) - vox.mean[0], double(ty) - vox.mean[1], double(tz) - vox.mean[2]};
+  sums[kNeighbours] += 1;
+  if (accumulate_pair(pd, xt, vox.icov, g, hessian, sums)) sums[kPairs] += 1;
+}
+
+// ... every neighbour of one point.
 COMMON_HD void accumulate_transformed(const MapView& m, const AngleDerivatives& ad, GaussConstants g, bool hessian,
                                       float x, float y, float z, float tx, float ty, float tz, double* sums) {
   const double xo[3] = {x, y, z};
   PointDerivatives pd;
   bool have_pd = false;
-  int found = 0;
   for_each_neighbour(m, tx, ty, tz, [&](int v) {
-    const Voxel& vox = m.voxels[v];
     if (!have_pd) {
       point_derivatives(ad, xo, hessian, pd);
       have_pd = true;
     }
-    ++found;
-    const double xt[3] = {double(tx) - vox.mean[0], double(ty) - vox.mean[1], double(tz) - vox.mean[2]};
-    if (accumulate_pair(pd, xt, vox.icov, g, hessian, sums)) sums[kPairs] += 1;
+    accumulate_neighbour(m.voxels[v], pd, g, hessian, tx, ty, tz, sums);
   });
-  if (found) sums[kPointsMatched] += 1;
 }
 
 COMMON_HD void accumulate_point(const MapView& m, const AngleDerivatives& ad, const float (&T)[12], GaussConstants g,

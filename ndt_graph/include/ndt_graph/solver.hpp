@@ -35,7 +35,7 @@ struct SolverConfig {
 struct TraceRow {
   double pose[6];
   double score, step;
-  double points_matched, pairs;
+  double neighbours, pairs;
 };
 
 // The request for the next evaluation: transform the source by T (float, as PCL does), take the
@@ -202,7 +202,7 @@ NDT_HD void take_sums(SolverState& s, const double* sums, bool hessian) {
   for (int k = 0; k < 6; ++k) s.grad[k] = sums[kGradient + k];
   if (hessian)
     for (int k = 0; k < 21; ++k) s.hess[k] = sums[kHessian + k];
-  s.matched = sums[kPointsMatched];
+  s.matched = sums[kNeighbours];
   s.pairs = sums[kPairs];
 }
 
@@ -301,7 +301,7 @@ NDT_HD int end_iteration(SolverState& s, const SolverConfig& c, TraceRow* trace)
     for (int k = 0; k < 6; ++k) r.pose[k] = s.p[k];
     r.score = s.score;
     r.step = s.a_t;
-    r.points_matched = s.matched;
+    r.neighbours = s.matched;
     r.pairs = s.pairs;
   }
   if (c.epsilon > 0 && t2 <= c.epsilon) {
@@ -338,7 +338,7 @@ NDT_HD void solver_advance(SolverState& s, const SolverConfig& c, const double* 
         for (int k = 0; k < 6; ++k) r.pose[k] = s.p[k];
         r.score = s.score;
         r.step = 0;
-        r.points_matched = s.matched;
+        r.neighbours = s.matched;
         r.pairs = s.pairs;
       }
       if (s.matched == 0) {  // PCL would report "converged" with a zero step: say why instead
