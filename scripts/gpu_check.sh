@@ -65,6 +65,12 @@ step "compute-sanitizer memcheck: ground_seg GPU tests" "$logs/memcheck_ground_s
   compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/ground_seg_tests" --gtest_filter='GroundSegGpu*'
 step "compute-sanitizer racecheck: ground_seg GPU tests" "$logs/racecheck_ground_seg.log" \
   compute-sanitizer --tool racecheck --error-exitcode 9 "$build/tests/ground_seg_tests" --gtest_filter='GroundSegGpu.Edge*:GroundSegGpu.EveryVersionMatchesTheCpuOnSim*'
+step "compute-sanitizer memcheck: ndt_graph GPU tests" "$logs/memcheck_ndt_graph.log" \
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='NdtGpu.*:-NdtGpu.EveryVersionMatchesTheReferenceOnRoomTutorial'
+step "compute-sanitizer racecheck: ndt_graph kernels" "$logs/racecheck_ndt_graph.log" \
+  compute-sanitizer --tool racecheck --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='NdtGpu.EveryVersionMatchesTheReferenceOnASimulatedPair:NdtGpu.MapBuild*'
+step "compute-sanitizer synccheck: ndt_graph kernels" "$logs/synccheck_ndt_graph.log" \
+  compute-sanitizer --tool synccheck --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='NdtGpu.EveryVersionMatchesTheReferenceOnASimulatedPair'
 fi
 
 if [ "${RUN_DRIVERS:-1}" = 1 ]; then
@@ -77,6 +83,7 @@ step "stream_compaction driver, quick" "$logs/stream_compaction_quick.log" \
   "$build/stream_compaction/stream_compaction" --quick --csv "$logs/stream_compaction_quick.csv"
 step "nbody driver, quick" "$logs/nbody_quick.log" "$build/nbody/nbody" --quick --csv "$logs/nbody_quick.csv"
 step "ground_seg driver, quick" "$logs/ground_seg_quick.log" "$build/ground_seg/ground_seg" --quick --csv "$logs/ground_seg_quick.csv"
+step "ndt_graph driver, quick" "$logs/ndt_graph_quick.log" "$build/ndt_graph/ndt_graph" --quick --csv "$logs/ndt_graph_quick.csv"
 fi
 
 echo

@@ -67,6 +67,15 @@ else
   "$bin/ground_seg/ground_seg" --images "$images/ground_seg" --csv "$out/ground_seg.csv" | tee "$out/ground_seg.txt"
 fi
 
+echo "== ndt_graph"
+mkdir -p "$images/ndt_graph"
+if [ "$quick" = 1 ]; then
+  "$bin/ndt_graph/ndt_graph" --quick --images "$images/ndt_graph" --trace-csv "$out/ndt_graph_trace.csv" --csv "$out/ndt_graph.csv"
+else
+  "$bin/ndt_graph/ndt_graph" --images "$images/ndt_graph" --trace-csv "$out/ndt_graph_trace.csv" --csv "$out/ndt_graph.csv" \
+    | tee "$out/ndt_graph.txt"
+fi
+
 echo "== plots and tables"
 tune_args=()
 [ -f "$out/stream_compaction_tune.csv" ] && [ "$quick" = 0 ] && tune_args=(--tune-csv "$out/stream_compaction_tune.csv")
