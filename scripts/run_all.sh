@@ -93,4 +93,8 @@ gs_readme=()
 [ "$out" != "$scratch" ] && gs_readme=(--readme ground_seg/README.md)
 python3 scripts/plot.py --csv "$out/ground_seg.csv" --out "$images/ground_seg" "${gs_readme[@]}" \
   || echo "(plots not drawn: see the message above; the CSV is in $out)"
+ndt_readme=()
+[ "$out" != "$scratch" ] && ndt_readme=(--readme ndt_graph/README.md)
+python3 scripts/plot.py --csv "$out/ndt_graph.csv" --trace-csv "$out/ndt_graph_trace.csv" --out "$images/ndt_graph" \
+  "${ndt_readme[@]}" || echo "(plots not drawn: see the message above; the CSV is in $out)"
 echo "results: $out   plots: $images"

@@ -75,37 +75,10 @@ struct Case {
   bool have_truth = false;
   double truth[4][4] = {};        // ground truth (simulated pairs)
   bool have_pcl = false;
-  double pcl_T[4][4] = {};        // PCL's recorded result (reference README)
-  int pcl_iterations = 0;
-  double pcl_likelihood = 0;
+  PclRecord pcl{};                // PCL's recorded result (reference README)
+  VoxelMap map;                   // built once per case
+  AlignResult reference;          // the CPU reference's result
 };
-
-// Reads the RESULT line of a pcl_ndt_reference file.
-bool read_pcl_reference(const std::string& path, Case& c) {
-  std::ifstream f(path);
-  std::string line;
-  while (std::getline(f, line)) {
-    if (line.rfind("RESULT ", 0) != 0) continue;
-    auto number_after = [&](const std::string& key) {
-      const auto p = line.find("\"" + key + "\": ");
-      if (p == std::string::npos) throw std::runtime_error(path + ": RESULT has no " + key);
-      return std::stod(line.substr(p + key.size() + 4));
-    };
-    c.pcl_iterations = static_cast<int>(number_after("iterations"));
-    c.pcl_likelihood = number_after("likelihood");
-    const auto p = line.find("\"T\": [");
-    if (p == std::string::npos) throw std::runtime_error(path + ": RESULT has no T");
-    std::istringstream ts(line.substr(p + 6));
-    for (int k = 0; k < 16; ++k) {
-      std::string v;
-      std::getline(ts, v, k == 15 ? ']' : ',');
-      c.pcl_T[k / 4][k % 4] = std::stod(v);
-    }
-    c.have_pcl = true;
-    return true;
-  }
-  return false;
-}
 
 NdtParams params_from(const common::CliOptions& o) {
   NdtParams p;
@@ -201,7 +174,11 @@ std::vector<Case> default_cases(const common::CliOptions& o, const NdtParams& ba
     c.source = load_filtered(s, r.sf, r.sl, c.source_raw);
     c.params = base;
     std::copy(r.guess, r.guess + 6, c.guess);
-    read_pcl_reference(d + "/pcl_ndt_reference/" + r.name + ".txt", c);
+    const std::string record = d + "/pcl_ndt_reference/" + r.name + ".txt";
+    if (common::file_exists(record)) {
+      c.pcl = read_pcl_reference(record);
+      c.have_pcl = true;
+    }
     cases.push_back(std::move(c));
   }
   if (missing)
@@ -267,12 +244,6 @@ void draw_topdown(const std::string& path, const Case& c, const double (&T)[4][4
   common::write_png(path, img);
 }
 
-struct Timed {
-  AlignResult result;
-  common::BenchStats stats;
-  double kernel_ns = std::numeric_limits<double>::quiet_NaN();
-};
-
 int run(const common::CliOptions& o) {
   if (o.list) {
     for (const auto& v : versions())
@@ -331,12 +302,12 @@ int run(const common::CliOptions& o) {
   for (auto& c : cases) {
     std::cout << "\n== " << c.name << ": target " << c.target_file << " (" << c.target_raw << " -> " << c.target.size()
               << " pts), source " << c.source_file << " (" << c.source_raw << " -> " << c.source.size() << " pts)\n";
-    VoxelMap map;
     try {
-      map = build_voxel_map(c.target, static_cast<float>(c.params.resolution));
+      c.map = build_voxel_map(c.target, static_cast<float>(c.params.resolution));
     } catch (const InputError& e) {
       throw std::runtime_error(c.name + ": target map: " + e.what());
     }
+    const VoxelMap& map = c.map;
     std::cout << "target voxels: " << map.occupied << " occupied, " << map.voxels.size() << " searchable (>= 6 pts), "
               << map.valid << " valid\n";
     const std::string base_params = "case=" + c.name + " search=" + search_name(c.params.search);
@@ -371,11 +342,8 @@ int run(const common::CliOptions& o) {
       }
       rows.push_back(g);
     }
-    AlignResult reference;
-    std::map<std::string, double> ms_of;
+    AlignResult& reference = c.reference;
     double prev_ms = common::kNoValue, lib_ms = common::kNoValue, cpu_ms = common::kNoValue;
-    const double T0[6] = {0, 0, 0, 0, 0, 0};
-    (void)T0;
     for (const auto& v : versions()) {
       if (!selected(v.id, v.name) && v.role != Role::reference) continue;
       ResultRow r = common::make_row("ndt_graph", v.name, v.idea, static_cast<std::int64_t>(c.source.size()),
@@ -413,14 +381,14 @@ int run(const common::CliOptions& o) {
       double e_cm = 0, e_deg = 0;
       if (v.role == Role::reference) {
         if (c.have_pcl) {
-          pose_error(res.T, c.pcl_T, e_cm, e_deg);
+          pose_error(res.T, c.pcl.T, e_cm, e_deg);
           e_cm *= 100;
-          const double lrel = std::fabs(res.likelihood - c.pcl_likelihood) / std::fabs(c.pcl_likelihood);
-          info << " err_pcl_cm=" << fmt(e_cm, 4) << " err_pcl_deg=" << fmt(e_deg, 5) << " pcl_iterations=" << c.pcl_iterations;
-          if (e_cm > 0.5 || e_deg > 0.05 || std::abs(res.iterations - c.pcl_iterations) > 1 || lrel > 1e-3)
+          const double lrel = std::fabs(res.likelihood - c.pcl.likelihood) / std::fabs(c.pcl.likelihood);
+          info << " err_pcl_cm=" << fmt(e_cm, 4) << " err_pcl_deg=" << fmt(e_deg, 5) << " pcl_iterations=" << c.pcl.iterations;
+          if (e_cm > 0.5 || e_deg > 0.05 || std::abs(res.iterations - c.pcl.iterations) > 1 || lrel > 1e-3)
             verdict = "FAIL: the reference is off PCL's recorded result (" + fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) +
-                      " deg, " + std::to_string(res.iterations) + " vs " + std::to_string(c.pcl_iterations) +
-                      " iterations, likelihood " + fmt(res.likelihood, 6) + " vs " + fmt(c.pcl_likelihood, 6) + ")";
+                      " deg, " + std::to_string(res.iterations) + " vs " + std::to_string(c.pcl.iterations) +
+                      " iterations, likelihood " + fmt(res.likelihood, 6) + " vs " + fmt(c.pcl.likelihood, 6) + ")";
         }
         if (c.have_truth) {
           double t_cm, t_deg;
@@ -444,7 +412,10 @@ int run(const common::CliOptions& o) {
                     std::to_string(reference.iterations) + " iterations from the CPU reference";
       }
       // time
-      Timed t;
+      struct {
+        common::BenchStats stats;
+        double kernel_ns;
+      } t;
       t.stats = common::bench_cpu([&] { runner->run(); }, bench);
       t.kernel_ns = runner->kernel_ns();
       const AlignResult again = runner->result();
@@ -474,7 +445,6 @@ int run(const common::CliOptions& o) {
       r.speedup_vs_cpu = cpu_ms / t.stats.median_ms;
       r.speedup_vs_prev = prev_ms / t.stats.median_ms;
       if (v.role != Role::library) prev_ms = t.stats.median_ms;
-      ms_of[v.name] = t.stats.median_ms;
       rows.push_back(r);
       std::cout << "  " << v.name << ": " << res.iterations << " it, " << fmt(t.stats.median_ms, 3) << " ms, "
                 << res.reason() << ", pose " << fmt(res.pose[0], 5) << " " << fmt(res.pose[1], 5) << " " << fmt(res.pose[2], 5)
@@ -516,8 +486,8 @@ int run(const common::CliOptions& o) {
       if (c.name == "room_tutorial") room = &c;
     }
     const Case& bc = koide ? *koide : cases.front();
-    const VoxelMap map = build_voxel_map(bc.target, static_cast<float>(bc.params.resolution));
-    const AlignResult ref = align_cpu(map, bc.source, bc.params, bc.guess);
+    const VoxelMap& map = bc.map;
+    const AlignResult& ref = bc.reference;
     std::vector<int> sizes = o.quick ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128};
     std::mt19937_64 rng(o.seed);
     std::uniform_real_distribution<double> U(-1, 1);
@@ -553,8 +523,8 @@ int run(const common::CliOptions& o) {
                 << " alignments/s  " << r.passed << "\n";
     }
     if (room) {  // multi-hypothesis: from a guess 2 m / 30 deg off PCL's answer
-      const VoxelMap rmap = build_voxel_map(room->target, static_cast<float>(room->params.resolution));
-      const AlignResult rref = align_cpu(rmap, room->source, room->params, room->guess);
+      const VoxelMap& rmap = room->map;
+      const AlignResult& rref = room->reference;
       double far[6];
       std::copy(rref.pose, rref.pose + 6, far);
       far[0] += 2.0 * std::cos(0.7);

@@ -148,35 +148,31 @@ void evaluate_cpu(const MapView& m, const float* xyz, std::size_t n, const EvalR
   }
 }
 
-namespace {
-
-AlignResult align_on_cpu(const VoxelMap& map, const common::PointCloud& source, const NdtParams& p,
-                         const double (&guess)[6], bool parallel) {
+AlignResult align_interleaved(const VoxelMap& map, const std::vector<float>& xyz, const NdtParams& p,
+                              const double (&guess)[6], bool parallel) {
   p.validate();
-  if (source.size() == 0) throw InputError("source cloud is empty");
-  const std::vector<float> xyz = interleave(source);
+  const std::size_t n = xyz.size() / 3;
+  if (n == 0) throw InputError("source cloud is empty");
   const MapView view = map.view(p.search);
-  const SolverConfig cfg = p.solver_config(source.size());
+  const SolverConfig cfg = p.solver_config(n);
   SolverState s;
   solver_init(s, guess);
   std::vector<TraceRow> trace(p.max_iterations + 1);
   double sums[kSums];
   while (!solver_done(s)) {
-    evaluate_cpu(view, xyz.data(), source.size(), s.req, cfg.gauss, sums, parallel);
+    evaluate_cpu(view, xyz.data(), n, s.req, cfg.gauss, sums, parallel);
     solver_advance(s, cfg, sums, s.req.need_hessian != 0, trace.data());
   }
   return result_from_state(s, trace.data());
 }
 
-}  // namespace
-
 AlignResult align_cpu(const VoxelMap& map, const common::PointCloud& source, const NdtParams& p, const double (&guess)[6]) {
-  return align_on_cpu(map, source, p, guess, false);
+  return align_interleaved(map, interleave(source), p, guess, false);
 }
 
 AlignResult align_cpu_openmp(const VoxelMap& map, const common::PointCloud& source, const NdtParams& p,
                              const double (&guess)[6]) {
-  return align_on_cpu(map, source, p, guess, true);
+  return align_interleaved(map, interleave(source), p, guess, true);
 }
 
 }  // namespace ndt

@@ -7,15 +7,7 @@ namespace ndt {
 namespace gpu {
 
 MapView DeviceMap::view(Search s) const {
-  MapView m;
-  m.voxels = voxels.get();
-  m.keys = keys.get();
-  m.slot_voxel = slot_voxel.get();
-  m.mask = mask;
-  m.resolution = resolution;
-  m.inv_resolution = 1.0f / resolution;
-  m.search = s;
-  return m;
+  return map_view(voxels.get(), keys.get(), slot_voxel.get(), table_size, resolution, s);
 }
 
 void upload_map(const VoxelMap& map, DeviceMap& d, cudaStream_t s) {
@@ -27,7 +19,7 @@ void upload_map(const VoxelMap& map, DeviceMap& d, cudaStream_t s) {
   CUDA_CHECK(cudaMemcpyAsync(d.slot_voxel.get(), map.slot_voxel.data(), map.slot_voxel.size() * sizeof(int),
                              cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaStreamSynchronize(s));  // the host vectors may go away after this
-  d.mask = map.keys.size() - 1;
+  d.table_size = map.keys.size();
   d.resolution = map.resolution;
 }
 

@@ -19,7 +19,7 @@ struct DeviceMap {
   common::DeviceBuffer<Voxel> voxels;
   common::DeviceBuffer<std::uint64_t> keys;
   common::DeviceBuffer<int> slot_voxel;
-  std::uint64_t mask = 0;
+  std::size_t table_size = 0;
   float resolution = 1.f;
   MapView view(Search s) const;
 };
@@ -145,6 +145,17 @@ class DeviceAlignment {
   common::PinnedBuffer<KernelClock> h_clock_;
   common::PinnedBuffer<double> h_guess_;
   common::Stream stream;
+};
+
+// The base of the single-alignment device versions (v2-v5): they own one DeviceAlignment and
+// read their result and kernel time back the same way; each adds only how it drives the loop.
+class DeviceRunner : public Runner {
+ public:
+  AlignResult result() override { return a_.result(); }
+  double kernel_ns() const override { return a_.kernel_ns(); }
+
+ protected:
+  DeviceAlignment a_;
 };
 
 }  // namespace gpu

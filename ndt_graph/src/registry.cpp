@@ -16,16 +16,15 @@ class CpuRunner : public Runner {
     p.params.validate();
     if (!p.source || p.source->size() == 0) throw InputError("source cloud is empty");
     problem_ = p;
+    xyz_ = interleave(*p.source);
   }
-  void run() override {
-    result_ = parallel_ ? align_cpu_openmp(*problem_.map, *problem_.source, problem_.params, problem_.guess)
-                        : align_cpu(*problem_.map, *problem_.source, problem_.params, problem_.guess);
-  }
+  void run() override { result_ = align_interleaved(*problem_.map, xyz_, problem_.params, problem_.guess, parallel_); }
   AlignResult result() override { return result_; }
 
  private:
   bool parallel_;
   Problem problem_;
+  std::vector<float> xyz_;
   AlignResult result_;
 };
 

@@ -14,7 +14,7 @@ namespace ndt {
 namespace gpu {
 namespace {
 
-class DeviceStepRunner : public Runner {
+class DeviceStepRunner : public DeviceRunner {
  public:
   void prepare(const Problem& p) override {
     a_.prepare(p);
@@ -35,11 +35,8 @@ class DeviceStepRunner : public Runner {
     a_.download(s);
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
-  AlignResult result() override { return a_.result(); }
-  double kernel_ns() const override { return a_.kernel_ns(); }
 
  private:
-  DeviceAlignment a_;
   common::PinnedBuffer<int> flag_;
 };
 

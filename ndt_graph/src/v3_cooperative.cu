@@ -40,7 +40,7 @@ int max_cooperative_blocks() {
   return per_sm * sms;
 }
 
-class CooperativeRunner : public Runner {
+class CooperativeRunner : public DeviceRunner {
  public:
   explicit CooperativeRunner(int forced_blocks) : forced_blocks_(forced_blocks) {}
   void prepare(const Problem& p) override {
@@ -77,11 +77,9 @@ class CooperativeRunner : public Runner {
     a_.download(s);
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
-  AlignResult result() override { return a_.result(); }
   double kernel_ns() const override { return 1e6 * stop_.since(start_); }
 
  private:
-  DeviceAlignment a_;
   int forced_blocks_ = 0, blocks_ = 0;
   common::Event start_, stop_;
 };

@@ -15,7 +15,7 @@ namespace {
 
 constexpr int kUnrolled = 8;
 
-class GraphBatchRunner : public Runner {
+class GraphBatchRunner : public DeviceRunner {
  public:
   void prepare(const Problem& p) override {
     a_.prepare(p);
@@ -40,11 +40,8 @@ class GraphBatchRunner : public Runner {
     a_.download(s);
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
-  AlignResult result() override { return a_.result(); }
-  double kernel_ns() const override { return a_.kernel_ns(); }
 
  private:
-  DeviceAlignment a_;
   common::PinnedBuffer<int> flag_;
   common::GraphExec graph_;
 };

@@ -11,7 +11,7 @@ namespace ndt {
 namespace gpu {
 namespace {
 
-class GraphWhileRunner : public Runner {
+class GraphWhileRunner : public DeviceRunner {
  public:
   void prepare(const Problem& p) override {
     a_.prepare(p);
@@ -30,11 +30,8 @@ class GraphWhileRunner : public Runner {
     a_.download(s);
     CUDA_CHECK(cudaStreamSynchronize(s));
   }
-  AlignResult result() override { return a_.result(); }
-  double kernel_ns() const override { return a_.kernel_ns(); }
 
  private:
-  DeviceAlignment a_;
   common::GraphExec graph_;
 };
 

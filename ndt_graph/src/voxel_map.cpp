@@ -9,15 +9,7 @@
 namespace ndt {
 
 MapView VoxelMap::view(Search s) const {
-  MapView m;
-  m.voxels = voxels.data();
-  m.keys = keys.data();
-  m.slot_voxel = slot_voxel.data();
-  m.mask = keys.size() - 1;
-  m.resolution = resolution;
-  m.inv_resolution = 1.0f / resolution;
-  m.search = s;
-  return m;
+  return map_view(voxels.data(), keys.data(), slot_voxel.data(), keys.size(), resolution, s);
 }
 
 void build_hash(const std::vector<int>& cells, VoxelMap& map) {
@@ -39,14 +31,11 @@ std::string compare_maps(const VoxelMap& a, const VoxelMap& b) {
   if (a.voxels.size() != b.voxels.size() || a.occupied != b.occupied || a.valid != b.valid)
     return std::to_string(a.voxels.size()) + "/" + std::to_string(a.valid) + " vs " + std::to_string(b.voxels.size()) + "/" +
            std::to_string(b.valid) + " searchable/valid voxels";
-  for (std::size_t v = 0; v < a.voxels.size(); ++v) {
+  for (std::size_t v = 0; v < a.voxels.size(); ++v) {  // field by field: the struct has padding
     const Voxel &x = a.voxels[v], &y = b.voxels[v];
     bool same = x.points == y.points && x.valid == y.valid;
-    for (int k = 0; k < 3; ++k)
-      same = same && x.centroid[k] == y.centroid[k] && std::fabs(x.mean[k] - y.mean[k]) <= 1e-12 * (1 + std::fabs(x.mean[k]));
-    double scale = 0;
-    for (int k = 0; k < 6; ++k) scale = std::max(scale, std::fabs(x.icov[k]));
-    for (int k = 0; k < 6; ++k) same = same && std::fabs(x.icov[k] - y.icov[k]) <= 1e-9 * scale;
+    for (int k = 0; k < 3; ++k) same = same && x.mean[k] == y.mean[k] && x.centroid[k] == y.centroid[k];
+    for (int k = 0; k < 6; ++k) same = same && x.icov[k] == y.icov[k];
     if (!same) return "voxel " + std::to_string(v) + " differs";
   }
   return "";

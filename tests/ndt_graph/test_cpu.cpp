@@ -40,30 +40,6 @@ const RefCase kCases[] = {
      124668, 31481, 2262},
 };
 
-struct PclRecord {
-  double T[4][4];
-  int iterations;
-  double likelihood;
-};
-
-PclRecord read_record(const std::string& path) {
-  std::ifstream f(path);
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("RESULT ", 0) == 0) break;
-  PclRecord r{};
-  auto num = [&](const std::string& key) { return std::stod(line.substr(line.find("\"" + key + "\": ") + key.size() + 4)); };
-  r.iterations = static_cast<int>(num("iterations"));
-  r.likelihood = num("likelihood");
-  std::istringstream ts(line.substr(line.find("\"T\": [") + 6));
-  for (int k = 0; k < 16; ++k) {
-    std::string v;
-    std::getline(ts, v, k == 15 ? ']' : ',');
-    r.T[k / 4][k % 4] = std::stod(v);
-  }
-  return r;
-}
-
 class PclReference : public ::testing::TestWithParam<RefCase> {};
 
 }  // namespace
@@ -79,7 +55,7 @@ TEST_P(PclReference, ReferenceLandsOnPclsRecordedResult) {
   const VoxelMap map = build_voxel_map(target, 1.0f);
   EXPECT_EQ(map.valid, c.voxels_valid);
   const AlignResult r = align_cpu(map, source, NdtParams{}, c.guess);
-  const PclRecord pcl = read_record(data(std::string("pcl_ndt_reference/") + c.name + ".txt"));
+  const PclRecord pcl = read_pcl_reference(data(std::string("pcl_ndt_reference/") + c.name + ".txt"));
   double cm, deg;
   pose_error(r.T, pcl.T, cm, deg);
   EXPECT_LE(cm * 100, 0.5);
@@ -253,6 +229,18 @@ TEST(SyntheticPairs, KnownTransformsAreRecovered) {
     EXPECT_LE(cm * 100, 2.0) << "pair " << k;
     EXPECT_LE(deg, 0.1) << "pair " << k;
   }
+}
+
+TEST(BadInput, MalformedPclRecordIsAnErrorNamingTheFile) {
+  const std::string path = ::testing::TempDir() + "/bad_record.txt";
+  std::ofstream(path) << "RESULT {\"iterations\": 3, \"likelihood\": 1.2, \"T\": [1, 0, 0]}\n";
+  try {
+    read_pcl_reference(path);
+    FAIL() << "a RESULT with 3 of 16 matrix values was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_pcl_reference(path + ".missing"), InputError);
 }
 
 TEST(BadInput, ClearErrors) {

@@ -45,9 +45,8 @@ struct VoxelMap {
 };
 constexpr int kMinPointsPerVoxel = 6;
 VoxelMap build_voxel_map(const common::PointCloud& target, float resolution);
-// Empty when two maps hold the same voxels in the same order: counts, validity and float
-// centroids exactly, means to 1e-12 and inverse covariances to 1e-9 relative (a GPU's fused
-// multiply-adds in the eigen-solve change the last bits); else the first difference.
+// Empty when two maps hold the same voxels, bit for bit, in the same order (the GPU build runs the
+// CPU's arithmetic in the CPU's order); else the first difference.
 std::string compare_maps(const VoxelMap& a, const VoxelMap& b);
 // Hash table for `voxels` keyed by `cells` (x, y, z per voxel).
 void build_hash(const std::vector<int>& cells, VoxelMap& map);
@@ -81,6 +80,9 @@ std::vector<float> interleave(const common::PointCloud& pc);
 AlignResult align_cpu(const VoxelMap& map, const common::PointCloud& source, const NdtParams& p, const double (&guess)[6]);
 AlignResult align_cpu_openmp(const VoxelMap& map, const common::PointCloud& source, const NdtParams& p,
                              const double (&guess)[6]);
+// The same on a source already interleaved (x y z per point), as a prepared version holds it.
+AlignResult align_interleaved(const VoxelMap& map, const std::vector<float>& xyz, const NdtParams& p,
+                              const double (&guess)[6], bool parallel);
 // One evaluation on the CPU (score, gradient, Hessian sums) at a request: used by the reference,
 // by tests (finite differences) and by the trace replay.
 void evaluate_cpu(const MapView& m, const float* xyz, std::size_t n, const EvalRequest& req, GaussConstants g,
@@ -90,6 +92,16 @@ void evaluate_cpu(const MapView& m, const float* xyz, std::size_t n, const EvalR
 void pose_to_matrix4(const double (&pose)[6], double (&T)[4][4]);
 // Translation distance (m) and rotation angle (deg) between two transforms.
 void pose_error(const double (&A)[4][4], const double (&B)[4][4], double& trans_m, double& rot_deg);
+
+// What PCL's NDT computed on a sample pair: the RESULT line of a file of
+// $COURSE_DATA_DIR/pcl_ndt_reference/. Throws InputError naming the file when it has none or it
+// is malformed.
+struct PclRecord {
+  double T[4][4];
+  int iterations;
+  double likelihood;
+};
+PclRecord read_pcl_reference(const std::string& path);
 
 // The acceptance test of a version against the reference: pose within `cm` / `deg` and
 // iterations within +-`iterations`. Empty when it passes, else the reason.

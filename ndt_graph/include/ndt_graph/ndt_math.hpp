@@ -78,6 +78,20 @@ struct MapView {
   Search search = Search::radius;
 };
 
+// The view of a map held anywhere (host vectors or device buffers): `table_size` hash slots.
+inline MapView map_view(const Voxel* voxels, const std::uint64_t* keys, const int* slot_voxel, std::size_t table_size,
+                        float resolution, Search search) {
+  MapView m;
+  m.voxels = voxels;
+  m.keys = keys;
+  m.slot_voxel = slot_voxel;
+  m.mask = table_size - 1;
+  m.resolution = resolution;
+  m.inv_resolution = 1.0f / resolution;
+  m.search = search;
+  return m;
+}
+
 COMMON_HD int find_voxel(const MapView& m, int ix, int iy, int iz) {
   const std::uint64_t key = cell_key(ix, iy, iz);
   for (std::uint32_t s = hash_slot(key, m.mask);; s = (s + 1) & static_cast<std::uint32_t>(m.mask)) {
