@@ -443,8 +443,10 @@ int run(const common::CliOptions& o) {
       if (v.role == Role::reference) cpu_ms = t.stats.median_ms;
       if (v.role == Role::library) lib_ms = t.stats.median_ms;
       r.speedup_vs_cpu = cpu_ms / t.stats.median_ms;
-      r.speedup_vs_prev = prev_ms / t.stats.median_ms;
-      if (v.role != Role::library) prev_ms = t.stats.median_ms;
+      if (v.role != Role::library) {  // the library is a baseline, not a step of the ladder
+        r.speedup_vs_prev = prev_ms / t.stats.median_ms;
+        prev_ms = t.stats.median_ms;
+      }
       rows.push_back(r);
       std::cout << "  " << v.name << ": " << res.iterations << " it, " << fmt(t.stats.median_ms, 3) << " ms, "
                 << res.reason() << ", pose " << fmt(res.pose[0], 5) << " " << fmt(res.pose[1], 5) << " " << fmt(res.pose[2], 5)

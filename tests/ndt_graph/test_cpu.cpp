@@ -276,3 +276,29 @@ TEST(Registry, EveryVersionHasAUniqueNameAndTheReferenceComesFirst) {
   for (std::size_t i = 0; i < v.size(); ++i)
     for (std::size_t j = i + 1; j < v.size(); ++j) EXPECT_NE(v[i].name, v[j].name);
 }
+
+TEST(PclLibrary, PclsOwnNdtAgreesWithTheReference) {
+  if (!pcl_available()) GTEST_SKIP() << "built without PCL (install libpcl-dev and reconfigure)";
+  int ran = 0;
+  for (const RefCase& c : kCases) {
+    if (std::string(c.name) == "koide_unfiltered" || std::string(c.name) == "kitti00_0_1_vg02") continue;  // 1-4 s each in PCL
+    if (!common::file_exists(data(c.target)) || !common::file_exists(data(c.source))) continue;
+    const auto target = apply_filter(common::read_point_cloud(data(c.target)), c.tf, 0.2f);
+    const auto source = apply_filter(common::read_point_cloud(data(c.source)), c.sf, 0.2f);
+    const VoxelMap map = build_voxel_map(target, 1.0f);
+    Problem p;
+    p.map = &map;
+    p.target = &target;
+    p.source = &source;
+    std::copy(c.guess, c.guess + 6, p.guess);
+    auto pcl = make_pcl();
+    pcl->prepare(p);
+    pcl->run();
+    const AlignResult ref = align_cpu(map, source, NdtParams{}, c.guess);
+    const AlignResult got = pcl->result();
+    EXPECT_EQ(compare_to_reference(got, ref, 0.5, 0.05, 1), "") << c.name;
+    EXPECT_NEAR(got.likelihood, ref.likelihood, 1e-3 * ref.likelihood) << c.name;
+    ++ran;
+  }
+  if (ran == 0) GTEST_SKIP() << "no sample pair in " << common::data_dir();
+}
