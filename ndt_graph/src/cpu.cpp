@@ -34,6 +34,9 @@ void NdtParams::validate() const {
     throw InputError("outlier ratio must lie in (0, 1) (got " + std::to_string(outlier_ratio) + ")");
   if (max_iterations < 1 || max_iterations > 10000)
     throw InputError("max iterations must be in [1, 10000] (got " + std::to_string(max_iterations) + ")");
+  if (line_search_candidates < 1 || line_search_candidates > kMaxCandidates)
+    throw InputError("line-search candidates must be in [1, " + std::to_string(kMaxCandidates) + "] (got " +
+                     std::to_string(line_search_candidates) + ")");
   const GaussConstants g = gauss_constants(resolution, outlier_ratio);
   if (!std::isfinite(g.d1) || !std::isfinite(g.d2))
     throw InputError("resolution " + std::to_string(resolution) + " and outlier ratio " + std::to_string(outlier_ratio) +
@@ -47,6 +50,8 @@ SolverConfig NdtParams::solver_config(std::size_t n_points) const {
   c.max_iterations = max_iterations;
   c.gauss = gauss_constants(resolution, outlier_ratio);
   c.n_points = static_cast<double>(n_points);
+  c.fast_solve = fast_solve ? 1 : 0;
+  c.candidates = line_search_candidates;
   return c;
 }
 
@@ -113,6 +118,7 @@ AlignResult result_from_state(const SolverState& s, const TraceRow* trace) {
   pose_to_matrix4(r.pose, r.T);
   r.iterations = s.iterations;
   r.evaluations = s.evaluations;
+  r.solve_fallbacks = s.solve_fallbacks;
   r.status = static_cast<Status>(s.status);
   r.converged = r.status == Status::converged;
   r.likelihood = s.likelihood;
@@ -158,9 +164,10 @@ AlignResult align_interleaved(const VoxelMap& map, const std::vector<float>& xyz
   SolverState s;
   solver_init(s, guess);
   std::vector<TraceRow> trace(p.max_iterations + 1);
-  double sums[kSums];
+  double sums[kMaxCandidates * kSums];
   while (!solver_done(s)) {
-    evaluate_cpu(view, xyz.data(), n, s.req, cfg.gauss, sums, parallel);
+    for (int k = 0; k < s.requests; ++k)
+      evaluate_cpu(view, xyz.data(), n, request_at(s, k), cfg.gauss, sums + k * kSums, parallel);
     solver_advance(s, cfg, sums, s.req.need_hessian != 0, trace.data());
   }
   return result_from_state(s, trace.data());

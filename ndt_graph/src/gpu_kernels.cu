@@ -36,27 +36,29 @@ __global__ void init_kernel(SolverState* states, const double* guesses, KernelCl
   clocks[a].total_ns = 0;
 }
 
-__global__ void __launch_bounds__(kBlock) eval_kernel(MapView m, const float* xyz, const AlignmentSlot* slots,
+// Block (x, y): evaluation block x of pass slot y % slots of alignment y / slots; slots past the
+// alignment's current number of requests have nothing to do.
+// 3 blocks per SM: 168 registers (a little spilling in the pair math) instead of 208 and 2.
+__global__ void __launch_bounds__(kBlock, 3) eval_kernel(MapView m, const float* xyz, const AlignmentSlot* slots,
                                                       const SolverState* states, const SolverConfig* cfg,
-                                                      double* partials, KernelClock* clocks, int blocks) {
-  __shared__ double red[kSums * (kBlock / 32)];
-  __shared__ AngleDerivatives ad;
-  __shared__ float T[12];
-  const int a = blockIdx.y;
+                                                      double* partials, KernelClock* clocks, int blocks,
+                                                      int slots_per_alignment) {
+  __shared__ EvalShared sh;
+  const int a = blockIdx.y / slots_per_alignment, k = blockIdx.y % slots_per_alignment;
   const SolverState& s = states[a];
-  if (solver_done(s)) return;
+  if (solver_done(s) || k >= s.requests) return;
   if (threadIdx.x == 0) atomicMin(&clocks[a].eval_start, global_ns());
-  eval_block(m, xyz, slots[a], s, cfg[a], blockIdx.x, blocks,
-             partials + (static_cast<std::size_t>(a) * blocks + blockIdx.x) * kSums, red, &ad, T);
+  eval_block(m, xyz, slots[a], request_at(s, k), cfg[a], blockIdx.x, blocks,
+             partials + (static_cast<std::size_t>(blockIdx.y) * blocks + blockIdx.x) * kSums, sh);
   if (threadIdx.x == 0) atomicMax(&clocks[a].eval_end, global_ns());
 }
 
 __device__ void step_alignment(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg,
-                               TraceRow* traces, int trace_stride, KernelClock* clocks, int a, bool& done) {
-  __shared__ double sums[kSums];
+                               TraceRow* traces, int trace_stride, KernelClock* clocks, int a, int slots, bool& done) {
+  __shared__ StepShared sh;
   const unsigned long long t0 = global_ns();
-  done = step_block(partials + static_cast<std::size_t>(a) * blocks * kSums, blocks, states[a], cfg[a],
-                    traces + static_cast<std::size_t>(a) * trace_stride, sums);
+  done = step_block(partials + static_cast<std::size_t>(a) * slots * blocks * kSums, blocks, states[a], cfg[a],
+                    traces + static_cast<std::size_t>(a) * trace_stride, sh);
   if (threadIdx.x == 0) {
     KernelClock& k = clocks[a];
     k.total_ns += static_cast<double>(k.eval_end - k.eval_start) + static_cast<double>(global_ns() - t0);
@@ -65,22 +67,24 @@ __device__ void step_alignment(const double* partials, int blocks, SolverState* 
   }
 }
 
-__global__ void step_kernel(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg,
-                            TraceRow* traces, int trace_stride, KernelClock* clocks) {
+__global__ void __launch_bounds__(kStepThreads) step_kernel(const double* partials, int blocks, SolverState* states,
+                                                            const SolverConfig* cfg, TraceRow* traces,
+                                                            int trace_stride, KernelClock* clocks, int slots) {
   const int a = blockIdx.x;
   if (solver_done(states[a])) return;
   bool done;
-  step_alignment(partials, blocks, states, cfg, traces, trace_stride, clocks, a, done);
+  step_alignment(partials, blocks, states, cfg, traces, trace_stride, clocks, a, slots, done);
 }
 
-__global__ void step_conditional_kernel(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg,
-                                        TraceRow* traces, KernelClock* clocks, cudaGraphConditionalHandle handle) {
+__global__ void __launch_bounds__(kStepThreads)
+    step_conditional_kernel(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg,
+                            TraceRow* traces, KernelClock* clocks, cudaGraphConditionalHandle handle, int slots) {
   if (solver_done(states[0])) {
     if (threadIdx.x == 0) cudaGraphSetConditional(handle, 0);
     return;
   }
   bool done;
-  step_alignment(partials, blocks, states, cfg, traces, 0, clocks, 0, done);
+  step_alignment(partials, blocks, states, cfg, traces, 0, clocks, 0, slots, done);
   if (threadIdx.x == 0 && done) cudaGraphSetConditional(handle, 0);
 }
 
@@ -102,10 +106,18 @@ int sm_count() {
 
 }  // namespace
 
-int eval_blocks_for(int points) {
-  // One (point, cell) item per thread while that fits in four blocks per SM; grid-stride beyond.
+int eval_blocks_for(int points, int evaluations) {
+  // One wave of evaluation blocks shared by the evaluations of a pass (the occupancy API says how
+  // many fit per SM), and no more blocks than one round of kProbes (point, cell) items per thread
+  // needs.
+  static const int resident = [] {
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, eval_kernel, kBlock, 0));
+    return std::max(1, per_sm) * sm_count();
+  }();
   const long long items = 27ll * points;
-  return static_cast<int>(std::max(1ll, std::min((items + kBlock - 1) / kBlock, 4ll * sm_count())));
+  const long long wave = std::max(1, resident / std::max(1, evaluations));
+  return static_cast<int>(std::max(1ll, std::min((items + kProbes * kBlock - 1) / (kProbes * kBlock), wave)));
 }
 
 void launch_init(SolverState* states, const double* guesses, KernelClock* clocks, int alignments, cudaStream_t stream) {
@@ -115,21 +127,24 @@ void launch_init(SolverState* states, const double* guesses, KernelClock* clocks
 
 void launch_eval(const MapView& m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,
                  const SolverConfig* cfg, double* partials, KernelClock* clocks, int blocks, int alignments,
-                 cudaStream_t stream) {
-  eval_kernel<<<dim3(blocks, alignments), kBlock, 0, stream>>>(m, xyz, slots, states, cfg, partials, clocks, blocks);
+                 cudaStream_t stream, int slots_per_alignment) {
+  eval_kernel<<<dim3(blocks, alignments * slots_per_alignment), kBlock, 0, stream>>>(
+      m, xyz, slots, states, cfg, partials, clocks, blocks, slots_per_alignment);
   CUDA_CHECK_LAST();
 }
 
 void launch_step(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg, TraceRow* traces,
-                 int trace_stride, KernelClock* clocks, int alignments, cudaStream_t stream) {
-  step_kernel<<<alignments, 32, 0, stream>>>(partials, blocks, states, cfg, traces, trace_stride, clocks);
+                 int trace_stride, KernelClock* clocks, int alignments, cudaStream_t stream, int slots_per_alignment) {
+  step_kernel<<<alignments, kStepThreads, 0, stream>>>(partials, blocks, states, cfg, traces, trace_stride, clocks,
+                                                       slots_per_alignment);
   CUDA_CHECK_LAST();
 }
 
 void launch_step_conditional(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg,
                              TraceRow* traces, KernelClock* clocks, cudaGraphConditionalHandle handle,
-                             cudaStream_t stream) {
-  step_conditional_kernel<<<1, 32, 0, stream>>>(partials, blocks, states, cfg, traces, clocks, handle);
+                             cudaStream_t stream, int slots_per_alignment) {
+  step_conditional_kernel<<<1, kStepThreads, 0, stream>>>(partials, blocks, states, cfg, traces, clocks, handle,
+                                                          slots_per_alignment);
   CUDA_CHECK_LAST();
 }
 
@@ -139,7 +154,7 @@ void launch_loop_control(const SolverState* states, int alignments, cudaGraphCon
   CUDA_CHECK_LAST();
 }
 
-void DeviceAlignment::prepare(const Problem& p) {
+void DeviceAlignment::prepare(const Problem& p, int pass_slots) {
   p.params.validate();
   if (!p.source || p.source->size() == 0) throw InputError("source cloud is empty");
   if (p.source->size() > (1u << 30)) throw InputError("source cloud has more than 2^30 points");
@@ -147,14 +162,16 @@ void DeviceAlignment::prepare(const Problem& p) {
   view = map.view(p.params.search);
   n = static_cast<int>(p.source->size());
   cfg = p.params.solver_config(p.source->size());
+  cfg.fast_solve = 1;  // every device version: see SolverConfig
+  slots = pass_slots;
   max_iter = p.params.max_iterations;
-  blocks = eval_blocks_for(n);
+  blocks = eval_blocks_for(n, slots);  // the pass's evaluations share one wave
   xyz.resize(3 * static_cast<std::size_t>(n));
   slot.resize(1);
   state.resize(1);
   d_cfg.resize(1);
   trace.resize(max_iter + 1);
-  partials.resize(static_cast<std::size_t>(blocks) * kSums);
+  partials.resize(static_cast<std::size_t>(slots) * blocks * kSums);
   guess.resize(6);
   clock.resize(1);
   h_xyz_.resize(3 * static_cast<std::size_t>(n));

@@ -45,83 +45,188 @@ __device__ __forceinline__ unsigned long long global_ns() {
   return t;
 }
 
-// One block's share of an evaluation of alignment `s`: grid-stride over its points, the 30 sums
-// reduced over the block, written by threads 0..29 to `partial` (30 doubles).
+// Shared memory of one evaluation block: the request's angular derivatives and transform, the
+// block reduction's scratch, and the pair queue. Only ~1 in 8 (point, cell) probes finds a
+// neighbour voxel, so a thread that went on to the float64 pair math at once would run it with
+// ~4 of its warp's 32 lanes active; instead the hits go to a queue in shared memory (in a fixed
+// order: warp ballots + the warps' counts), and whenever it holds a block's worth of pairs every
+// thread takes one, with all lanes busy.
+// Items each thread probes per round. Measured on the H200 (room_tutorial): 4 probes per round
+// (fewer rounds and barriers) made an alignment slower, 0.83 ms against 0.75 ms with 1: the
+// extra live state pushed the kernel into 544 bytes of spills.
+constexpr int kProbes = 1;
+constexpr int kQueue = (kProbes + 1) * kBlock;
+struct EvalShared {
+  double red[kSums * (kBlock / 32)];
+  AngleDerivatives ad;
+  double cs[2][3];
+  float T[12];
+  int warp_hits[kProbes][kBlock / 32];
+  int q_point[kQueue], q_voxel[kQueue];
+  float q_t[3][kQueue];
+};
+
+__device__ __forceinline__ void eval_pair(const MapView& m, const float* xyz, const EvalShared& sh, int e,
+                                          const SolverConfig& c, double* sums) {
+  const float* p = xyz + 3 * static_cast<std::size_t>(sh.q_point[e]);
+  const double xo[3] = {p[0], p[1], p[2]};
+  PointDerivatives pd;
+  point_derivatives(sh.ad, xo, true, pd);
+  accumulate_neighbour(m.voxels[sh.q_voxel[e]], pd, c.gauss, true, sh.q_t[0][e], sh.q_t[1][e], sh.q_t[2][e], sums);
+}
+
+// One block's share of one evaluation at `req`: probe (point, cell) items in rounds of kProbes
+// per thread, queue the hits, evaluate the pairs a block at a time; the 30 sums reduced over the
+// block and written by threads 0..29 to `partial` (30 doubles). Deterministic: the same pairs
+// reach the same threads in the same order on every run.
 __device__ __forceinline__ void eval_block(const MapView& m, const float* xyz, const AlignmentSlot& slot,
-                                           const SolverState& s, const SolverConfig& c, int block, int nblocks,
-                                           double* partial, double* red_smem, AngleDerivatives* ad, float* T) {
-  if (threadIdx.x == 0) angle_derivatives(s.req.pose, *ad);
-  if (threadIdx.x < 12) T[threadIdx.x] = s.req.T[threadIdx.x];
+                                           const EvalRequest& req, const SolverConfig& c, int block, int nblocks,
+                                           double* partial, EvalShared& sh) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  if (tid < 3) angle_cos_sin(req.pose[3 + tid], sh.cs[0][tid], sh.cs[1][tid]);
+  if (tid < 12) sh.T[tid] = req.T[tid];
   __syncthreads();
+  if (tid == 0) angle_derivatives_from(sh.cs[0], sh.cs[1], sh.ad);  // read after the first round's barrier
+  float Tl[12];
+#pragma unroll
+  for (int k = 0; k < 12; ++k) Tl[k] = sh.T[k];
   double sums[kSums];
 #pragma unroll
   for (int k = 0; k < kSums; ++k) sums[k] = 0;
-  float Tl[12];
-#pragma unroll
-  for (int k = 0; k < 12; ++k) Tl[k] = T[k];
-  // One thread per (point, candidate cell): 27x the threads of one per point, so the hash probes
-  // and the float64 pair math of ~10^4 points fill the GPU instead of running 27 long chains.
+  const float* src = xyz + 3 * static_cast<std::size_t>(slot.offset);
   const int cells = cells_per_point(m.search);
   const long long items = static_cast<long long>(slot.count) * cells;
-  for (long long w = static_cast<long long>(block) * kBlock + threadIdx.x; w < items;
-       w += static_cast<long long>(nblocks) * kBlock) {
-    const int i = static_cast<int>(w / cells), cell = static_cast<int>(w % cells);
-    const float* p = xyz + 3 * static_cast<std::size_t>(slot.offset + i);
-    float tx, ty, tz;
-    transform_point(Tl, p[0], p[1], p[2], tx, ty, tz);
-    for_neighbour_in_cell(m, tx, ty, tz, cell, [&](int v) {
-      const double xo[3] = {p[0], p[1], p[2]};
-      PointDerivatives pd;
-      point_derivatives(*ad, xo, true, pd);
-      accumulate_neighbour(m.voxels[v], pd, c.gauss, true, tx, ty, tz, sums);
-    });
+  int queued = 0;  // the same in every thread
+  constexpr int kRound = kProbes * kBlock;
+  for (long long base = static_cast<long long>(block) * kRound; base < items;
+       base += static_cast<long long>(nblocks) * kRound) {
+    int v[kProbes], idx[kProbes];
+    float t[kProbes][3];
+#pragma unroll
+    for (int r = 0; r < kProbes; ++r) {
+      const long long w = base + r * kBlock + tid;
+      v[r] = -1;
+      idx[r] = 0;
+      t[r][0] = t[r][1] = t[r][2] = 0;
+      if (w < items) {
+        idx[r] = static_cast<int>(w / cells);
+        const float* p = src + 3 * static_cast<std::size_t>(idx[r]);
+        transform_point(Tl, p[0], p[1], p[2], t[r][0], t[r][1], t[r][2]);
+        for_neighbour_in_cell(m, t[r][0], t[r][1], t[r][2], static_cast<int>(w % cells), [&](int found) { v[r] = found; });
+      }
+    }
+    unsigned hits[kProbes];
+#pragma unroll
+    for (int r = 0; r < kProbes; ++r) {
+      hits[r] = __ballot_sync(0xffffffffu, v[r] >= 0);
+      if (lane == 0) sh.warp_hits[r][warp] = __popc(hits[r]);
+    }
+    __syncthreads();
+    // Queue order: probe slot r, then warp, then lane (fixed, so the sums are deterministic).
+    int total = 0;
+#pragma unroll
+    for (int r = 0; r < kProbes; ++r) {
+      int mine = 0, all = 0;
+#pragma unroll
+      for (int k = 0; k < kBlock / 32; ++k) {
+        const int h = sh.warp_hits[r][k];
+        mine += k < warp ? h : 0;
+        all += h;
+      }
+      if (v[r] >= 0) {
+        const int e = queued + total + mine + __popc(hits[r] & ((1u << lane) - 1u));
+        sh.q_point[e] = idx[r];
+        sh.q_voxel[e] = v[r];
+        sh.q_t[0][e] = t[r][0];
+        sh.q_t[1][e] = t[r][1];
+        sh.q_t[2][e] = t[r][2];
+      }
+      total += all;
+    }
+    queued += total;
+    __syncthreads();
+    bool took = false;
+#pragma unroll
+    for (int b = 0; b < kProbes; ++b) {  // full blocks of pairs: one each, from the tail of the queue
+      if (queued < kBlock) break;
+      queued -= kBlock;
+      eval_pair(m, src, sh, queued + tid, c, sums);
+      took = true;
+    }
+    if (took) __syncthreads();  // the queue's tail is rewritten next round (uniform: `queued` is)
   }
-  common::block_reduce_sum_n<kBlock, kSums>(sums, red_smem);
-  if (threadIdx.x < kSums) {
+  if (tid < queued) eval_pair(m, src, sh, tid, c, sums);
+  common::block_reduce_sum_n<kBlock, kSums>(sums, sh.red);
+  if (tid < kSums) {
 #pragma unroll
     for (int k = 0; k < kSums; ++k)
-      if (k == static_cast<int>(threadIdx.x)) partial[k] = sums[k];
+      if (k == tid) partial[k] = sums[k];
   }
 }
 
-// The step of alignment `s`: the first 30 threads each add one value's partials in block order
-// (deterministic), thread 0 advances the solver. Returns (in thread 0) whether it is done.
+// Threads of the step kernels: enough to read the per-block partials of up to kMaxCandidates
+// evaluations in a few rounds of loads.
+constexpr int kStepThreads = 256;
+
+struct StepShared {
+  double part[kStepThreads];
+  double sums[kMaxCandidates * kSums];
+};
+
+// The step of alignment `s`: the block adds the partials of each of its s.requests evaluations
+// (`nblocks` blocks of 30 each, evaluation k at partials + k * nblocks * 30) in a fixed order
+// (deterministic), then thread 0 advances the solver. Returns (in thread 0) whether it is done.
 __device__ __forceinline__ bool step_block(const double* partials, int nblocks, SolverState& s, const SolverConfig& c,
-                                           TraceRow* trace, double* sums_smem) {
-  if (threadIdx.x < kSums) {
+                                           TraceRow* trace, StepShared& sh) {
+  const int tid = threadIdx.x;
+  const int values = s.requests * kSums;
+  const int groups = max(1, min(static_cast<int>(blockDim.x) / values, 8));
+  if (tid < groups * values) {
+    const int v = tid % values, g = tid / values, k = v / kSums, j = v % kSums;
+    const double* p = partials + static_cast<std::size_t>(k) * nblocks * kSums + j;
     double t = 0;
-    for (int b = 0; b < nblocks; ++b) t += partials[b * kSums + threadIdx.x];
-    sums_smem[threadIdx.x] = t;
+#pragma unroll 8
+    for (int b = g; b < nblocks; b += groups) t += p[static_cast<std::size_t>(b) * kSums];
+    sh.part[tid] = t;
   }
   __syncthreads();
-  if (threadIdx.x == 0) {
-    solver_advance(s, c, sums_smem, true, trace);
+  if (tid < values) {
+    double t = 0;
+    for (int g = 0; g < groups; ++g) t += sh.part[g * values + tid];
+    sh.sums[tid] = t;
+  }
+  __syncthreads();
+  if (tid == 0) {
+    solver_advance(s, c, sh.sums, true, trace);
     return solver_done(s);
   }
   return false;
 }
 
-// Launchers (gpu_kernels.cu). `alignments` alignments, `blocks` evaluation blocks each; partials
-// hold alignments x blocks x 30 doubles. The step launcher, given a conditional handle, clears it
+// Launchers (gpu_kernels.cu). `alignments` alignments, `blocks` evaluation blocks per
+// evaluation, `slots` evaluations per alignment and pass (kMaxCandidates for the parallel line
+// search, else 1); partials hold alignments x slots x blocks x 30 doubles. The step launcher, given a conditional handle, clears it
 // when every alignment is done (a batch of one: when its alignment is).
-int eval_blocks_for(int points);
+int eval_blocks_for(int points, int evaluations = 1);  // blocks per evaluation
 void launch_eval(const MapView& m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,
                  const SolverConfig* cfg, double* partials, KernelClock* clocks, int blocks, int alignments,
-                 cudaStream_t stream);
+                 cudaStream_t stream, int slots_per_alignment = 1);
 void launch_step(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg, TraceRow* traces,
-                 int trace_stride, KernelClock* clocks, int alignments, cudaStream_t stream);
+                 int trace_stride, KernelClock* clocks, int alignments, cudaStream_t stream,
+                 int slots_per_alignment = 1);
 void launch_loop_control(const SolverState* states, int alignments, cudaGraphConditionalHandle handle,
                          cudaStream_t stream);
 void launch_step_conditional(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg,
                              TraceRow* traces, KernelClock* clocks, cudaGraphConditionalHandle handle,
-                             cudaStream_t stream);
+                             cudaStream_t stream, int slots_per_alignment = 1);
 void launch_init(SolverState* states, const double* guesses, KernelClock* clocks, int alignments, cudaStream_t stream);
 
 // The device-resident state shared by versions 2-5 (one alignment): map, source, state, trace,
 // partials, clock, pinned readback. Versions differ only in how they drive the loop.
 class DeviceAlignment {
  public:
-  void prepare(const Problem& p);
+  // `slots`: evaluations per pass (the parallel line search's candidates), partials sized for it.
+  void prepare(const Problem& p, int slots = 1);
   void upload_source_and_init(cudaStream_t s);  // enqueue: source upload + state init
   void download(cudaStream_t s);                 // enqueue: state + trace + clock to pinned memory
   AlignResult result() const;
@@ -131,7 +236,7 @@ class DeviceAlignment {
   DeviceMap map;
   MapView view{};
   SolverConfig cfg{};
-  int n = 0, blocks = 0, max_iter = 0;
+  int n = 0, blocks = 0, max_iter = 0, slots = 1;
   common::DeviceBuffer<float> xyz;
   common::DeviceBuffer<AlignmentSlot> slot;
   common::DeviceBuffer<SolverState> state;

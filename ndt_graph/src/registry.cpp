@@ -53,6 +53,9 @@ const std::vector<Version>& versions() {
          Role::version, true, 5, make_v4_graph_batch, ""},
         {"v5", "v5_graph_while", "the loop on the device: a conditional WHILE graph node, one host sync per alignment",
          Role::version, true, 5, make_v5_graph_while, ""},
+        {"v6", "v6_parallel_line_search",
+         "the line search's step candidates evaluated in one pass (PCL's test picks): one pass per iteration",
+         Role::version, true, 7, make_v6_parallel_line_search, "", kMaxCandidates},
     };
     return list;
   }();

@@ -20,14 +20,12 @@ __global__ void __launch_bounds__(kBlock) cooperative_kernel(MapView m, const fl
                                                              double* partials, TraceRow* trace) {
   namespace cg = cooperative_groups;
   cg::grid_group grid = cg::this_grid();
-  __shared__ double red[kSums * (kBlock / 32)];
-  __shared__ AngleDerivatives ad;
-  __shared__ float T[12];
-  __shared__ double sums[kSums];
+  __shared__ EvalShared sh;
+  __shared__ StepShared step;
   while (!solver_done(*state)) {
-    eval_block(m, xyz, *slot, *state, *cfg, blockIdx.x, gridDim.x, partials + blockIdx.x * kSums, red, &ad, T);
+    eval_block(m, xyz, *slot, state->req, *cfg, blockIdx.x, gridDim.x, partials + blockIdx.x * kSums, sh);
     grid.sync();
-    if (blockIdx.x == 0) step_block(partials, gridDim.x, *state, *cfg, trace, sums);
+    if (blockIdx.x == 0) step_block(partials, gridDim.x, *state, *cfg, trace, step);
     grid.sync();
   }
 }

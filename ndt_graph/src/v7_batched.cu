@@ -42,10 +42,11 @@ class BatchedRunner : public BatchRunner {
       }
       slots.push_back({pos->second, static_cast<int>(it.source->size())});
       cfgs.push_back(p.solver_config(it.source->size()));
+      cfgs.back().fast_solve = 1;
       guesses.insert(guesses.end(), it.guess, it.guess + 6);
       max_points = std::max(max_points, static_cast<int>(it.source->size()));
     }
-    blocks_ = eval_blocks_for(max_points);
+    blocks_ = eval_blocks_for(max_points, a_);
     xyz_.resize(xyz.size());
     h_xyz_.resize(xyz.size());
     std::memcpy(h_xyz_.get(), xyz.data(), xyz.size() * sizeof(float));

@@ -50,13 +50,14 @@ bool version_selected(const std::string& name) {
 
 void every_gpu_version_matches(const VoxelMap& map, const common::PointCloud& target, const common::PointCloud& source,
                                const double (&guess)[6], const std::string& what) {
-  const AlignResult ref = align_cpu(map, source, NdtParams{}, guess);
   for (const auto& v : versions()) {
     if (!v.needs_gpu || !v.make || !version_selected(v.name)) continue;
+    const AlignResult ref = align_cpu(map, source, v.params_for(NdtParams{}), guess);
     Problem p;
     p.map = &map;
     p.target = &target;
     p.source = &source;
+    p.params = v.params_for(NdtParams{});
     std::copy(guess, guess + 6, p.guess);
     auto r = v.make();
     r->prepare(p);

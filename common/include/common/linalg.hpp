@@ -9,8 +9,10 @@
 
 #if defined(__CUDACC__)
 #define COMMON_HD __host__ __device__ __forceinline__
+#define COMMON_UNROLL _Pragma("unroll")
 #else
 #define COMMON_HD inline
+#define COMMON_UNROLL
 #endif
 
 namespace common {
@@ -21,31 +23,42 @@ namespace la {
 // covariances, 6x6 Newton Hessians), and exact zeros stay zero.
 template <int N>
 COMMON_HD void sym_eigen(double (&a)[N][N], double (&w)[N], double (&v)[N][N]) {
+COMMON_UNROLL
   for (int i = 0; i < N; ++i)
+COMMON_UNROLL
     for (int j = 0; j < N; ++j) v[i][j] = i == j ? 1.0 : 0.0;
   for (int sweep = 0; sweep < 64; ++sweep) {
     double off = 0, diag = 0;
+COMMON_UNROLL
     for (int i = 0; i < N; ++i) {
       diag += a[i][i] * a[i][i];
+COMMON_UNROLL
       for (int j = i + 1; j < N; ++j) off += a[i][j] * a[i][j];
     }
     if (off == 0 || off <= 1e-34 * diag) break;
+    // Unrolled so every index is a compile-time constant: the matrices stay in registers when
+    // this runs in one GPU thread instead of going through local memory.
+COMMON_UNROLL
     for (int p = 0; p < N; ++p)
+COMMON_UNROLL
       for (int q = p + 1; q < N; ++q) {
         if (a[p][q] == 0) continue;
         const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
         const double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
         const double c = 1 / sqrt(t * t + 1), s = t * c;
+COMMON_UNROLL
         for (int k = 0; k < N; ++k) {  // A <- A J
           const double akp = a[k][p], akq = a[k][q];
           a[k][p] = c * akp - s * akq;
           a[k][q] = s * akp + c * akq;
         }
+COMMON_UNROLL
         for (int k = 0; k < N; ++k) {  // A <- J^T A
           const double apk = a[p][k], aqk = a[q][k];
           a[p][k] = c * apk - s * aqk;
           a[q][k] = s * apk + c * aqk;
         }
+COMMON_UNROLL
         for (int k = 0; k < N; ++k) {
           const double vkp = v[k][p], vkq = v[k][q];
           v[k][p] = c * vkp - s * vkq;
@@ -54,18 +67,23 @@ COMMON_HD void sym_eigen(double (&a)[N][N], double (&w)[N], double (&v)[N][N]) {
       }
   }
   for (int i = 0; i < N; ++i) w[i] = a[i][i];
-  for (int i = 1; i < N; ++i) {  // insertion sort, ascending, columns of v follow
-    for (int j = i; j > 0 && w[j - 1] > w[j]; --j) {
-      const double tw = w[j];
-      w[j] = w[j - 1];
-      w[j - 1] = tw;
-      for (int k = 0; k < N; ++k) {
-        const double tv = v[k][j];
-        v[k][j] = v[k][j - 1];
-        v[k][j - 1] = tv;
+  // Ascending, columns of v following: a stable bubble sort with constant indices (registers on
+  // the device), the same permutation an insertion sort gives.
+COMMON_UNROLL
+  for (int i = 0; i < N - 1; ++i)
+COMMON_UNROLL
+    for (int j = 0; j < N - 1 - i; ++j)
+      if (w[j] > w[j + 1]) {
+        const double tw = w[j];
+        w[j] = w[j + 1];
+        w[j + 1] = tw;
+COMMON_UNROLL
+        for (int k = 0; k < N; ++k) {
+          const double tv = v[k][j];
+          v[k][j] = v[k][j + 1];
+          v[k][j + 1] = tv;
+        }
       }
-    }
-  }
 }
 
 // Minimum-norm least-squares solution of the symmetric system A x = b, as Eigen's
@@ -81,16 +99,81 @@ COMMON_HD int sym_solve_pinv(const double (&a_in)[N][N], const double (&b)[N], d
   for (int i = 0; i < N; ++i) wmax = fmax(wmax, fabs(w[i]));
   const double threshold = wmax * N * DBL_EPSILON;
   int rank = 0;
+COMMON_UNROLL
   for (int i = 0; i < N; ++i) x[i] = 0;
+COMMON_UNROLL
   for (int k = 0; k < N; ++k) {
     if (!(fabs(w[k]) > threshold)) continue;
     ++rank;
     double proj = 0;
+COMMON_UNROLL
     for (int i = 0; i < N; ++i) proj += v[i][k] * b[i];
     proj /= w[k];
+COMMON_UNROLL
     for (int i = 0; i < N; ++i) x[i] += proj * v[i][k];
   }
   return rank;
+}
+
+// Solves A x = b by Gaussian elimination with partial pivoting, fully unrolled (row swaps as
+// conditional swaps with constant indices) so it stays in registers in one GPU thread: ~N^3/3
+// multiply-adds instead of a Jacobi eigen-decomposition's sweeps. Returns false, leaving x
+// unwritten, when a pivot falls below `min_pivot_ratio` x the largest |entry| of A: near-singular
+// systems are left to sym_solve_pinv, whose rank threshold this does not reproduce.
+template <int N>
+COMMON_HD bool solve_pivoted(const double (&a_in)[N][N], const double (&b_in)[N], double (&x)[N], double min_pivot_ratio) {
+  double a[N][N], b[N], amax = 0;
+  COMMON_UNROLL
+  for (int i = 0; i < N; ++i) {
+    b[i] = b_in[i];
+    COMMON_UNROLL
+    for (int j = 0; j < N; ++j) {
+      a[i][j] = a_in[i][j];
+      amax = fmax(amax, fabs(a[i][j]));
+    }
+  }
+  if (!(amax > 0) || !(amax < INFINITY)) return false;
+  COMMON_UNROLL
+  for (int j = 0; j < N; ++j) {
+    double best = fabs(a[j][j]);
+    int p = j;
+    COMMON_UNROLL
+    for (int r = j + 1; r < N; ++r)
+      if (fabs(a[r][j]) > best) {
+        best = fabs(a[r][j]);
+        p = r;
+      }
+    if (!(best > min_pivot_ratio * amax)) return false;
+    COMMON_UNROLL
+    for (int r = j + 1; r < N; ++r)
+      if (r == p) {
+        COMMON_UNROLL
+        for (int c = j; c < N; ++c) {
+          const double t = a[j][c];
+          a[j][c] = a[r][c];
+          a[r][c] = t;
+        }
+        const double t = b[j];
+        b[j] = b[r];
+        b[r] = t;
+      }
+    const double inv = 1 / a[j][j];
+    COMMON_UNROLL
+    for (int r = j + 1; r < N; ++r) {
+      const double f = a[r][j] * inv;
+      COMMON_UNROLL
+      for (int c = j + 1; c < N; ++c) a[r][c] -= f * a[j][c];
+      b[r] -= f * b[j];
+    }
+  }
+  COMMON_UNROLL
+  for (int i = N - 1; i >= 0; --i) {
+    double t = b[i];
+    COMMON_UNROLL
+    for (int c = i + 1; c < N; ++c) t -= a[i][c] * x[c];
+    x[i] = t / a[i][i];
+  }
+  return true;
 }
 
 // 3x3 inverse by cofactors; returns the determinant (0: the result is not written).

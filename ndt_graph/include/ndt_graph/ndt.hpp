@@ -55,6 +55,10 @@ struct NdtParams {
   double resolution = 1.0, step_size = 0.1, epsilon = 1e-4, outlier_ratio = 0.55;
   int max_iterations = 35;
   Search search = Search::radius;
+  // Solver options of the GPU versions (the reference keeps PCL's: false, 1): the Newton solve by
+  // a pivoted direct solve first, and the parallel line search's candidates per pass (see SolverConfig).
+  bool fast_solve = false;
+  int line_search_candidates = 1;
   void validate() const;  // throws InputError naming the parameter
   SolverConfig solver_config(std::size_t n_points) const;
 };
@@ -63,6 +67,7 @@ struct AlignResult {
   double T[4][4] = {};
   double pose[6] = {};
   int iterations = 0, evaluations = 0;
+  int solve_fallbacks = 0;  // fast-solve solves that needed the SVD-equivalent solve
   bool converged = false;
   Status status = Status::running;
   double likelihood = 0, score = 0;

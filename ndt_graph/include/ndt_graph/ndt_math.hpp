@@ -149,18 +149,20 @@ struct AngleDerivatives {
   double h[15][3];
 };
 
-COMMON_HD void angle_derivatives(const double (&p)[6], AngleDerivatives& a) {
-  double c[3], s[3];
-  for (int k = 0; k < 3; ++k) {
-    const double angle = p[3 + k];
-    if (fabs(angle) < 10e-5) {
-      c[k] = 1.0;
-      s[k] = 0.0;
-    } else {
-      c[k] = cos(angle);
-      s[k] = sin(angle);
-    }
+// Cosine and sine of one of the pose's angles, as PCL takes them.
+COMMON_HD void angle_cos_sin(double angle, double& c, double& s) {
+  if (fabs(angle) < 10e-5) {
+    c = 1.0;
+    s = 0.0;
+  } else {
+    c = cos(angle);
+    s = sin(angle);
   }
+}
+
+// The rows from the cosines and sines of roll, pitch, yaw (a kernel computes those three in
+// parallel threads).
+COMMON_HD void angle_derivatives_from(const double (&c)[3], const double (&s)[3], AngleDerivatives& a) {
   const double cx = c[0], cy = c[1], cz = c[2], sx = s[0], sy = s[1], sz = s[2];
   const double J[8][3] = {{-sx * sz + cx * sy * cz, -sx * cz - cx * sy * sz, -cx * cy},
                           {cx * sz + sx * sy * cz, cx * cz - sx * sy * sz, -sx * cy},
@@ -191,32 +193,47 @@ COMMON_HD void angle_derivatives(const double (&p)[6], AngleDerivatives& a) {
     for (int k = 0; k < 3; ++k) a.h[r][k] = H[r][k];
 }
 
-// The point Jacobian (3 x 6) and the 3-vector blocks of the point Hessian of one source point.
+COMMON_HD void angle_derivatives(const double (&p)[6], AngleDerivatives& a) {
+  double c[3], s[3];
+  for (int k = 0; k < 3; ++k) angle_cos_sin(p[3 + k], c[k], s[k]);
+  angle_derivatives_from(c, s, a);
+}
+
+// What one source point x contributes to the derivatives. PCL's point Jacobian (3 x 6) has the
+// unit vectors as its first three columns, so only its angular entries are kept: column 3 is
+// (0, pa0, pa1), column 4 (pa2, pa3, pa4), column 5 (pa5, pa6, pa7). The point Hessian's 3-vector
+// blocks a..f of eq. 6.21 are (0, ph0, ph1), (0, ph2, ph3), (0, ph4, ph5), (ph6..ph8),
+// (ph9..ph11), (ph12..ph14). Skipping the exact zeros and ones changes no bit of PCL's sums
+// (x * 0 + y == y, x * 1 == x), and keeps a GPU thread's registers for what is not constant.
 struct PointDerivatives {
-  double jac[6][3];     // column i of PCL's point_jacobian_, as a 3-vector
-  double hblk[6][3];    // a, b, c, d, e, f of eq. 6.21
+  double pa[8];
+  double ph[15];
 };
 
 COMMON_HD void point_derivatives(const AngleDerivatives& a, const double (&x)[3], bool hessian, PointDerivatives& d) {
-  double pa[8];
-  for (int r = 0; r < 8; ++r) pa[r] = a.j[r][0] * x[0] + a.j[r][1] * x[1] + a.j[r][2] * x[2];
-  for (int i = 0; i < 6; ++i)
-    for (int k = 0; k < 3; ++k) d.jac[i][k] = (i < 3 && i == k) ? 1.0 : 0.0;
-  d.jac[3][1] = pa[0];
-  d.jac[3][2] = pa[1];
-  d.jac[4][0] = pa[2];
-  d.jac[4][1] = pa[3];
-  d.jac[4][2] = pa[4];
-  d.jac[5][0] = pa[5];
-  d.jac[5][1] = pa[6];
-  d.jac[5][2] = pa[7];
+COMMON_UNROLL
+  for (int r = 0; r < 8; ++r) d.pa[r] = a.j[r][0] * x[0] + a.j[r][1] * x[1] + a.j[r][2] * x[2];
   if (!hessian) return;
-  double ph[15];
-  for (int r = 0; r < 15; ++r) ph[r] = a.h[r][0] * x[0] + a.h[r][1] * x[1] + a.h[r][2] * x[2];
-  const double blocks[6][3] = {{0, ph[0], ph[1]}, {0, ph[2], ph[3]}, {0, ph[4], ph[5]},
-                               {ph[6], ph[7], ph[8]}, {ph[9], ph[10], ph[11]}, {ph[12], ph[13], ph[14]}};
-  for (int b = 0; b < 6; ++b)
-    for (int k = 0; k < 3; ++k) d.hblk[b][k] = blocks[b][k];
+COMMON_UNROLL
+  for (int r = 0; r < 15; ++r) d.ph[r] = a.h[r][0] * x[0] + a.h[r][1] * x[1] + a.h[r][2] * x[2];
+}
+
+// Column j of the point Jacobian dotted with v, in PCL's term order.
+COMMON_HD double jac_dot(const PointDerivatives& d, int j, const double (&v)[3]) {
+  switch (j) {
+    case 0: return v[0];
+    case 1: return v[1];
+    case 2: return v[2];
+    case 3: return d.pa[0] * v[1] + d.pa[1] * v[2];
+    case 4: return d.pa[2] * v[0] + d.pa[3] * v[1] + d.pa[4] * v[2];
+    default: return d.pa[5] * v[0] + d.pa[6] * v[1] + d.pa[7] * v[2];
+  }
+}
+
+// Point-Hessian block b (0..5 = a..f) dotted with v.
+COMMON_HD double hblock_dot(const PointDerivatives& d, int b, const double (&v)[3]) {
+  if (b < 3) return v[1] * d.ph[2 * b] + v[2] * d.ph[2 * b + 1];
+  return v[0] * d.ph[3 * b - 3] + v[1] * d.ph[3 * b - 2] + v[2] * d.ph[3 * b - 1];
 }
 
 // Block (i, j) of the point Hessian (i, j >= 3; zero otherwise): a b c / b d e / c e f.
@@ -254,21 +271,21 @@ COMMON_HD bool accumulate_pair(const PointDerivatives& pd, const double (&xt)[3]
   e *= g.d1;
   sums[0] += score_inc;
   double cj[6][3], xcj[6];
+COMMON_UNROLL
   for (int i = 0; i < 6; ++i) {
-    for (int r = 0; r < 3; ++r) cj[i][r] = C[r][0] * pd.jac[i][0] + C[r][1] * pd.jac[i][1] + C[r][2] * pd.jac[i][2];
+COMMON_UNROLL
+    for (int r = 0; r < 3; ++r) cj[i][r] = jac_dot(pd, i, C[r]);
     xcj[i] = xt[0] * cj[i][0] + xt[1] * cj[i][1] + xt[2] * cj[i][2];
     sums[kGradient + i] += xcj[i] * e;
   }
   if (!hessian) return true;
+COMMON_UNROLL
   for (int i = 0; i < 6; ++i)
+COMMON_UNROLL
     for (int j = i; j < 6; ++j) {
-      double second = 0;
-      if (i >= 3 && j >= 3) {
-        const double* h = pd.hblk[hessian_block(i, j)];
-        second = cx[0] * h[0] + cx[1] * h[1] + cx[2] * h[2];  // x'^T C h (C symmetric)
-      }
-      const double jj = pd.jac[j][0] * cj[i][0] + pd.jac[j][1] * cj[i][1] + pd.jac[j][2] * cj[i][2];
-      sums[hess_index(i, j)] += e * (-g.d2 * xcj[i] * xcj[j] + second + jj);
+      double h = -g.d2 * xcj[i] * xcj[j];
+      if (i >= 3 && j >= 3) h += hblock_dot(pd, hessian_block(i, j), cx);  // x'^T C (block), C symmetric
+      sums[hess_index(i, j)] += e * (h + jac_dot(pd, j, cj[i]));
     }
   return true;
 }

@@ -22,7 +22,10 @@
 
 namespace ndt {
 
-enum class Phase : int { initial = 0, first_trial = 1, extra_trial = 2, hessian_only = 3, done = 4 };
+enum class Phase : int { initial = 0, first_trial = 1, extra_trial = 2, hessian_only = 3, done = 4, parallel_trial = 5 };
+
+// Most step candidates one evaluation pass of the parallel line search carries.
+constexpr int kMaxCandidates = 4;
 enum class Status : int { running = 0, converged = 1, max_iterations = 2, no_correspondences = 3, numerical = 4 };
 
 struct SolverConfig {
@@ -30,6 +33,15 @@ struct SolverConfig {
   int max_iterations = 35;
   GaussConstants gauss{};
   double n_points = 0;  // the likelihood is score / n_points
+  // 0: the Newton direction by the SVD-equivalent solve, as PCL (the reference). 1: Gaussian
+  // elimination with partial pivoting first (registers, a few us in one GPU thread instead of
+  // tens of us of Jacobi sweeps; the same solution wherever the Hessian is not near-singular),
+  // the SVD-equivalent solve only for a near-singular Hessian (counted).
+  int fast_solve = 0;
+  // 1: PCL's More-Thuente line search, one trial per evaluation. 2..kMaxCandidates: the parallel
+  // line search: every Newton iteration evaluates that many step lengths in one pass and takes
+  // the first that PCL's test accepts (else the best), so an iteration is always one pass.
+  int candidates = 1;
 };
 
 struct TraceRow {
@@ -54,9 +66,16 @@ struct SolverState {
   double dir[6], phi_0, d_phi_0, a_l, f_l, g_l, a_u, f_u, g_u, a_t, phi_t, d_phi_t, psi_t, d_psi_t;
   int open_interval, interval_converged, step_iterations, have_trial_hessian;
   int phase, status, iterations, evaluations;
+  int solve_fallbacks;  // fast Newton solves that fell back to the SVD-equivalent solve
   double likelihood;
+  int requests;  // evaluations the next pass carries: req, then more[0 .. requests - 2]
   EvalRequest req;
+  EvalRequest more[kMaxCandidates - 1];
+  double cand_step[kMaxCandidates];
 };
+
+NDT_HD const EvalRequest& request_at(const SolverState& s, int k) { return k == 0 ? s.req : s.more[k - 1]; }
+NDT_HD EvalRequest& request_at(SolverState& s, int k) { return k == 0 ? s.req : s.more[k - 1]; }
 
 // PCL's convertTransform in float, operation for operation as Eigen evaluates
 // Translation3f(t) * AngleAxisf(roll, X) * AngleAxisf(pitch, Y) * AngleAxisf(yaw, Z): the NDT
@@ -92,10 +111,14 @@ NDT_HD void float_transform(const double (&x)[6], float (&T)[12]) {
   }
 }
 
+NDT_HD void request(EvalRequest& r, const double (&pose)[6], bool hessian) {
+  float_transform(pose, r.T);
+  for (int k = 0; k < 6; ++k) r.pose[k] = pose[k];
+  r.need_hessian = hessian;
+}
 NDT_HD void request(SolverState& s, const double (&pose)[6], bool hessian) {
-  float_transform(pose, s.req.T);
-  for (int k = 0; k < 6; ++k) s.req.pose[k] = pose[k];
-  s.req.need_hessian = hessian;
+  s.requests = 1;
+  request(s.req, pose, hessian);
 }
 
 // Starts an alignment from the guess x, y, z, roll, pitch, yaw. Like PCL, the first evaluation
@@ -118,7 +141,9 @@ NDT_HD void solver_init(SolverState& s, const double (&guess)[6]) {
   s.phase = static_cast<int>(Phase::initial);
   s.status = static_cast<int>(Status::running);
   s.iterations = s.evaluations = 0;
+  s.solve_fallbacks = 0;
   s.likelihood = 0;
+  s.requests = 1;
   s.have_trial_hessian = 0;
   for (int r = 0; r < 3; ++r)
     for (int c = 0; c < 4; ++c) s.req.T[r * 4 + c] = static_cast<float>(mf[r][c]);
@@ -224,7 +249,13 @@ NDT_HD int newton_step(SolverState& s, const SolverConfig& c) {
   for (int i = 0; i < 6; ++i)
     for (int j = i; j < 6; ++j) H[i][j] = H[j][i] = s.hess[hess_index(i, j) - kHessian];
   for (int k = 0; k < 6; ++k) b[k] = -s.grad[k];
-  common::la::sym_solve_pinv<6>(H, b, delta);
+  bool solved = false;
+  if (c.fast_solve) {
+    // A pivot under 1e-10 of the largest entry: near-singular, the SVD-equivalent solve decides.
+    solved = common::la::solve_pivoted<6>(H, b, delta, 1e-10);
+    if (!solved) ++s.solve_fallbacks;
+  }
+  if (!solved) common::la::sym_solve_pinv<6>(H, b, delta);
   double norm = 0;
   for (int k = 0; k < 6; ++k) norm += delta[k] * delta[k];
   norm = sqrt(norm);
@@ -251,11 +282,55 @@ NDT_HD int newton_step(SolverState& s, const SolverConfig& c) {
   s.open_interval = 1;
   s.step_iterations = 0;
   s.a_t = fmax(fmin(norm, step_max), step_min);
+  if (c.candidates > 1) {  // the parallel line search: all candidates in one pass
+    const int K = c.candidates < kMaxCandidates ? c.candidates : kMaxCandidates;
+    const double a0 = s.a_t;
+    for (int k = 0; k < K; ++k) {
+      // PCL's first trial, then halvings; the last one a longer step when the first is not
+      // already at the maximum (where More-Thuente would extrapolate).
+      double a = a0 * pow(0.5, k);
+      if (k == K - 1 && k > 0 && a0 < step_max) a = fmin(4 * a0, step_max);
+      s.cand_step[k] = fmax(a, step_min);
+      double x_k[6];
+      for (int i = 0; i < 6; ++i) x_k[i] = s.p[i] + s.dir[i] * s.cand_step[k];
+      request(request_at(s, k), x_k, true);
+    }
+    s.requests = K;
+    s.phase = static_cast<int>(Phase::parallel_trial);
+    return kStop;
+  }
   double x_t[6];
   trial_pose(s, x_t);
   request(s, x_t, true);
   s.phase = static_cast<int>(Phase::first_trial);
   return kStop;
+}
+
+// The choice of the parallel line search among the candidates evaluated in one pass (`sums`:
+// kSums per candidate): the first trial when PCL's own test (sufficient decrease and curvature)
+// accepts it, so the path is PCL's wherever PCL takes its first trial; else the longest
+// accepted step; else the best score among the steps with sufficient decrease; else the best.
+NDT_HD int choose_candidate(const SolverState& s, const double* sums) {
+  int accepted = -1, decrease = -1, best = 0;
+  double best_phi = 0, decrease_phi = 0;
+  for (int k = 0; k < s.requests; ++k) {
+    const double* sk = sums + k * kSums;
+    const double phi = -sk[0], d_phi = -dot6(sk + kGradient, s.dir);
+    const double psi_k = psi(s.cand_step[k], phi, s.phi_0, s.d_phi_0);
+    if (psi_k <= 0 && d_phi <= -kNu * s.d_phi_0) {
+      if (k == 0) return 0;
+      if (accepted < 0 || s.cand_step[k] > s.cand_step[accepted]) accepted = k;
+    }
+    if (psi_k <= 0 && (decrease < 0 || phi < decrease_phi)) {
+      decrease = k;
+      decrease_phi = phi;
+    }
+    if (k == 0 || phi < best_phi) {
+      best = k;
+      best_phi = phi;
+    }
+  }
+  return accepted >= 0 ? accepted : decrease >= 0 ? decrease : best;
 }
 
 NDT_HD void trial_values(SolverState& s) {
@@ -324,7 +399,8 @@ NDT_HD void run_steps(SolverState& s, const SolverConfig& c, TraceRow* trace, in
 }  // namespace detail
 
 // Consumes the sums of the evaluation last requested (`with_hessian`: the Hessian sums are
-// there, whether or not they were asked for) and prepares the next request or finishes. `trace`
+// there, whether or not they were asked for; s.requests x kSums values when a pass carried
+// several candidates) and prepares the next request or finishes. `trace`
 // (max_iterations + 1 rows, nullable) receives row 0 at the guess and one row per iteration.
 NDT_HD void solver_advance(SolverState& s, const SolverConfig& c, const double* sums, bool with_hessian,
                               TraceRow* trace) {
@@ -371,6 +447,14 @@ NDT_HD void solver_advance(SolverState& s, const SolverConfig& c, const double* 
       ++s.step_iterations;
       run_steps(s, c, trace, line_search_next(s, c));
       return;
+    case Phase::parallel_trial: {
+      const int k = choose_candidate(s, sums);
+      take_sums(s, sums + k * kSums, true);
+      s.a_t = s.cand_step[k];
+      s.requests = 1;
+      run_steps(s, c, trace, kEndIteration);
+      return;
+    }
     case Phase::hessian_only:
       for (int k = 0; k < 21; ++k) s.hess[k] = sums[kHessian + k];
       s.have_trial_hessian = 1;

@@ -39,6 +39,14 @@ struct Version {
   double predicted_us_per_eval;  // the launch/sync cost model: what each evaluation should cost
   std::function<std::unique_ptr<Runner>()> make;  // null: not built here (e.g. PCL missing)
   std::string unavailable;                         // why make is null
+  // > 1: the version runs the parallel line search with this many candidates per pass; it is
+  // then checked against the CPU reference run with the same line search (PCL's path is not
+  // its path wherever PCL needed extra trials), and its distance from PCL's path is reported.
+  int line_search_candidates = 1;
+  NdtParams params_for(NdtParams base) const {
+    base.line_search_candidates = line_search_candidates;
+    return base;
+  }
 };
 
 const std::vector<Version>& versions();
