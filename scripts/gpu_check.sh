@@ -71,9 +71,9 @@ step "compute-sanitizer memcheck: ndt_graph GPU tests" "$logs/memcheck_ndt_graph
 # are still reported, the API return code it checks is not.
 step "compute-sanitizer memcheck: ndt_graph oversized cooperative launch" "$logs/memcheck_ndt_graph_coop.log" \
   compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='NdtGpu.CooperativeLaunchTooLarge*'
-# racecheck (CUDA 13.0) kills the process on a graph with a conditional WHILE node (v5, v7): it runs
+# racecheck (CUDA 13.0) kills the process on a graph with a conditional WHILE node (v5, v6, v7): it runs
 # over the versions that launch the same evaluation/step kernels from streams, graphs and a
-# cooperative launch; memcheck and synccheck cover v5/v7 too.
+# cooperative launch; memcheck and synccheck cover v5/v6/v7 too.
 step "compute-sanitizer racecheck: ndt_graph kernels" "$logs/racecheck_ndt_graph.log" \
   env NDT_TEST_VERSIONS=v1_naive,v2_device_step,v3_cooperative,v4_graph_batch compute-sanitizer --tool racecheck \
   --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='NdtGpu.EveryVersionMatchesTheReferenceOnASimulatedPair:NdtGpu.MapBuild*'
