@@ -75,6 +75,9 @@ else
   "$bin/ndt_graph/ndt_graph" --images "$images/ndt_graph" --trace-csv "$out/ndt_graph_trace.csv" --csv "$out/ndt_graph.csv" \
     | tee "$out/ndt_graph.txt"
 fi
+quick_flag=()
+[ "$quick" = 1 ] && quick_flag=(--quick)
+"$bin/ndt_graph/ndt_graph" --launch-bench "${quick_flag[@]}" --csv "$out/ndt_graph_launch.csv" | tee "$out/ndt_graph_launch.txt"
 
 echo "== plots and tables"
 tune_args=()

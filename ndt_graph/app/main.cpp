@@ -52,6 +52,7 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
     {"images", "folder for the top-down before/after PNG images (empty: none)", true, ""},
     {"trace-csv", "write every version's per-iteration trace to this CSV", true, ""},
     {"no-batch", "skip the batched-alignment and multi-hypothesis rows", false, ""},
+    {"launch-bench", "run only the launch-strategy micro-benchmark (5 empty dependent kernels per iteration)", false, ""},
 };
 
 double to_double(const std::string& s, const std::string& flag) {
@@ -266,6 +267,31 @@ int run(const common::CliOptions& o) {
     return o.versions.empty() || std::find(o.versions.begin(), o.versions.end(), name) != o.versions.end() ||
            std::find(o.versions.begin(), o.versions.end(), id) != o.versions.end();
   };
+  if (o.flag("launch-bench")) {
+    const common::Environment env = common::detect_environment();
+    std::vector<ResultRow> rows;
+    const int iterations = o.quick ? 256 : 2048;
+    if (!env.gpu) {
+      ResultRow r = common::make_row("ndt_graph", "launch_strategies", "launch-strategy micro-benchmark", iterations,
+                                     "row=launch", env.device_label);
+      r.passed = "skipped: no CUDA device";
+      rows.push_back(r);
+      return common::finish_run(std::cout, "ndt_graph", rows, o.csv);
+    }
+    std::cout << "launch strategies: 5 dependent empty kernels per iteration, " << iterations
+              << " iterations per run, median of 7 runs\n";
+    for (const auto& l : launch_strategy_benchmark(iterations, 7)) {
+      ResultRow r = common::make_row("ndt_graph", l.name, l.idea, iterations,
+                                     "row=launch blocks=" + std::to_string(l.blocks), env.device_label);
+      r.stats = l.stats;
+      r.metric = l.us_per_iteration;
+      r.metric_unit = "us/iteration";
+      r.passed = "PASS";
+      rows.push_back(r);
+      std::printf("  %-16s %8.2f us/iteration  (%s)\n", l.name.c_str(), l.us_per_iteration, l.idea.c_str());
+    }
+    return common::finish_run(std::cout, "ndt_graph", rows, o.csv);
+  }
   const NdtParams base = params_from(o);
   const bool single = !o.extra.at("target").empty() || !o.extra.at("source").empty();
   std::vector<Case> cases;

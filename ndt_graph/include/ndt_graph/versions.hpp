@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/bench.hpp"
 #include "ndt_graph/ndt.hpp"
 
 namespace ndt {
@@ -72,5 +73,17 @@ VoxelMap build_voxel_map_gpu(const common::PointCloud& target, float resolution,
 // The GPU VoxelGrid filter (sort by leaf, segmented sums in file order): the same points as
 // voxel_grid_filter.
 common::PointCloud voxel_grid_filter_gpu(const common::PointCloud& in, float leaf, float* device_ms = nullptr);
+
+// The launch-strategy micro-benchmark (launch_bench.cu): five dependent empty kernels per
+// iteration driven from a stream (with and without a host sync per iteration), by a graph of 8
+// unrolled iterations, by a conditional WHILE graph, and inside one cooperative kernel with grid
+// syncs (48 blocks and a full resident grid). Each checks that every kernel step ran.
+struct LaunchStrategyResult {
+  std::string name, idea;
+  int blocks = 1;
+  common::BenchStats stats;  // per whole run of `iterations`
+  double us_per_iteration = 0;
+};
+std::vector<LaunchStrategyResult> launch_strategy_benchmark(int iterations, int repeats);
 
 }  // namespace ndt
