@@ -13,15 +13,18 @@ namespace {
 
 class GraphWhileRunner : public DeviceRunner {
  public:
+  // One pass carries p.params.line_search_candidates evaluations (1 here; v6's registry entry
+  // asks for its parallel line search through the same runner).
   void prepare(const Problem& p) override {
-    a_.prepare(p);
+    const int k = p.params.line_search_candidates;
+    a_.prepare(p, k);
     common::build_device_while_graph(
         graph_, a_.stream.get(), [&](cudaStream_t s, cudaGraphConditionalHandle) { a_.upload_source_and_init(s); },
-        [&](cudaStream_t s, cudaGraphConditionalHandle h) {
+        [&, k](cudaStream_t s, cudaGraphConditionalHandle h) {
           launch_eval(a_.view, a_.xyz.get(), a_.slot.get(), a_.state.get(), a_.d_cfg.get(), a_.partials.get(),
-                      a_.clock.get(), a_.blocks, 1, s);
+                      a_.clock.get(), a_.blocks, 1, s, k);
           launch_step_conditional(a_.partials.get(), a_.blocks, a_.state.get(), a_.d_cfg.get(), a_.trace.get(),
-                                  a_.clock.get(), h, s);
+                                  a_.clock.get(), h, s, k);
         });
   }
   void run() override {

@@ -329,7 +329,7 @@ TEST(Registry, EveryVersionHasAUniqueNameAndTheReferenceComesFirst) {
 }
 
 TEST(PclLibrary, PclsOwnNdtAgreesWithTheReference) {
-  if (!pcl_available()) GTEST_SKIP() << "built without PCL (install libpcl-dev and reconfigure)";
+  if (!pcl_available()) GTEST_SKIP() << "no PCL library: built without libpcl-dev (install it and reconfigure; CI installs it)";
   int ran = 0;
   for (const RefCase& c : kCases) {
     if (std::string(c.name) == "koide_unfiltered" || std::string(c.name) == "kitti00_0_1_vg02") continue;  // 1-4 s each in PCL
