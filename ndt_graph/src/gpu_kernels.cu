@@ -3,23 +3,22 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/device_info.hpp"
+
 namespace ndt {
 namespace gpu {
 
 MapView DeviceMap::view(Search s) const {
-  return map_view(voxels.get(), keys.get(), slot_voxel.get(), table_size, resolution, s);
+  return map_view(voxels.get(), table.get(), table_size, resolution, s);
 }
 
 void upload_map(const VoxelMap& map, DeviceMap& d, cudaStream_t s) {
   d.voxels.resize(map.voxels.size());
-  d.keys.resize(map.keys.size());
-  d.slot_voxel.resize(map.slot_voxel.size());
+  d.table.resize(map.table.size());
   CUDA_CHECK(cudaMemcpyAsync(d.voxels.get(), map.voxels.data(), map.voxels.size() * sizeof(Voxel), cudaMemcpyHostToDevice, s));
-  CUDA_CHECK(cudaMemcpyAsync(d.keys.get(), map.keys.data(), map.keys.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice, s));
-  CUDA_CHECK(cudaMemcpyAsync(d.slot_voxel.get(), map.slot_voxel.data(), map.slot_voxel.size() * sizeof(int),
-                             cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaMemcpyAsync(d.table.get(), map.table.data(), map.table.size() * sizeof(CellSlot), cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaStreamSynchronize(s));  // the host vectors may go away after this
-  d.table_size = map.keys.size();
+  d.table_size = map.table.size();
   d.resolution = map.resolution;
 }
 
@@ -94,30 +93,20 @@ __global__ void loop_control_kernel(const SolverState* states, int alignments, c
   if (!__syncthreads_or(running) && threadIdx.x == 0) cudaGraphSetConditional(handle, 0);
 }
 
-int sm_count() {
-  static const int count = [] {
-    int dev = 0, sms = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    return sms;
-  }();
-  return count;
-}
-
 }  // namespace
 
-int eval_blocks_for(int points, int evaluations) {
+int eval_blocks_for(int points, Search search, int evaluations) {
   // One wave of evaluation blocks shared by the evaluations of a pass (the occupancy API says how
-  // many fit per SM), and no more blocks than one round of kProbes (point, cell) items per thread
-  // needs.
+  // many fit per SM), and no more blocks than there are chunks of points.
   static const int resident = [] {
     int per_sm = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, eval_kernel, kBlock, 0));
-    return std::max(1, per_sm) * sm_count();
+    return std::max(1, per_sm) * common::current_sm_count();
   }();
-  const long long items = 27ll * points;
+  const int per_chunk = points_per_chunk(cells_per_point(search));
+  const long long chunks = (static_cast<long long>(points) + per_chunk - 1) / per_chunk;
   const long long wave = std::max(1, resident / std::max(1, evaluations));
-  return static_cast<int>(std::max(1ll, std::min((items + kProbes * kBlock - 1) / (kProbes * kBlock), wave)));
+  return static_cast<int>(std::max(1ll, std::min(chunks, wave)));
 }
 
 void launch_init(SolverState* states, const double* guesses, KernelClock* clocks, int alignments, cudaStream_t stream) {
@@ -165,7 +154,7 @@ void DeviceAlignment::prepare(const Problem& p, int pass_slots) {
   cfg.fast_solve = 1;  // every device version: see SolverConfig
   slots = pass_slots;
   max_iter = p.params.max_iterations;
-  blocks = eval_blocks_for(n, slots);  // the pass's evaluations share one wave
+  blocks = eval_blocks_for(n, p.params.search, slots);  // the pass's evaluations share one wave
   xyz.resize(3 * static_cast<std::size_t>(n));
   slot.resize(1);
   state.resize(1);

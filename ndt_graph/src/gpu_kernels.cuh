@@ -17,8 +17,7 @@ constexpr int kBlock = 128;
 
 struct DeviceMap {
   common::DeviceBuffer<Voxel> voxels;
-  common::DeviceBuffer<std::uint64_t> keys;
-  common::DeviceBuffer<int> slot_voxel;
+  common::DeviceBuffer<CellSlot> table;
   std::size_t table_size = 0;
   float resolution = 1.f;
   MapView view(Search s) const;
@@ -51,20 +50,25 @@ __device__ __forceinline__ unsigned long long global_ns() {
 // ~4 of its warp's 32 lanes active; instead the hits go to a queue in shared memory (in a fixed
 // order: warp ballots + the warps' counts), and whenever it holds a block's worth of pairs every
 // thread takes one, with all lanes busy.
-// Items each thread probes per round. Measured on the H200 (room_tutorial): 4 probes per round
+// One probe per thread per round. Measured on the H200 (room_tutorial): 4 probes per round
 // (fewer rounds and barriers) made an alignment slower, 0.83 ms against 0.75 ms with 1: the
 // extra live state pushed the kernel into 544 bytes of spills.
-constexpr int kProbes = 1;
-constexpr int kQueue = (kProbes + 1) * kBlock;
+constexpr int kQueue = 2 * kBlock;
 struct EvalShared {
   double red[kSums * (kBlock / 32)];
   AngleDerivatives ad;
   double cs[2][3];
   float T[12];
-  int warp_hits[kProbes][kBlock / 32];
+  int warp_hits[kBlock / 32];
   int q_point[kQueue], q_voxel[kQueue];
   float q_t[3][kQueue];
 };
+
+// Points per chunk of an evaluation block: with several candidate cells per point the block's
+// warps share 32 points (lane = point, warp w probes cells w, w + 4, ...), so each thread
+// transforms its point and finds its cell once per chunk, not once per probe; with one cell per
+// point (direct1) every thread has a point of its own.
+__host__ __device__ constexpr int points_per_chunk(int cells) { return cells >= kBlock / 32 ? 32 : kBlock; }
 
 __device__ __forceinline__ void eval_pair(const MapView& m, const float* xyz, const EvalShared& sh, int e,
                                           const SolverConfig& c, double* sums) {
@@ -75,10 +79,11 @@ __device__ __forceinline__ void eval_pair(const MapView& m, const float* xyz, co
   accumulate_neighbour(m.voxels[sh.q_voxel[e]], pd, c.gauss, true, sh.q_t[0][e], sh.q_t[1][e], sh.q_t[2][e], sums);
 }
 
-// One block's share of one evaluation at `req`: probe (point, cell) items in rounds of kProbes
-// per thread, queue the hits, evaluate the pairs a block at a time; the 30 sums reduced over the
-// block and written by threads 0..29 to `partial` (30 doubles). Deterministic: the same pairs
-// reach the same threads in the same order on every run.
+// One block's share of one evaluation at `req`: chunks of points_per_chunk points, each probed
+// cell by cell in rounds of one (point, cell) item per thread; the hits are queued and the pairs
+// evaluated a block at a time; the 30 sums reduced over the block and written by threads 0..29 to
+// `partial` (30 doubles). Deterministic: the same pairs reach the same threads in the same order
+// on every run.
 __device__ __forceinline__ void eval_block(const MapView& m, const float* xyz, const AlignmentSlot& slot,
                                            const EvalRequest& req, const SolverConfig& c, int block, int nblocks,
                                            double* partial, EvalShared& sh) {
@@ -94,66 +99,49 @@ __device__ __forceinline__ void eval_block(const MapView& m, const float* xyz, c
 #pragma unroll
   for (int k = 0; k < kSums; ++k) sums[k] = 0;
   const float* src = xyz + 3 * static_cast<std::size_t>(slot.offset);
-  const int cells = cells_per_point(m.search);
-  const long long items = static_cast<long long>(slot.count) * cells;
+  const int cells = cells_per_point(m.search), per_chunk = points_per_chunk(cells);
+  const int chunks = (slot.count + per_chunk - 1) / per_chunk, rounds = (per_chunk * cells + kBlock - 1) / kBlock;
+  const int mine = tid % per_chunk, first_cell = tid / per_chunk, cell_stride = kBlock / per_chunk;
   int queued = 0;  // the same in every thread
-  constexpr int kRound = kProbes * kBlock;
-  for (long long base = static_cast<long long>(block) * kRound; base < items;
-       base += static_cast<long long>(nblocks) * kRound) {
-    int v[kProbes], idx[kProbes];
-    float t[kProbes][3];
-#pragma unroll
-    for (int r = 0; r < kProbes; ++r) {
-      const long long w = base + r * kBlock + tid;
-      v[r] = -1;
-      idx[r] = 0;
-      t[r][0] = t[r][1] = t[r][2] = 0;
-      if (w < items) {
-        idx[r] = static_cast<int>(w / cells);
-        const float* p = src + 3 * static_cast<std::size_t>(idx[r]);
-        transform_point(Tl, p[0], p[1], p[2], t[r][0], t[r][1], t[r][2]);
-        for_neighbour_in_cell(m, t[r][0], t[r][1], t[r][2], static_cast<int>(w % cells), [&](int found) { v[r] = found; });
-      }
+  for (int chunk = block; chunk < chunks; chunk += nblocks) {
+    const int idx = chunk * per_chunk + mine;
+    float t[3] = {0, 0, 0};
+    int ix = 0, iy = 0, iz = 0;
+    bool inside = idx < slot.count;
+    if (inside) {
+      const float* p = src + 3 * static_cast<std::size_t>(idx);
+      transform_point(Tl, p[0], p[1], p[2], t[0], t[1], t[2]);
+      inside = point_cell(m, t[0], t[1], t[2], ix, iy, iz);
     }
-    unsigned hits[kProbes];
-#pragma unroll
-    for (int r = 0; r < kProbes; ++r) {
-      hits[r] = __ballot_sync(0xffffffffu, v[r] >= 0);
-      if (lane == 0) sh.warp_hits[r][warp] = __popc(hits[r]);
-    }
-    __syncthreads();
-    // Queue order: probe slot r, then warp, then lane (fixed, so the sums are deterministic).
-    int total = 0;
-#pragma unroll
-    for (int r = 0; r < kProbes; ++r) {
-      int mine = 0, all = 0;
+    for (int r = 0, cell = first_cell; r < rounds; ++r, cell += cell_stride) {
+      const int v = inside && cell < cells ? neighbour_in_cell(m, t[0], t[1], t[2], ix, iy, iz, cell) : -1;
+      const unsigned hits = __ballot_sync(0xffffffffu, v >= 0);
+      if (lane == 0) sh.warp_hits[warp] = __popc(hits);
+      __syncthreads();
+      // Queue order: warp, then lane (fixed, so the sums are deterministic).
+      int before = 0, total = 0;
 #pragma unroll
       for (int k = 0; k < kBlock / 32; ++k) {
-        const int h = sh.warp_hits[r][k];
-        mine += k < warp ? h : 0;
-        all += h;
+        const int h = sh.warp_hits[k];
+        before += k < warp ? h : 0;
+        total += h;
       }
-      if (v[r] >= 0) {
-        const int e = queued + total + mine + __popc(hits[r] & ((1u << lane) - 1u));
-        sh.q_point[e] = idx[r];
-        sh.q_voxel[e] = v[r];
-        sh.q_t[0][e] = t[r][0];
-        sh.q_t[1][e] = t[r][1];
-        sh.q_t[2][e] = t[r][2];
+      if (v >= 0) {
+        const int e = queued + before + __popc(hits & ((1u << lane) - 1u));
+        sh.q_point[e] = idx;
+        sh.q_voxel[e] = v;
+        sh.q_t[0][e] = t[0];
+        sh.q_t[1][e] = t[1];
+        sh.q_t[2][e] = t[2];
       }
-      total += all;
+      queued += total;
+      __syncthreads();
+      if (queued >= kBlock) {  // a full block of pairs: one each, from the tail of the queue
+        queued -= kBlock;
+        eval_pair(m, src, sh, queued + tid, c, sums);
+        __syncthreads();  // the queue's tail is rewritten next round (uniform: `queued` is)
+      }
     }
-    queued += total;
-    __syncthreads();
-    bool took = false;
-#pragma unroll
-    for (int b = 0; b < kProbes; ++b) {  // full blocks of pairs: one each, from the tail of the queue
-      if (queued < kBlock) break;
-      queued -= kBlock;
-      eval_pair(m, src, sh, queued + tid, c, sums);
-      took = true;
-    }
-    if (took) __syncthreads();  // the queue's tail is rewritten next round (uniform: `queued` is)
   }
   if (tid < queued) eval_pair(m, src, sh, tid, c, sums);
   common::block_reduce_sum_n<kBlock, kSums>(sums, sh.red);
@@ -169,17 +157,33 @@ __device__ __forceinline__ void eval_block(const MapView& m, const float* xyz, c
 constexpr int kStepThreads = 256;
 
 struct StepShared {
+  SolverState st;
   double part[kStepThreads];
   double sums[kMaxCandidates * kSums];
 };
 
-// The step of alignment `s`: the block adds the partials of each of its s.requests evaluations
-// (`nblocks` blocks of 30 each, evaluation k at partials + k * nblocks * 30) in a fixed order
-// (deterministic), then thread 0 advances the solver. Returns (in thread 0) whether it is done.
-__device__ __forceinline__ bool step_block(const double* partials, int nblocks, SolverState& s, const SolverConfig& c,
-                                           TraceRow* trace, StepShared& sh) {
+// Copies a trivially copyable struct between global and shared memory with the whole block, 8
+// bytes per thread and step.
+template <typename T>
+__device__ __forceinline__ void block_copy(T& to, const T& from) {
+  static_assert(sizeof(T) % 8 == 0 && alignof(T) >= 8, "copied as 8-byte words");
+  auto* d = reinterpret_cast<unsigned long long*>(&to);
+  const auto* s = reinterpret_cast<const unsigned long long*>(&from);
+  for (int k = threadIdx.x; k < static_cast<int>(sizeof(T) / 8); k += blockDim.x) d[k] = s[k];
+}
+
+// The step of alignment `state`: the block adds the partials of each of its requests'
+// evaluations (`nblocks` blocks of 30 each, evaluation k at partials + k * nblocks * 30) in a
+// fixed order (deterministic), then thread 0 advances the solver. The solver runs on a copy of
+// the state in shared memory: one thread's hundreds of dependent reads and writes of the state
+// then cost a shared-memory access each, not a round trip through L1/L2 to global memory.
+// Returns (in thread 0) whether the alignment is done.
+__device__ __forceinline__ bool step_block(const double* partials, int nblocks, SolverState& state,
+                                           const SolverConfig& c, TraceRow* trace, StepShared& sh) {
   const int tid = threadIdx.x;
-  const int values = s.requests * kSums;
+  block_copy(sh.st, state);
+  __syncthreads();
+  const int values = sh.st.requests * kSums;
   const int groups = max(1, min(static_cast<int>(blockDim.x) / values, 8));
   if (tid < groups * values) {
     const int v = tid % values, g = tid / values, k = v / kSums, j = v % kSums;
@@ -196,18 +200,22 @@ __device__ __forceinline__ bool step_block(const double* partials, int nblocks, 
     sh.sums[tid] = t;
   }
   __syncthreads();
+  bool done = false;
   if (tid == 0) {
-    solver_advance(s, c, sh.sums, true, trace);
-    return solver_done(s);
+    const SolverConfig cfg = c;
+    solver_advance(sh.st, cfg, sh.sums, true, trace);
+    done = solver_done(sh.st);
   }
-  return false;
+  __syncthreads();
+  block_copy(state, sh.st);
+  return done;
 }
 
 // Launchers (gpu_kernels.cu). `alignments` alignments, `blocks` evaluation blocks per
 // evaluation, `slots` evaluations per alignment and pass (kMaxCandidates for the parallel line
 // search, else 1); partials hold alignments x slots x blocks x 30 doubles. The step launcher, given a conditional handle, clears it
 // when every alignment is done (a batch of one: when its alignment is).
-int eval_blocks_for(int points, int evaluations = 1);  // blocks per evaluation
+int eval_blocks_for(int points, Search search, int evaluations = 1);  // blocks per evaluation
 void launch_eval(const MapView& m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,
                  const SolverConfig* cfg, double* partials, KernelClock* clocks, int blocks, int alignments,
                  cudaStream_t stream, int slots_per_alignment = 1);

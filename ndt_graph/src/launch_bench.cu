@@ -12,6 +12,7 @@
 #include <chrono>
 
 #include "common/bench.hpp"
+#include "common/device_info.hpp"
 #include "gpu_kernels.cuh"
 
 namespace ndt {
@@ -116,7 +117,7 @@ std::vector<LaunchStrategyResult> launch_strategy_benchmark(int iterations, int 
           [&] { loop.launch(s); });
   int dev = 0, sms = 0, per_sm = 0, coop = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  sms = common::current_sm_count();
   CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cooperative_tiny_kernel, 128, 0));
   if (coop)

@@ -8,6 +8,7 @@
 // whole GPU while it spins.
 #include <cooperative_groups.h>
 
+#include "common/device_info.hpp"
 #include "gpu_kernels.cuh"
 #include "ndt_graph/registry_detail.hpp"
 
@@ -31,11 +32,9 @@ __global__ void __launch_bounds__(kBlock) cooperative_kernel(MapView m, const fl
 }
 
 int max_cooperative_blocks() {
-  int dev = 0, sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cooperative_kernel, kBlock, 0));
-  return per_sm * sms;
+  return per_sm * common::current_sm_count();
 }
 
 class CooperativeRunner : public DeviceRunner {

@@ -46,7 +46,7 @@ class BatchedRunner : public BatchRunner {
       guesses.insert(guesses.end(), it.guess, it.guess + 6);
       max_points = std::max(max_points, static_cast<int>(it.source->size()));
     }
-    blocks_ = eval_blocks_for(max_points, a_);
+    blocks_ = eval_blocks_for(max_points, p.search, a_);
     xyz_.resize(xyz.size());
     h_xyz_.resize(xyz.size());
     std::memcpy(h_xyz_.get(), xyz.data(), xyz.size() * sizeof(float));

@@ -9,21 +9,19 @@
 namespace ndt {
 
 MapView VoxelMap::view(Search s) const {
-  return map_view(voxels.data(), keys.data(), slot_voxel.data(), keys.size(), resolution, s);
+  return map_view(voxels.data(), table.data(), table.size(), resolution, s);
 }
 
 void build_hash(const std::vector<int>& cells, VoxelMap& map) {
   const std::size_t nv = cells.size() / 3;
   std::size_t cap = 16;
   while (cap < 2 * nv) cap *= 2;
-  map.keys.assign(cap, kEmptyKey);
-  map.slot_voxel.assign(cap, -1);
+  map.table.assign(cap, empty_slot());
   for (std::size_t v = 0; v < nv; ++v) {
     const std::uint64_t key = cell_key(cells[3 * v], cells[3 * v + 1], cells[3 * v + 2]);
     std::uint32_t s = hash_slot(key, cap - 1);
-    while (map.keys[s] != kEmptyKey) s = (s + 1) & static_cast<std::uint32_t>(cap - 1);
-    map.keys[s] = key;
-    map.slot_voxel[s] = static_cast<int>(v);
+    while (map.table[s].key != kEmptyKey) s = (s + 1) & static_cast<std::uint32_t>(cap - 1);
+    fill_slot(map.table[s], key, static_cast<int>(v), map.voxels[v]);
   }
 }
 

@@ -157,6 +157,36 @@ TEST(VoxelStatistics, HandMadeCloudsMatchFloat64) {
   }
 }
 
+// Every lookup of the neighbour search walks the linear probes from a key's home slot: on a dense
+// block of cells (a row of 48 along x, as a corridor or a street gives) the runs must stay short.
+// A hash that ignores some key bits (the first version ignored x) makes them as long as the row.
+TEST(CellHash, ProbeRunsStayShortOnADenseBlockOfCells) {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> U(0.1f, 0.9f);
+  common::PointCloud c;
+  for (int x = -24; x < 24; ++x)
+    for (int y = -12; y < 12; ++y)
+      for (int z = 0; z < 8; ++z)
+        for (int k = 0; k < kMinPointsPerVoxel; ++k) {
+          c.x.push_back(x + U(rng));
+          c.y.push_back(y + U(rng));
+          c.z.push_back(z + U(rng));
+        }
+  const VoxelMap m = build_voxel_map(c, 1.0f);
+  ASSERT_EQ(m.voxels.size(), 48u * 24u * 8u);
+  const std::uint64_t mask = m.table.size() - 1;
+  std::uint64_t total = 0, longest = 0, used = 0;
+  for (std::size_t s = 0; s < m.table.size(); ++s) {
+    if (m.table[s].key == kEmptyKey) continue;
+    const std::uint64_t d = (s - hash_slot(m.table[s].key, mask)) & mask;
+    total += d;
+    longest = std::max(longest, d);
+    ++used;
+  }
+  EXPECT_LT(static_cast<double>(total) / used, 0.5) << "mean probe displacement";
+  EXPECT_LT(longest, 32u) << "longest probe run";
+}
+
 TEST(VoxelStatistics, CollinearAndCoplanarAreClampedIdenticalIsInvalid) {
   common::PointCloud line, plane, same;
   for (int i = 0; i < 8; ++i) {

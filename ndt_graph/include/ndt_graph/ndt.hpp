@@ -37,8 +37,7 @@ common::PointCloud apply_filter(const common::PointCloud& in, Filter f, float le
 struct VoxelMap {
   float resolution = 1.f;
   std::vector<Voxel> voxels;           // searchable voxels (>= 6 points), PCL's leaf order
-  std::vector<std::uint64_t> keys;     // hash table, kEmptyKey where free
-  std::vector<int> slot_voxel;
+  std::vector<CellSlot> table;         // cell hash (a power of two of slots, at most half full)
   std::size_t occupied = 0;            // leaves with at least one point
   std::size_t valid = 0;               // searchable and not invalidated
   MapView view(Search s) const;

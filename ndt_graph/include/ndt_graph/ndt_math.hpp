@@ -63,28 +63,57 @@ COMMON_HD bool cell_in_range(long long i) { return i > -kCellBias + 1 && i < kCe
 COMMON_HD std::uint64_t cell_key(int ix, int iy, int iz) {
   return (std::uint64_t(ix + kCellBias) << 42) | (std::uint64_t(iy + kCellBias) << 21) | std::uint64_t(iz + kCellBias);
 }
+// The home slot of a cell key: a 64-bit mixer (every key bit reaches every slot bit), masked to
+// the table. The first version kept bits 29.. of key * 0x9E3779B97F4A7C15, which depend only on
+// the key's bits below them: x (bits 42..62) never moved a slot, so each row of cells along x
+// shared one home slot and the linear probes walked runs of ~20 slots (measured on the H200: an
+// evaluation of room_tutorial took 23 us; with this mixer, see the README).
 COMMON_HD std::uint32_t hash_slot(std::uint64_t key, std::uint64_t mask) {
-  return static_cast<std::uint32_t>(((key * 0x9E3779B97F4A7C15ull) >> 29) & mask);
+  key ^= key >> 32;
+  key *= 0xd6e8feb86659fd93ull;
+  key ^= key >> 32;
+  key *= 0xd6e8feb86659fd93ull;
+  key ^= key >> 32;
+  return static_cast<std::uint32_t>(key & mask);
+}
+
+// One slot of the cell hash: the cell's key, its voxel, and what the neighbour search tests
+// (centroid, valid) in the same 32 bytes, so a probe that hits reads one slot (its loads issue
+// together) instead of a key, then a voxel index, then the voxel: on the H200 the three dependent
+// loads were the largest stall of the evaluation. Free slots hold kEmptyKey and voxel -1.
+struct alignas(32) CellSlot {
+  std::uint64_t key;
+  int voxel;
+  int valid;
+  float centroid[3];
+  float unused;
+};
+
+COMMON_HD CellSlot empty_slot() { return CellSlot{kEmptyKey, -1, 0, {0, 0, 0}, 0}; }
+COMMON_HD void fill_slot(CellSlot& s, std::uint64_t key, int voxel, const Voxel& v) {
+  s.key = key;
+  s.voxel = voxel;
+  s.valid = v.valid;
+  for (int k = 0; k < 3; ++k) s.centroid[k] = v.centroid[k];
+  s.unused = 0;
 }
 
 // What a kernel or the CPU needs to search the map: open-addressing hash (linear probing) from
-// a cell key to the voxel index.
+// a cell key to its slot.
 struct MapView {
   const Voxel* voxels = nullptr;
-  const std::uint64_t* keys = nullptr;
-  const int* slot_voxel = nullptr;
+  const CellSlot* table = nullptr;
   std::uint64_t mask = 0;  // table size - 1 (a power of two)
   float resolution = 1.f, inv_resolution = 1.f;
   Search search = Search::radius;
 };
 
 // The view of a map held anywhere (host vectors or device buffers): `table_size` hash slots.
-inline MapView map_view(const Voxel* voxels, const std::uint64_t* keys, const int* slot_voxel, std::size_t table_size,
-                        float resolution, Search search) {
+inline MapView map_view(const Voxel* voxels, const CellSlot* table, std::size_t table_size, float resolution,
+                        Search search) {
   MapView m;
   m.voxels = voxels;
-  m.keys = keys;
-  m.slot_voxel = slot_voxel;
+  m.table = table;
   m.mask = table_size - 1;
   m.resolution = resolution;
   m.inv_resolution = 1.0f / resolution;
@@ -92,54 +121,65 @@ inline MapView map_view(const Voxel* voxels, const std::uint64_t* keys, const in
   return m;
 }
 
-COMMON_HD int find_voxel(const MapView& m, int ix, int iy, int iz) {
+// The slot of cell (ix, iy, iz), or nullptr when no voxel has that cell.
+COMMON_HD const CellSlot* find_slot(const MapView& m, int ix, int iy, int iz) {
   const std::uint64_t key = cell_key(ix, iy, iz);
   for (std::uint32_t s = hash_slot(key, m.mask);; s = (s + 1) & static_cast<std::uint32_t>(m.mask)) {
-    const std::uint64_t k = m.keys[s];
-    if (k == key) return m.slot_voxel[s];
-    if (k == kEmptyKey) return -1;
+    const CellSlot& slot = m.table[s];
+    if (slot.key == key) return &slot;
+    if (slot.key == kEmptyKey) return nullptr;
   }
 }
+COMMON_HD int find_voxel(const MapView& m, int ix, int iy, int iz) {
+  const CellSlot* s = find_slot(m, ix, iy, iz);
+  return s ? s->voxel : -1;
+}
 
-// Calls f(voxel_index) for every neighbour voxel of the (transformed, float) point, in the
-// search mode's sense: radius = centroid within `resolution` (any of the 27 surrounding cells,
-// what PCL 1.13's kd-tree returns, invalid voxels included as PCL includes them); direct7 = the
-// point's cell and its 6 face neighbours; direct1 = its own cell (valid voxels only, as PCL's
-// getNeighborhoodAtPoint* return).
 // Number of candidate cells per point in a search mode.
 COMMON_HD int cells_per_point(Search s) { return s == Search::radius ? 27 : s == Search::direct7 ? 7 : 1; }
 
-// Calls f(voxel_index) when candidate cell `c` (0 .. cells_per_point - 1) of the transformed
-// (float) point holds a neighbour in the search mode's sense: radius = centroid within
+// The cell of a transformed (float) point; false when it lies far outside any map (or is not
+// finite): then it has no neighbours.
+COMMON_HD bool point_cell(const MapView& m, float px, float py, float pz, int& ix, int& iy, int& iz) {
+  const float fx = floorf(px * m.inv_resolution), fy = floorf(py * m.inv_resolution), fz = floorf(pz * m.inv_resolution);
+  if (!(fabsf(fx) < 2e6f && fabsf(fy) < 2e6f && fabsf(fz) < 2e6f) || !cell_in_range(static_cast<long long>(fx)) ||
+      !cell_in_range(static_cast<long long>(fy)) || !cell_in_range(static_cast<long long>(fz)))
+    return false;
+  ix = static_cast<int>(fx);
+  iy = static_cast<int>(fy);
+  iz = static_cast<int>(fz);
+  return true;
+}
+
+// The neighbour voxel in candidate cell `c` (0 .. cells_per_point - 1) of the point (px, py, pz)
+// whose cell is (ix, iy, iz), or -1, in the search mode's sense: radius = centroid within
 // `resolution` (any of the 27 surrounding cells: what PCL 1.13's kd-tree returns, invalid voxels
 // included as PCL includes them); direct7 = the point's cell and its 6 face neighbours; direct1 =
 // its own cell (valid voxels only, as PCL's getNeighborhoodAtPoint* return). Split by cell so a
 // kernel can give each (point, cell) pair its own thread.
-template <typename F>
-COMMON_HD void for_neighbour_in_cell(const MapView& m, float px, float py, float pz, int c, F&& f) {
-  const float fx = floorf(px * m.inv_resolution), fy = floorf(py * m.inv_resolution), fz = floorf(pz * m.inv_resolution);
-  if (!(fabsf(fx) < 2e6f && fabsf(fy) < 2e6f && fabsf(fz) < 2e6f) || !cell_in_range(static_cast<long long>(fx)) ||
-      !cell_in_range(static_cast<long long>(fy)) || !cell_in_range(static_cast<long long>(fz)))
-    return;  // far outside any map (or not finite): no neighbours
-  const int ix = static_cast<int>(fx), iy = static_cast<int>(fy), iz = static_cast<int>(fz);
+COMMON_HD int neighbour_in_cell(const MapView& m, float px, float py, float pz, int ix, int iy, int iz, int c) {
   if (m.search == Search::radius) {
-    const int v = find_voxel(m, ix + c / 9 - 1, iy + (c / 3) % 3 - 1, iz + c % 3 - 1);
-    if (v < 0) return;
-    const Voxel& vox = m.voxels[v];
-    const float ex = fsub_rn(px, vox.centroid[0]), ey = fsub_rn(py, vox.centroid[1]), ez = fsub_rn(pz, vox.centroid[2]);
+    const CellSlot* s = find_slot(m, ix + c / 9 - 1, iy + (c / 3) % 3 - 1, iz + c % 3 - 1);
+    if (!s) return -1;
+    const float ex = fsub_rn(px, s->centroid[0]), ey = fsub_rn(py, s->centroid[1]), ez = fsub_rn(pz, s->centroid[2]);
     const float d2 = fadd_rn(fadd_rn(fmul_rn(ex, ex), fmul_rn(ey, ey)), fmul_rn(ez, ez));
-    if (d2 < fmul_rn(m.resolution, m.resolution)) f(v);
-    return;
+    return d2 < fmul_rn(m.resolution, m.resolution) ? s->voxel : -1;
   }
-  const int off[7][3] = {{0, 0, 0}, {-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
-  const int v = find_voxel(m, ix + off[c][0], iy + off[c][1], iz + off[c][2]);
-  if (v >= 0 && m.voxels[v].valid) f(v);
+  const int dx = c == 1 ? -1 : c == 2 ? 1 : 0, dy = c == 3 ? -1 : c == 4 ? 1 : 0, dz = c == 5 ? -1 : c == 6 ? 1 : 0;
+  const CellSlot* s = find_slot(m, ix + dx, iy + dy, iz + dz);
+  return s && s->valid ? s->voxel : -1;
 }
 
+// Calls f(voxel_index) for every neighbour voxel of the (transformed, float) point, cell by cell.
 template <typename F>
 COMMON_HD void for_each_neighbour(const MapView& m, float px, float py, float pz, F&& f) {
+  int ix, iy, iz;
+  if (!point_cell(m, px, py, pz, ix, iy, iz)) return;
   const int cells = cells_per_point(m.search);
-  for (int c = 0; c < cells; ++c) for_neighbour_in_cell(m, px, py, pz, c, f);
+  for (int c = 0; c < cells; ++c) {
+    const int v = neighbour_in_cell(m, px, py, pz, ix, iy, iz, c);
+    if (v >= 0) f(v);
+  }
 }
 
 // PCL's angular Jacobian rows a..h and Hessian rows a2..f3 (first three columns; the fourth is
@@ -155,8 +195,12 @@ COMMON_HD void angle_cos_sin(double angle, double& c, double& s) {
     c = 1.0;
     s = 0.0;
   } else {
+#if defined(__CUDA_ARCH__)
+    sincos(angle, &s, &c);
+#else
     c = cos(angle);
     s = sin(angle);
+#endif
   }
 }
 

@@ -86,8 +86,15 @@ NDT_HD void float_transform(const double (&x)[6], float (&T)[12]) {
   float s[3], c[3];
   for (int k = 0; k < 3; ++k) {
     const float a = static_cast<float>(x[3 + k]);
+#if defined(__CUDA_ARCH__)
+    double sd, cd;  // one argument reduction for both (the device's sin/cos are not glibc's anyway)
+    sincos(static_cast<double>(a), &sd, &cd);
+    s[k] = static_cast<float>(sd);
+    c[k] = static_cast<float>(cd);
+#else
     s[k] = static_cast<float>(sin(static_cast<double>(a)));
     c[k] = static_cast<float>(cos(static_cast<double>(a)));
+#endif
   }
   float R[3][3][3] = {};  // AngleAxis::toRotationMatrix for the unit axes: diagonal (1 - c) + c
   for (int k = 0; k < 3; ++k) {
