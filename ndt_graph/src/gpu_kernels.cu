@@ -37,11 +37,11 @@ __global__ void init_kernel(SolverState* states, const double* guesses, KernelCl
 
 // Block (x, y): evaluation block x of pass slot y % slots of alignment y / slots; slots past the
 // alignment's current number of requests have nothing to do.
-// 3 blocks per SM: 168 registers (a little spilling in the pair math) instead of 208 and 2.
-__global__ void __launch_bounds__(kBlock, 3) eval_kernel(MapView m, const float* xyz, const AlignmentSlot* slots,
-                                                      const SolverState* states, const SolverConfig* cfg,
-                                                      double* partials, KernelClock* clocks, int blocks,
-                                                      int slots_per_alignment) {
+// MIN_BLOCKS blocks per SM (see EvalShape).
+template <int MIN_BLOCKS>
+__global__ void __launch_bounds__(kBlock, MIN_BLOCKS)
+    eval_kernel(MapView m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,
+                const SolverConfig* cfg, double* partials, KernelClock* clocks, int blocks, int slots_per_alignment) {
   __shared__ EvalShared sh;
   const int a = blockIdx.y / slots_per_alignment, k = blockIdx.y % slots_per_alignment;
   const SolverState& s = states[a];
@@ -95,14 +95,20 @@ __global__ void loop_control_kernel(const SolverState* states, int alignments, c
 
 }  // namespace
 
-int eval_blocks_for(int points, Search search, int evaluations) {
-  // One wave of evaluation blocks shared by the evaluations of a pass (the occupancy API says how
-  // many fit per SM), and no more blocks than there are chunks of points.
+template <int MIN_BLOCKS>
+int resident_eval_blocks() {
   static const int resident = [] {
     int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, eval_kernel, kBlock, 0));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, eval_kernel<MIN_BLOCKS>, kBlock, 0));
     return std::max(1, per_sm) * common::current_sm_count();
   }();
+  return resident;
+}
+
+int eval_blocks_for(int points, Search search, int evaluations, EvalShape shape) {
+  // One wave of evaluation blocks shared by the evaluations of a pass (the occupancy API says how
+  // many fit per SM), and no more blocks than there are chunks of points.
+  const int resident = shape == EvalShape::latency ? resident_eval_blocks<3>() : resident_eval_blocks<4>();
   const int per_chunk = points_per_chunk(cells_per_point(search));
   const long long chunks = (static_cast<long long>(points) + per_chunk - 1) / per_chunk;
   const long long wave = std::max(1, resident / std::max(1, evaluations));
@@ -116,9 +122,12 @@ void launch_init(SolverState* states, const double* guesses, KernelClock* clocks
 
 void launch_eval(const MapView& m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,
                  const SolverConfig* cfg, double* partials, KernelClock* clocks, int blocks, int alignments,
-                 cudaStream_t stream, int slots_per_alignment) {
-  eval_kernel<<<dim3(blocks, alignments * slots_per_alignment), kBlock, 0, stream>>>(
-      m, xyz, slots, states, cfg, partials, clocks, blocks, slots_per_alignment);
+                 cudaStream_t stream, int slots_per_alignment, EvalShape shape) {
+  const dim3 grid(blocks, alignments * slots_per_alignment);
+  if (shape == EvalShape::latency)
+    eval_kernel<3><<<grid, kBlock, 0, stream>>>(m, xyz, slots, states, cfg, partials, clocks, blocks, slots_per_alignment);
+  else
+    eval_kernel<4><<<grid, kBlock, 0, stream>>>(m, xyz, slots, states, cfg, partials, clocks, blocks, slots_per_alignment);
   CUDA_CHECK_LAST();
 }
 

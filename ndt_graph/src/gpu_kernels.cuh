@@ -172,17 +172,11 @@ __device__ __forceinline__ void block_copy(T& to, const T& from) {
   for (int k = threadIdx.x; k < static_cast<int>(sizeof(T) / 8); k += blockDim.x) d[k] = s[k];
 }
 
-// The step of alignment `state`: the block adds the partials of each of its requests'
-// evaluations (`nblocks` blocks of 30 each, evaluation k at partials + k * nblocks * 30) in a
-// fixed order (deterministic), then thread 0 advances the solver. The solver runs on a copy of
-// the state in shared memory: one thread's hundreds of dependent reads and writes of the state
-// then cost a shared-memory access each, not a round trip through L1/L2 to global memory.
-// Returns (in thread 0) whether the alignment is done.
-__device__ __forceinline__ bool step_block(const double* partials, int nblocks, SolverState& state,
-                                           const SolverConfig& c, TraceRow* trace, StepShared& sh) {
+// The totals of each of the pass's evaluations (sh.st.requests of them) in sh.sums: thread
+// (value, group) adds every `groups`-th block of one value of one evaluation, then the groups are
+// added in order, so the order is fixed (deterministic).
+__device__ __forceinline__ void reduce_partials(const double* partials, int nblocks, StepShared& sh) {
   const int tid = threadIdx.x;
-  block_copy(sh.st, state);
-  __syncthreads();
   const int values = sh.st.requests * kSums;
   const int groups = max(1, min(static_cast<int>(blockDim.x) / values, 8));
   if (tid < groups * values) {
@@ -200,6 +194,20 @@ __device__ __forceinline__ bool step_block(const double* partials, int nblocks, 
     sh.sums[tid] = t;
   }
   __syncthreads();
+}
+
+// The step of alignment `state`: the block adds the partials of each of its requests'
+// evaluations (`nblocks` blocks of 30 each, evaluation k at partials + k * nblocks * 30) in a
+// fixed order, then thread 0 advances the solver. The solver runs on a copy of the state in
+// shared memory: one thread's hundreds of dependent reads and writes of the state
+// then cost a shared-memory access each, not a round trip through L1/L2 to global memory.
+// Returns (in thread 0) whether the alignment is done.
+__device__ __forceinline__ bool step_block(const double* partials, int nblocks, SolverState& state,
+                                           const SolverConfig& c, TraceRow* trace, StepShared& sh) {
+  const int tid = threadIdx.x;
+  block_copy(sh.st, state);
+  __syncthreads();
+  reduce_partials(partials, nblocks, sh);
   bool done = false;
   if (tid == 0) {
     const SolverConfig cfg = c;
@@ -215,10 +223,18 @@ __device__ __forceinline__ bool step_block(const double* partials, int nblocks, 
 // evaluation, `slots` evaluations per alignment and pass (kMaxCandidates for the parallel line
 // search, else 1); partials hold alignments x slots x blocks x 30 doubles. The step launcher, given a conditional handle, clears it
 // when every alignment is done (a batch of one: when its alignment is).
-int eval_blocks_for(int points, Search search, int evaluations = 1);  // blocks per evaluation
+// The evaluation kernel comes in two register budgets. latency (one alignment, v2-v6): 3 blocks
+// per SM, 168 registers, a little spilling in the pair math; the pass is a few rounds long and
+// its length is what counts. throughput (many alignments, v7): 4 blocks per SM, 128 registers,
+// more spilling, but a third more warps to hide the probes' latency. Measured on the H200:
+// latency's budget for a batch peaked at 9,099 alignments/s on koide_vg02_both, throughput's
+// at 10,218; throughput's for one alignment of room_tutorial took 0.622 ms against 0.542.
+enum class EvalShape { latency, throughput };
+int eval_blocks_for(int points, Search search, int evaluations = 1,
+                    EvalShape shape = EvalShape::latency);  // blocks per evaluation
 void launch_eval(const MapView& m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,
                  const SolverConfig* cfg, double* partials, KernelClock* clocks, int blocks, int alignments,
-                 cudaStream_t stream, int slots_per_alignment = 1);
+                 cudaStream_t stream, int slots_per_alignment = 1, EvalShape shape = EvalShape::latency);
 void launch_step(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg, TraceRow* traces,
                  int trace_stride, KernelClock* clocks, int alignments, cudaStream_t stream,
                  int slots_per_alignment = 1);

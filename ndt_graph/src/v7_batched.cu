@@ -46,7 +46,7 @@ class BatchedRunner : public BatchRunner {
       guesses.insert(guesses.end(), it.guess, it.guess + 6);
       max_points = std::max(max_points, static_cast<int>(it.source->size()));
     }
-    blocks_ = eval_blocks_for(max_points, p.search, a_);
+    blocks_ = eval_blocks_for(max_points, p.search, a_, EvalShape::throughput);
     xyz_.resize(xyz.size());
     h_xyz_.resize(xyz.size());
     std::memcpy(h_xyz_.get(), xyz.data(), xyz.size() * sizeof(float));
@@ -73,7 +73,7 @@ class BatchedRunner : public BatchRunner {
         },
         [&](cudaStream_t st, cudaGraphConditionalHandle h) {
           launch_eval(view_, xyz_.get(), slots_.get(), state_.get(), cfg_.get(), partials_.get(), clock_.get(), blocks_,
-                      a_, st);
+                      a_, st, 1, EvalShape::throughput);
           launch_step(partials_.get(), blocks_, state_.get(), cfg_.get(), trace_.get(), max_iter_ + 1, clock_.get(), a_, st);
           launch_loop_control(state_.get(), a_, h, st);
         });
