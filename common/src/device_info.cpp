@@ -16,6 +16,13 @@ double DeviceInfo::theoretical_mem_gbs() const {
   return 2.0 * (mem_clock_khz * 1e3) * (mem_bus_width_bits / 8.0) / 1e9;
 }
 
+bool pdl_supported() {
+  int dev = 0, major = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  return major >= 9;
+}
+
 int current_sm_count() {
   int dev = 0, sms = 0;
   CUDA_CHECK(cudaGetDevice(&dev));

@@ -370,6 +370,7 @@ int run(const common::CliOptions& o) {
     }
     AlignResult& reference = c.reference;
     double prev_ms = common::kNoValue, lib_ms = common::kNoValue, cpu_ms = common::kNoValue;
+    std::map<std::string, double> ms_of;  // this case's times by version name
     for (const auto& v : versions()) {
       if (!selected(v.id, v.name) && v.role != Role::reference) continue;
       ResultRow r = common::make_row("ndt_graph", v.name, v.idea, static_cast<std::int64_t>(c.source.size()),
@@ -483,9 +484,11 @@ int run(const common::CliOptions& o) {
       if (v.role == Role::library) lib_ms = t.stats.median_ms;
       r.speedup_vs_cpu = cpu_ms / t.stats.median_ms;
       if (v.role != Role::library) {  // the library is a baseline, not a step of the ladder
-        r.speedup_vs_prev = prev_ms / t.stats.median_ms;
+        const auto base = ms_of.find(v.builds_on);
+        r.speedup_vs_prev = (base != ms_of.end() ? base->second : prev_ms) / t.stats.median_ms;
         prev_ms = t.stats.median_ms;
       }
+      ms_of[v.name] = t.stats.median_ms;
       rows.push_back(r);
       std::cout << "  " << v.name << ": " << res.iterations << " it, " << fmt(t.stats.median_ms, 3) << " ms, "
                 << res.reason() << ", pose " << fmt(res.pose[0], 5) << " " << fmt(res.pose[1], 5) << " " << fmt(res.pose[2], 5)

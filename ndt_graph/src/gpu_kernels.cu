@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/device_info.hpp"
+#include "common/pdl.cuh"
 
 namespace ndt {
 namespace gpu {
@@ -43,6 +44,8 @@ __global__ void __launch_bounds__(kBlock, MIN_BLOCKS)
     eval_kernel(MapView m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,
                 const SolverConfig* cfg, double* partials, KernelClock* clocks, int blocks, int slots_per_alignment) {
   __shared__ EvalShared sh;
+  common::pdl_wait();  // launched as a programmatic dependent (v8): the step before must be done
+  common::pdl_trigger();
   const int a = blockIdx.y / slots_per_alignment, k = blockIdx.y % slots_per_alignment;
   const SolverState& s = states[a];
   if (solver_done(s) || k >= s.requests) return;
@@ -69,6 +72,8 @@ __device__ void step_alignment(const double* partials, int blocks, SolverState* 
 __global__ void __launch_bounds__(kStepThreads) step_kernel(const double* partials, int blocks, SolverState* states,
                                                             const SolverConfig* cfg, TraceRow* traces,
                                                             int trace_stride, KernelClock* clocks, int slots) {
+  common::pdl_wait();  // launched as a programmatic dependent (v8): the evaluation must be done
+  common::pdl_trigger();
   const int a = blockIdx.x;
   if (solver_done(states[a])) return;
   bool done;
@@ -122,20 +127,18 @@ void launch_init(SolverState* states, const double* guesses, KernelClock* clocks
 
 void launch_eval(const MapView& m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,
                  const SolverConfig* cfg, double* partials, KernelClock* clocks, int blocks, int alignments,
-                 cudaStream_t stream, int slots_per_alignment, EvalShape shape) {
+                 cudaStream_t stream, int slots_per_alignment, EvalShape shape, bool programmatic) {
   const dim3 grid(blocks, alignments * slots_per_alignment);
-  if (shape == EvalShape::latency)
-    eval_kernel<3><<<grid, kBlock, 0, stream>>>(m, xyz, slots, states, cfg, partials, clocks, blocks, slots_per_alignment);
-  else
-    eval_kernel<4><<<grid, kBlock, 0, stream>>>(m, xyz, slots, states, cfg, partials, clocks, blocks, slots_per_alignment);
-  CUDA_CHECK_LAST();
+  common::launch_maybe_programmatic(shape == EvalShape::latency ? eval_kernel<3> : eval_kernel<4>, grid, dim3(kBlock),
+                                    stream, programmatic, m, xyz, slots, states, cfg, partials, clocks, blocks,
+                                    slots_per_alignment);
 }
 
 void launch_step(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg, TraceRow* traces,
-                 int trace_stride, KernelClock* clocks, int alignments, cudaStream_t stream, int slots_per_alignment) {
-  step_kernel<<<alignments, kStepThreads, 0, stream>>>(partials, blocks, states, cfg, traces, trace_stride, clocks,
-                                                       slots_per_alignment);
-  CUDA_CHECK_LAST();
+                 int trace_stride, KernelClock* clocks, int alignments, cudaStream_t stream, int slots_per_alignment,
+                 bool programmatic) {
+  common::launch_maybe_programmatic(step_kernel, dim3(alignments), dim3(kStepThreads), stream, programmatic, partials,
+                                    blocks, states, cfg, traces, trace_stride, clocks, slots_per_alignment);
 }
 
 void launch_step_conditional(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg,

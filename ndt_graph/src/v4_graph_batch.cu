@@ -13,18 +13,19 @@ namespace ndt {
 namespace gpu {
 namespace {
 
-constexpr int kUnrolled = 8;
-
 class GraphBatchRunner : public DeviceRunner {
  public:
+  GraphBatchRunner(int unrolled, bool programmatic) : unrolled_(unrolled), programmatic_(programmatic) {}
   void prepare(const Problem& p) override {
     a_.prepare(p);
     flag_.resize(1);
     graph_.capture(a_.stream.get(), [&](cudaStream_t s) {
-      for (int k = 0; k < kUnrolled; ++k) {
+      for (int k = 0; k < unrolled_; ++k) {
+        // the first evaluation follows the graph's start, not a kernel of this graph
         launch_eval(a_.view, a_.xyz.get(), a_.slot.get(), a_.state.get(), a_.d_cfg.get(), a_.partials.get(),
-                    a_.clock.get(), a_.blocks, 1, s);
-        launch_step(a_.partials.get(), a_.blocks, a_.state.get(), a_.d_cfg.get(), a_.trace.get(), 0, a_.clock.get(), 1, s);
+                    a_.clock.get(), a_.blocks, 1, s, 1, EvalShape::latency, programmatic_ && k > 0);
+        launch_step(a_.partials.get(), a_.blocks, a_.state.get(), a_.d_cfg.get(), a_.trace.get(), 0, a_.clock.get(), 1, s,
+                    1, programmatic_);
       }
       CUDA_CHECK(cudaMemcpyAsync(flag_.get(), reinterpret_cast<const char*>(a_.state.get()) + offsetof(SolverState, phase),
                                  sizeof(int), cudaMemcpyDeviceToHost, s));
@@ -42,13 +43,20 @@ class GraphBatchRunner : public DeviceRunner {
   }
 
  private:
+  int unrolled_;
+  bool programmatic_;
   common::PinnedBuffer<int> flag_;
   common::GraphExec graph_;
 };
 
 }  // namespace
+
+std::unique_ptr<Runner> make_graph_batch_runner(int unrolled, bool programmatic) {
+  return std::make_unique<GraphBatchRunner>(unrolled, programmatic);
+}
+
 }  // namespace gpu
 
-std::unique_ptr<Runner> make_v4_graph_batch() { return std::make_unique<gpu::GraphBatchRunner>(); }
+std::unique_ptr<Runner> make_v4_graph_batch() { return gpu::make_graph_batch_runner(8, false); }
 
 }  // namespace ndt

@@ -29,6 +29,8 @@ bool has_cuda_device();
 DeviceInfo query_device(int id = 0);
 // The SM count of the current device (a kernel's one-wave grid size is this x blocks per SM).
 int current_sm_count();
+// True where the current device can overlap a programmatic dependent launch (sm_90+).
+bool pdl_supported();
 int fp32_lanes_per_sm(int cc_major, int cc_minor);
 std::string cuda_runtime_version();  // "13.0"
 std::string describe(const DeviceInfo& d);

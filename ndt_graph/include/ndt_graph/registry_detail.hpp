@@ -17,6 +17,7 @@ std::unique_ptr<Runner> make_v3_cooperative_oversized();
 std::unique_ptr<Runner> make_v4_graph_batch();
 std::unique_ptr<Runner> make_v5_graph_while();
 std::unique_ptr<Runner> make_v6_parallel_line_search();
+std::unique_ptr<Runner> make_v8_programmatic_launch();
 bool pcl_available();
 
 }  // namespace ndt

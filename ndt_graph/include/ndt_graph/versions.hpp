@@ -44,6 +44,9 @@ struct Version {
   // then checked against the CPU reference run with the same line search (PCL's path is not
   // its path wherever PCL needed extra trials), and its distance from PCL's path is reported.
   int line_search_candidates = 1;
+  // The version this one adds its idea to, when it is not the one listed before it ("x prev" is
+  // taken against that one).
+  std::string builds_on = "";
   NdtParams params_for(NdtParams base) const {
     base.line_search_candidates = line_search_candidates;
     return base;
