@@ -95,4 +95,43 @@ __device__ __forceinline__ void block_reduce_sum_n(T (&v)[N], T* smem) {
   __syncthreads();
 }
 
+// The same block sum of N values per thread, through shared memory instead of shuffles: every
+// thread stores its N values, then for each value one thread per warp's worth of threads adds
+// those 32 values in lane order, and thread k adds value k's BLOCK/32 warp totals in order
+// (deterministic). A shuffle moves 32 lanes of 4 bytes per cycle per SM, so with N = 30 doubles
+// the shuffle version issues 300 shuffles per warp; here the stores and loads cost a few hundred
+// cycles. On return thread k < N holds total k in v[k]. `smem` holds
+// block_reduce_smem_values<BLOCK, N>() values of T. Ends with a barrier.
+template <int BLOCK, int N>
+constexpr int block_reduce_smem_values() {
+  return N * (BLOCK / 32) * 33;  // a row of 33 per (value, warp): conflict-free stores, 2-way loads
+}
+template <int BLOCK, int N, typename T>
+__device__ __forceinline__ void block_reduce_sum_n_smem(T (&v)[N], T* smem) {
+  static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+  constexpr int kWarps = BLOCK / 32;
+  static_assert(N * kWarps <= BLOCK, "one thread per (value, warp) row");
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int k = 0; k < N; ++k) smem[(k * kWarps + warp_id()) * 33 + lane_id()] = v[k];
+  __syncthreads();
+  T row = T(0);
+  if (tid < N * kWarps) {
+    const T* r = smem + tid * 33;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) row += r[i];
+  }
+  __syncthreads();
+  if (tid < N * kWarps) smem[tid] = row;  // the row totals, value-major: smem[k * kWarps + w]
+  __syncthreads();
+  if (tid < N) {
+    T total = T(0);
+    for (int w = 0; w < kWarps; ++w) total += smem[tid * kWarps + w];
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      if (k == tid) v[k] = total;
+  }
+  __syncthreads();
+}
+
 }  // namespace common

@@ -84,6 +84,7 @@ NDT_HD EvalRequest& request_at(SolverState& s, int k) { return k == 0 ? s.req : 
 // (sin/cos of the float angle rounded from double, which glibc's sinf/cosf return).
 NDT_HD void float_transform(const double (&x)[6], float (&T)[12]) {
   float s[3], c[3];
+COMMON_UNROLL  // the three angles' sin/cos are independent: let them overlap
   for (int k = 0; k < 3; ++k) {
     const float a = static_cast<float>(x[3 + k]);
 #if defined(__CUDA_ARCH__)
@@ -270,7 +271,12 @@ NDT_HD int newton_step(SolverState& s, const SolverConfig& c) {
     finish(s, norm == 0 ? Status::converged : Status::numerical, c);
     return kStop;
   }
-  for (int k = 0; k < 6; ++k) s.dir[k] = delta[k] / norm;
+#if defined(__CUDA_ARCH__)
+  const double inv_norm = 1 / norm;  // one division instead of six in the device's one thread
+  for (int k = 0; k < 6; ++k) s.dir[k] = delta[k] * inv_norm;
+#else
+  for (int k = 0; k < 6; ++k) s.dir[k] = delta[k] / norm;  // as PCL's normalize
+#endif
   s.phi_0 = -s.score;
   s.d_phi_0 = -dot6(s.grad, s.dir);
   if (s.d_phi_0 >= 0) {
