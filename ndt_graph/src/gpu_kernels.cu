@@ -43,7 +43,7 @@ template <int MIN_BLOCKS>
 __global__ void __launch_bounds__(kBlock, MIN_BLOCKS)
     eval_kernel(MapView m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,
                 const SolverConfig* cfg, double* partials, KernelClock* clocks, int blocks, int slots_per_alignment) {
-  __shared__ EvalShared sh;
+  __shared__ EvalSharedT<MIN_BLOCKS == 3> sh;
   common::pdl_wait();  // launched as a programmatic dependent (v8): the step before must be done
   common::pdl_trigger();
   const int a = blockIdx.y / slots_per_alignment, k = blockIdx.y % slots_per_alignment;

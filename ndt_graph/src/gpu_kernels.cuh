@@ -54,8 +54,12 @@ __device__ __forceinline__ unsigned long long global_ns() {
 // (fewer rounds and barriers) made an alignment slower, 0.83 ms against 0.75 ms with 1: the
 // extra live state pushed the kernel into 544 bytes of spills.
 constexpr int kQueue = 2 * kBlock;
-struct EvalShared {
-  double red[common::block_reduce_smem_values<kBlock, kSums>()];
+// SMEM_REDUCE: the 30 sums are reduced through shared memory (31 KB more per block; for one
+// alignment, 14.9 against 15.7 us per evaluation on the H200) or with shuffles (for batches, whose
+// 4 blocks per SM measured 8,204 alignments/s with the larger blocks against 10,255 without).
+template <bool SMEM_REDUCE>
+struct EvalSharedT {
+  double red[SMEM_REDUCE ? common::block_reduce_smem_values<kBlock, kSums>() : kSums * (kBlock / 32)];
   AngleDerivatives ad;
   double cs[2][3];
   float T[12];
@@ -70,7 +74,8 @@ struct EvalShared {
 // point (direct1) every thread has a point of its own.
 __host__ __device__ constexpr int points_per_chunk(int cells) { return cells >= kBlock / 32 ? 32 : kBlock; }
 
-__device__ __forceinline__ void eval_pair(const MapView& m, const float* xyz, const EvalShared& sh, int e,
+template <typename Shared>
+__device__ __forceinline__ void eval_pair(const MapView& m, const float* xyz, const Shared& sh, int e,
                                           const SolverConfig& c, double* sums) {
   const float* p = xyz + 3 * static_cast<std::size_t>(sh.q_point[e]);
   const double xo[3] = {p[0], p[1], p[2]};
@@ -84,9 +89,10 @@ __device__ __forceinline__ void eval_pair(const MapView& m, const float* xyz, co
 // evaluated a block at a time; the 30 sums reduced over the block and written by threads 0..29 to
 // `partial` (30 doubles). Deterministic: the same pairs reach the same threads in the same order
 // on every run.
+template <bool SMEM_REDUCE>
 __device__ __forceinline__ void eval_block(const MapView& m, const float* xyz, const AlignmentSlot& slot,
                                            const EvalRequest& req, const SolverConfig& c, int block, int nblocks,
-                                           double* partial, EvalShared& sh) {
+                                           double* partial, EvalSharedT<SMEM_REDUCE>& sh) {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   if (tid < 3) angle_cos_sin(req.pose[3 + tid], sh.cs[0][tid], sh.cs[1][tid]);
   if (tid < 12) sh.T[tid] = req.T[tid];
@@ -144,7 +150,10 @@ __device__ __forceinline__ void eval_block(const MapView& m, const float* xyz, c
     }
   }
   if (tid < queued) eval_pair(m, src, sh, tid, c, sums);
-  common::block_reduce_sum_n_smem<kBlock, kSums>(sums, sh.red);
+  if constexpr (SMEM_REDUCE)
+    common::block_reduce_sum_n_smem<kBlock, kSums>(sums, sh.red);
+  else
+    common::block_reduce_sum_n<kBlock, kSums>(sums, sh.red);
   if (tid < kSums) {
 #pragma unroll
     for (int k = 0; k < kSums; ++k)
