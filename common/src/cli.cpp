@@ -1,6 +1,9 @@
 #include "common/cli.hpp"
 
 #include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
@@ -21,17 +24,23 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return out;
 }
 
-static std::int64_t parse_plain(const std::string& t, const std::string& whole) {
+namespace {
+
+constexpr std::int64_t kSizeMax = std::int64_t{1} << 62;
+
+std::int64_t parse_plain(const std::string& t, const std::string& whole) {
   if (t.empty()) throw UsageError("bad size '" + whole + "': empty number");
   std::int64_t v = 0;
   for (char c : t) {
     if (!std::isdigit(static_cast<unsigned char>(c)))
       throw UsageError("bad size '" + whole + "': '" + t + "' is not a non-negative integer");
-    if (v > (std::int64_t{1} << 50)) throw UsageError("bad size '" + whole + "': too large");
+    if (v > (kSizeMax - (c - '0')) / 10) throw UsageError("bad size '" + whole + "': larger than 2^62");
     v = v * 10 + (c - '0');
   }
   return v;
 }
+
+}  // namespace
 
 std::int64_t parse_size(const std::string& text) {
   std::string t;
@@ -51,6 +60,7 @@ std::int64_t parse_size(const std::string& text) {
       if (lhs != 2) throw UsageError("bad size '" + text + "': only powers of two (2^k)");
       base = std::int64_t{1} << exp;
     } else {
+      if (lhs > (kSizeMax >> exp)) throw UsageError("bad size '" + text + "': larger than 2^62");
       base = lhs << exp;
     }
     pos = end;
@@ -60,10 +70,51 @@ std::int64_t parse_size(const std::string& text) {
   }
   if (pos != std::string::npos) {
     const std::int64_t off = parse_plain(t.substr(pos + 1), text);
+    if (t[pos] == '+' && base > kSizeMax - off) throw UsageError("bad size '" + text + "': larger than 2^62");
     base = t[pos] == '+' ? base + off : base - off;
     if (base < 0) throw UsageError("bad size '" + text + "': negative");
   }
   return base;
+}
+
+namespace {
+
+std::string range_text(double lo, double hi) {
+  std::ostringstream os;
+  os.precision(17);
+  os << "[" << lo << ", " << hi << "]";
+  return os.str();
+}
+
+}  // namespace
+
+std::int64_t parse_int(const std::string& text, const std::string& flag, std::int64_t lo, std::int64_t hi) {
+  std::int64_t v = 0;
+  try {
+    v = parse_size(text);
+  } catch (const UsageError& e) {
+    throw UsageError("--" + flag + ": " + e.what() + " (allowed: " + std::to_string(lo) + " to " + std::to_string(hi) + ")");
+  }
+  if (v < lo || v > hi)
+    throw UsageError("--" + flag + ": '" + text + "' is out of range (allowed: " + std::to_string(lo) + " to " +
+                     std::to_string(hi) + ")");
+  return v;
+}
+
+double parse_number(const std::string& text, const std::string& flag, double lo, double hi) {
+  const std::string where = "--" + flag + ": '" + text + "'";
+  if (text.empty()) throw UsageError("--" + flag + " needs a number");
+  for (char c : text)
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E'))
+      throw UsageError(where + " is not a number (digits, sign, '.', exponent only)");
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) throw UsageError(where + " is not a number");
+  if (errno == ERANGE && std::isinf(v)) throw UsageError(where + " overflows a double");
+  if (!std::isfinite(v)) throw UsageError(where + " is not finite");
+  if (!(v >= lo && v <= hi)) throw UsageError(where + " is out of range " + range_text(lo, hi));
+  return v;
 }
 
 bool CliOptions::flag(const std::string& name) const {
@@ -71,10 +122,16 @@ bool CliOptions::flag(const std::string& name) const {
   return it != extra.end() && it->second == "1";
 }
 
-std::int64_t CliOptions::extra_int(const std::string& name) const {
+std::int64_t CliOptions::extra_int(const std::string& name, std::int64_t lo, std::int64_t hi) const {
   auto it = extra.find(name);
   if (it == extra.end() || it->second.empty()) throw UsageError("--" + name + " needs a value");
-  return parse_size(it->second);
+  return parse_int(it->second, name, lo, hi);
+}
+
+double CliOptions::extra_double(const std::string& name, double lo, double hi) const {
+  auto it = extra.find(name);
+  if (it == extra.end() || it->second.empty()) throw UsageError("--" + name + " needs a value");
+  return parse_number(it->second, name, lo, hi);
 }
 
 CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraFlag>& extras) {

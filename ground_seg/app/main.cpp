@@ -43,29 +43,18 @@ struct Input {
   std::vector<std::uint32_t> labels;  // empty when unlabelled
 };
 
-float to_float(const std::string& s, const std::string& what) {
-  try {
-    std::size_t used = 0;
-    const float v = std::stof(s, &used);
-    if (used != s.size()) throw std::invalid_argument(s);
-    return v;
-  } catch (const std::exception&) {
-    throw common::UsageError("--" + what + ": '" + s + "' is not a number");
-  }
-}
-
 Params params_from(const common::CliOptions& o) {
   Params p;
-  p.cell = to_float(o.extra.at("cell"), "cell");
+  p.cell = static_cast<float>(o.extra_double("cell", 1e-4, 1e4));
   const auto r = common::split(o.extra.at("region"), ',');
   if (r.size() != 4) throw common::UsageError("--region needs x_min,x_max,y_min,y_max");
-  p.x_min = to_float(r[0], "region");
-  p.x_max = to_float(r[1], "region");
-  p.y_min = to_float(r[2], "region");
-  p.y_max = to_float(r[3], "region");
-  p.point_threshold = static_cast<int>(o.extra_int("point-threshold"));
-  p.var_threshold = to_float(o.extra.at("var-threshold"), "var-threshold");
-  p.height_threshold = to_float(o.extra.at("height-threshold"), "height-threshold");
+  p.x_min = static_cast<float>(common::parse_number(r[0], "region", -1e6, 1e6));
+  p.x_max = static_cast<float>(common::parse_number(r[1], "region", -1e6, 1e6));
+  p.y_min = static_cast<float>(common::parse_number(r[2], "region", -1e6, 1e6));
+  p.y_max = static_cast<float>(common::parse_number(r[3], "region", -1e6, 1e6));
+  p.point_threshold = static_cast<int>(o.extra_int("point-threshold", 1, 1 << 30));
+  p.var_threshold = static_cast<float>(o.extra_double("var-threshold", 1e-12, 1e6));
+  p.height_threshold = static_cast<float>(o.extra_double("height-threshold", 1e-6, 1e6));
   try {
     p.validate();
   } catch (const std::invalid_argument& e) {
@@ -84,7 +73,7 @@ std::vector<Input> load_inputs(const common::CliOptions& o) {
     in.push_back(std::move(i));
     return in;
   }
-  const int sims = o.quick ? 1 : static_cast<int>(o.extra_int("sim-scans"));
+  const int sims = o.quick ? 1 : static_cast<int>(o.extra_int("sim-scans", 1, 100000));
   for (int k = 0; k < sims; ++k) {
     auto s = common::simulate_lidar_scan({}, o.seed + k);
     in.push_back({"sim_seed" + std::to_string(o.seed + k), std::move(s.cloud), std::move(s.labels)});

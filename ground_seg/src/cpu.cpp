@@ -19,7 +19,11 @@ void Params::validate() const {
   if (!(x_max > x_min) || !(y_max > y_min)) bad("the region must have x_max > x_min and y_max > y_min");
   if (point_threshold < 1) bad("point threshold must be >= 1");
   if (!(var_threshold > 0) || !(height_threshold > 0)) bad("variance and height thresholds must be > 0");
-  if (static_cast<long long>(nx()) * ny() > (1LL << 28)) bad("grid of more than 2^28 cells");
+  // nx()/ny()'s float expressions, checked before their int casts (a huge region over a tiny
+  // cell must not overflow them, a cell larger than the region must not give zero cells)
+  const float gx = std::ceil((x_max - x_min) / cell - 1e-4f), gy = std::ceil((y_max - y_min) / cell - 1e-4f);
+  if (!(gx >= 1 && gy >= 1)) bad("the region must be at least one cell wide in x and y");
+  if (!(static_cast<double>(gx) * gy <= static_cast<double>(1LL << 28))) bad("grid of more than 2^28 cells");
   if (improved && (!(local_radius > 0) || !(raised_threshold > 0))) bad("improved-mode radius and threshold must be > 0");
 }
 

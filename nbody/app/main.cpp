@@ -112,7 +112,8 @@ void step_mode(Context& c, std::vector<ResultRow>& rows) {
     else if (c.opt.sweep) sizes = {1 << 8, 1 << 10, 1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19};
     else sizes = {1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18};
   }
-  const long long cpu_max = c.opt.extra_int("cpu-max-n"), omp_max = c.opt.extra_int("openmp-max-n");
+  const long long cpu_max = c.opt.extra_int("cpu-max-n", 0, std::int64_t{1} << 40),
+                  omp_max = c.opt.extra_int("openmp-max-n", 0, std::int64_t{1} << 40);
   int steps = 0;
   for (const auto& v : versions()) steps += v.mode == Mode::Step;
   common::Progress progress(steps * static_cast<int>(sizes.size()), "nbody step");
@@ -174,8 +175,8 @@ void step_mode(Context& c, std::vector<ResultRow>& rows) {
 
 std::vector<std::string> batch_files(Context& c) {
   if (!c.opt.extra["batch-dir"].empty()) return list_snapshots(c.opt.extra["batch-dir"]);
-  const int files = static_cast<int>(c.opt.quick ? 3 : c.opt.extra_int("files"));
-  const long long n = c.opt.quick ? 4096 : c.opt.extra_int("batch-n");
+  const int files = static_cast<int>(c.opt.quick ? 3 : c.opt.extra_int("files", 1, 100000));
+  const long long n = c.opt.quick ? 4096 : c.opt.extra_int("batch-n", 1, (std::int64_t{1} << 31) - 1);
   const std::string dir = "results/scratch/nbody_snapshots_" + std::to_string(n);
   mkdir("results", 0755);
   mkdir("results/scratch", 0755);
@@ -204,7 +205,7 @@ void batch_mode(Context& c, std::vector<ResultRow>& rows) {
   const Version& v5 = *find_version("v5_streams");
   const auto files = batch_files(c);
   Params p = c.params;
-  p.steps = c.opt.quick ? 2 : static_cast<int>(c.opt.extra_int("steps"));
+  p.steps = c.opt.quick ? 2 : static_cast<int>(c.opt.extra_int("steps", 1, (std::int64_t{1} << 31) - 1));
   const Bodies first = read_snapshot_csv(files[0]);
   const long long n = static_cast<long long>(first.size());
   const std::string tag = "mode=batch files=" + std::to_string(files.size()) + " steps=" + std::to_string(p.steps);
@@ -245,7 +246,7 @@ void batch_mode(Context& c, std::vector<ResultRow>& rows) {
   streamed = run_batch_streamed(files, p, best_kernel(), out_dir, true);
   emit("streamed", streamed,
        same_states(streamed.final_states, seq.final_states) ? "PASS" : "FAIL: streamed states differ from sequential", 1);
-  const int gpus = std::min(device_count(), static_cast<int>(c.opt.extra_int("gpus-max")));
+  const int gpus = std::min(device_count(), static_cast<int>(c.opt.extra_int("gpus-max", 1, 1024)));
   if (gpus > 1) {
     BatchResult per_gpu = run_batch_per_gpu(files, p, best_kernel(), out_dir, gpus);
     per_gpu = run_batch_per_gpu(files, p, best_kernel(), out_dir, gpus);
@@ -262,7 +263,7 @@ void batch_mode(Context& c, std::vector<ResultRow>& rows) {
 void scaling_mode(Context& c, std::vector<ResultRow>& rows) {
   const Version& v7 = *find_version("v7_multi_gpu");
   const auto sizes = c.opt.quick ? std::vector<long long>{1 << 12} : parse_sizes(c.opt.extra["scaling-n"]);
-  const int max_gpus = std::min(c.gpu ? device_count() : 0, static_cast<int>(c.opt.extra_int("gpus-max")));
+  const int max_gpus = std::min(c.gpu ? device_count() : 0, static_cast<int>(c.opt.extra_int("gpus-max", 1, 1024)));
   for (long long n : sizes) {
     if (!c.gpu || !have_nccl()) {
       ResultRow r = base_row(c, v7, n, "mode=scaling");
@@ -394,8 +395,8 @@ int run(const common::CliOptions& opt) {
     if (!find_version(name)) throw common::UsageError("unknown version '" + name + "' (see --list)");
   try {
     c.params.integrator = parse_integrator(c.opt.extra["integrator"]);
-    c.params.eps = std::stod(c.opt.extra["eps"]);
-    c.params.dt = std::stod(c.opt.extra["dt"]);
+    c.params.eps = c.opt.extra_double("eps", 0, 1e30);
+    c.params.dt = c.opt.extra_double("dt", 1e-30, 1e30);
   } catch (const std::invalid_argument& e) {
     throw common::UsageError(e.what());
   }

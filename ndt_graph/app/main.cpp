@@ -55,17 +55,6 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
     {"launch-bench", "run only the launch-strategy micro-benchmark (5 empty dependent kernels per iteration)", false, ""},
 };
 
-double to_double(const std::string& s, const std::string& flag) {
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(s, &used);
-    if (used != s.size() || !std::isfinite(v)) throw std::invalid_argument(s);
-    return v;
-  } catch (const std::exception&) {
-    throw common::UsageError("--" + flag + ": '" + s + "' is not a finite number");
-  }
-}
-
 struct Case {
   std::string name;
   std::string target_file, source_file;
@@ -83,13 +72,11 @@ struct Case {
 
 NdtParams params_from(const common::CliOptions& o) {
   NdtParams p;
-  p.resolution = to_double(o.extra.at("resolution"), "resolution");
-  p.step_size = to_double(o.extra.at("step"), "step");
-  p.epsilon = to_double(o.extra.at("eps"), "eps");
-  p.outlier_ratio = to_double(o.extra.at("outlier"), "outlier");
-  const double it = to_double(o.extra.at("max-iter"), "max-iter");
-  if (it != std::floor(it) || it < 1 || it > 10000) throw common::UsageError("--max-iter: an integer in [1, 10000]");
-  p.max_iterations = static_cast<int>(it);
+  p.resolution = o.extra_double("resolution", 1e-3, 1e4);
+  p.step_size = o.extra_double("step", 1e-9, 1e3);
+  p.epsilon = o.extra_double("eps", 0, 1e6);
+  p.outlier_ratio = o.extra_double("outlier", 0, 1);
+  p.max_iterations = static_cast<int>(o.extra_int("max-iter", 1, 10000));
   try {
     p.search = parse_search(o.extra.at("search"));
     p.validate();
@@ -196,15 +183,15 @@ Case command_line_case(const common::CliOptions& o, const NdtParams& base) {
   if (c.target_file.empty() || c.source_file.empty()) throw common::UsageError("--target and --source go together");
   try {
     const Filter tf = parse_filter(o.extra.at("target-filter")), sf = parse_filter(o.extra.at("source-filter"));
-    c.target = load_filtered(c.target_file, tf, static_cast<float>(to_double(o.extra.at("target-leaf"), "target-leaf")), c.target_raw);
-    c.source = load_filtered(c.source_file, sf, static_cast<float>(to_double(o.extra.at("source-leaf"), "source-leaf")), c.source_raw);
+    c.target = load_filtered(c.target_file, tf, static_cast<float>(o.extra_double("target-leaf", 1e-4, 1e4)), c.target_raw);
+    c.source = load_filtered(c.source_file, sf, static_cast<float>(o.extra_double("source-leaf", 1e-4, 1e4)), c.source_raw);
   } catch (const InputError& e) {
     throw common::UsageError(e.what());
   }
   c.params = base;
   const auto g = common::split(o.extra.at("guess"), ',');
   if (g.size() != 6) throw common::UsageError("--guess needs six numbers x,y,z,roll,pitch,yaw");
-  for (int k = 0; k < 6; ++k) c.guess[k] = to_double(g[k], "guess");
+  for (int k = 0; k < 6; ++k) c.guess[k] = common::parse_number(g[k], "guess", -1e6, 1e6);
   return c;
 }
 

@@ -328,10 +328,10 @@ int run(const common::CliOptions& opt) {
     else if (o == "sort") ops.push_back(sc::Op::Sort);
     else throw common::UsageError("--op: unknown operation '" + o + "' (scan, compact, sort, all)");
   }
-  const int block = static_cast<int>(c.opt.extra_int("block"));
-  if (block < 16 || block > 1024 || (block & (block - 1)))
+  const int block = static_cast<int>(c.opt.extra_int("block", 16, 1024));
+  if (block & (block - 1))
     throw common::UsageError("--block must be a power of two in [16, 1024]");
-  const std::int64_t sort_cpu_max = c.opt.extra_int("sort-cpu-max-n");
+  const std::int64_t sort_cpu_max = c.opt.extra_int("sort-cpu-max-n", 0, std::int64_t{1} << 40);
 
   std::vector<int> file_input;
   std::vector<std::int64_t> sizes = choose_sizes(c.opt);
@@ -417,7 +417,7 @@ int run(const common::CliOptions& opt) {
   }
 
   if (c.gpu && c.opt.flag("block-sweep")) {
-    const std::int64_t n = c.opt.extra_int("block-sweep-n");
+    const std::int64_t n = c.opt.extra_int("block-sweep-n", 1, (std::int64_t{1} << 31) - 1);
     SizeRun s{sc::Op::Scan, n, make_input(sc::Op::Scan, n, c.opt.seed), {}, 0};
     s.reference.resize(n);
     sc::Host::scan(n, s.reference.data(), s.input.data());

@@ -76,3 +76,50 @@ TEST(Cli, DriverMainMapsOutcomesToExitCodes) {
   EXPECT_EQ(call({}, [](const common::CliOptions&) -> int { throw common::UsageError("bad value"); }), 2);
   EXPECT_EQ(call({}, [](const common::CliOptions&) -> int { throw std::runtime_error("file missing"); }), 1);
 }
+
+// Sizes never wrap: what does not fit in 2^62 is an error naming the text.
+TEST(Cli, SizesThatWouldOverflowAreErrors) {
+  EXPECT_THROW(common::parse_size("1125899906842624<<40"), common::UsageError);
+  EXPECT_THROW(common::parse_size("99999999999999999999"), common::UsageError);
+  EXPECT_THROW(common::parse_size("4611686018427387904+1"), common::UsageError);
+  EXPECT_THROW(common::parse_size("1<<41"), common::UsageError);  // exponent above 40
+  EXPECT_EQ(common::parse_size("1<<40"), std::int64_t{1} << 40);
+  EXPECT_EQ(common::parse_size("4611686018427387904"), std::int64_t{1} << 62);
+}
+
+TEST(Cli, IntegerFlagsAreRangeChecked) {
+  EXPECT_EQ(common::parse_int("256", "block", 16, 1024), 256);
+  EXPECT_EQ(common::parse_int("2^10", "block", 16, 1024), 1024);
+  try {
+    common::parse_int("4294967552", "block", 16, 1024);
+    FAIL() << "out of range accepted";
+  } catch (const common::UsageError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("--block"), std::string::npos) << m;
+    EXPECT_NE(m.find("4294967552"), std::string::npos) << m;
+    EXPECT_NE(m.find("1024"), std::string::npos) << m;
+  }
+  EXPECT_THROW(common::parse_int("0", "files", 1, 100), common::UsageError);
+  EXPECT_THROW(common::parse_int("-3", "files", 1, 100), common::UsageError);
+  EXPECT_THROW(common::parse_int("3x", "files", 1, 100), common::UsageError);
+  const auto o = parse({"--steps", "2^40"}, {{"steps", "steps", true, "10"}});
+  EXPECT_THROW(o.extra_int("steps", 1, (std::int64_t{1} << 31) - 1), common::UsageError);
+}
+
+TEST(Cli, NumbersRejectJunkNonFiniteAndOutOfRange) {
+  EXPECT_DOUBLE_EQ(common::parse_number("0.01", "eps", 0, 1), 0.01);
+  EXPECT_DOUBLE_EQ(common::parse_number("-2.5e-3", "guess", -10, 10), -2.5e-3);
+  EXPECT_DOUBLE_EQ(common::parse_number("1E2", "x", 0, 1000), 100.0);
+  for (const char* bad : {"abc", "0.01abc", "", " 1", "1 ", "inf", "-inf", "nan", "NaN", "1e999", "0x10", "1,5", "--1"}) {
+    try {
+      common::parse_number(bad, "eps", -1e300, 1e300);
+      ADD_FAILURE() << "'" << bad << "' accepted";
+    } catch (const common::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("--eps"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(common::parse_number("2", "outlier", 0, 1), common::UsageError);
+  EXPECT_THROW(common::parse_number("-0.1", "outlier", 0, 1), common::UsageError);
+  const auto o = parse({"--dt=1e-3"}, {{"dt", "time step", true, "1e-2"}});
+  EXPECT_DOUBLE_EQ(o.extra_double("dt", 1e-30, 1e30), 1e-3);
+}

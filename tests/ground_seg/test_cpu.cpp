@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <limits>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -151,6 +152,17 @@ TEST(GroundSegCpu, NonSquareRegionAndBadParameters) {
   EXPECT_THROW(bad.validate(), std::invalid_argument);
   bad = Params{};
   bad.x_max = bad.x_min;
+  EXPECT_THROW(bad.validate(), std::invalid_argument);
+  // a cell larger than the region (zero cells once cast), a grid that overflows the int counts
+  bad = Params{};
+  bad.cell = 1e7f;
+  EXPECT_THROW(bad.validate(), std::invalid_argument);
+  bad = Params{};
+  bad.x_min = -1e30f;
+  bad.x_max = 1e30f;
+  EXPECT_THROW(bad.validate(), std::invalid_argument);
+  bad = Params{};
+  bad.cell = std::numeric_limits<float>::infinity();
   EXPECT_THROW(bad.validate(), std::invalid_argument);
 }
 

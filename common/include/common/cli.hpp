@@ -34,11 +34,21 @@ struct CliOptions {
   std::map<std::string, std::string> extra;  // every ExtraFlag, defaulted
 
   bool flag(const std::string& name) const;  // a boolean ExtraFlag
-  std::int64_t extra_int(const std::string& name) const;
+  // An integer ExtraFlag (size syntax, see parse_size) within [lo, hi]; the error names the flag,
+  // the value and the range.
+  std::int64_t extra_int(const std::string& name, std::int64_t lo, std::int64_t hi) const;
+  // A floating-point ExtraFlag (see parse_number) within [lo, hi].
+  double extra_double(const std::string& name, double lo, double hi) const;
 };
 
-// "1000", "2^20", "2^20-3", "2^20+7", "1<<20"; throws UsageError naming the text.
+// "1000", "2^20", "2^20-3", "2^20+7", "1<<20"; throws UsageError naming the text when it is not
+// such a size or does not fit in 2^62 (nothing wraps).
 std::int64_t parse_size(const std::string& text);
+// parse_size, then within [lo, hi]: "--flag: 'text' is out of range [lo, hi]".
+std::int64_t parse_int(const std::string& text, const std::string& flag, std::int64_t lo, std::int64_t hi);
+// A decimal or scientific number, the whole text (no trailing junk, no blanks), finite and
+// within [lo, hi]; else UsageError "--flag: 'text' ...".
+double parse_number(const std::string& text, const std::string& flag, double lo, double hi);
 std::vector<std::string> split(const std::string& text, char sep);
 CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraFlag>& extras = {});
 std::string usage(const std::string& program, const std::string& summary,
