@@ -1,5 +1,6 @@
 #include "common/pointcloud.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -45,6 +46,39 @@ struct PcdField {
   std::size_t offset = 0;  // within a record (binary) or the start of its column (compressed)
 };
 
+// a * b, or the error naming the file and what the product is
+std::size_t checked_mul(std::size_t a, std::size_t b, const std::string& path, const std::string& what) {
+  if (a != 0 && b > static_cast<std::size_t>(-1) / a) fail(path, what + " overflows (" + std::to_string(a) + " x " + std::to_string(b) + ")");
+  return a * b;
+}
+
+// A header count (WIDTH, HEIGHT, POINTS): a non-negative integer below 2^40, the whole token.
+std::size_t header_count(std::istringstream& ls, const std::string& path, const std::string& key) {
+  std::string tok, extra;
+  if (!(ls >> tok) || (ls >> extra)) fail(path, key + " line must hold exactly one number");
+  if (tok.empty() || tok.size() > 13 || tok.find_first_not_of("0123456789") != std::string::npos)
+    fail(path, key + " '" + tok + "' is not a non-negative integer below 2^40");
+  const unsigned long long v = std::stoull(tok);
+  if (v >= (1ull << 40)) fail(path, key + " " + tok + " is 2^40 or more");
+  return static_cast<std::size_t>(v);
+}
+
+bool supported_scalar(const PcdField& f) {
+  switch (f.type) {
+    case 'F': return f.size == 4 || f.size == 8;
+    case 'U':
+    case 'I': return f.size == 1 || f.size == 2 || f.size == 4 || f.size == 8;
+  }
+  return false;
+}
+
+// Only blanks (what some writers append) may follow the data.
+void require_blank_tail(const std::vector<unsigned char>& data, std::size_t from, const std::string& path) {
+  for (std::size_t k = from; k < data.size(); ++k)
+    if (!(data[k] == '\n' || data[k] == '\r' || data[k] == ' ' || data[k] == '\t' || data[k] == '\0'))
+      fail(path, std::to_string(data.size() - from) + " bytes after the last point (trailing data)");
+}
+
 double read_scalar(const unsigned char* p, const PcdField& f) {
   switch (f.type) {
     case 'F':
@@ -55,14 +89,16 @@ double read_scalar(const unsigned char* p, const PcdField& f) {
       if (f.size == 1) return *p;
       if (f.size == 2) { std::uint16_t v; std::memcpy(&v, p, 2); return v; }
       if (f.size == 4) { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
+      if (f.size == 8) { std::uint64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
       break;
     case 'I':
       if (f.size == 1) return static_cast<std::int8_t>(*p);
       if (f.size == 2) { std::int16_t v; std::memcpy(&v, p, 2); return v; }
       if (f.size == 4) { std::int32_t v; std::memcpy(&v, p, 4); return v; }
+      if (f.size == 8) { std::int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
       break;
   }
-  return NAN;
+  return NAN;  // not reached: header_fields() rejects other types
 }
 
 }  // namespace
@@ -150,7 +186,7 @@ PointCloud read_pcd(const std::string& path) {
     std::size_t end = pos;
     while (end < data.size() && data[end] != '\n') ++end;
     std::string line(reinterpret_cast<const char*>(data.data()) + pos, end - pos);
-    pos = end + 1;
+    pos = end < data.size() ? end + 1 : data.size();  // the last line may end the file
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
     std::istringstream ls(line);
@@ -158,8 +194,13 @@ PointCloud read_pcd(const std::string& path) {
     ls >> key;
     if (key == "VERSION") continue;
     if (key == "FIELDS") {
+      if (!fields.empty()) fail(path, "two FIELDS lines");
       std::string f;
-      while (ls >> f) fields.push_back({f});
+      while (ls >> f) {
+        for (const auto& g : fields)
+          if (g.name == f) fail(path, "field '" + f + "' is listed twice in FIELDS");
+        fields.push_back({f});
+      }
     } else if (key == "SIZE") {
       int v; while (ls >> v) sizes.push_back(v);
     } else if (key == "TYPE") {
@@ -167,11 +208,11 @@ PointCloud read_pcd(const std::string& path) {
     } else if (key == "COUNT") {
       int v; while (ls >> v) counts.push_back(v);
     } else if (key == "WIDTH") {
-      if (!(ls >> width)) fail(path, "bad WIDTH line");
+      width = header_count(ls, path, "WIDTH");
     } else if (key == "HEIGHT") {
-      if (!(ls >> height)) fail(path, "bad HEIGHT line");
+      height = header_count(ls, path, "HEIGHT");
     } else if (key == "POINTS") {
-      if (!(ls >> points)) fail(path, "bad POINTS line");
+      points = header_count(ls, path, "POINTS");
       have_points = true;
     } else if (key == "VIEWPOINT") {
       continue;
@@ -185,9 +226,9 @@ PointCloud read_pcd(const std::string& path) {
   if (sizes.size() != fields.size() || types.size() != fields.size())
     fail(path, "FIELDS, SIZE and TYPE list different numbers of entries");
   if (!counts.empty() && counts.size() != fields.size()) fail(path, "COUNT lists a different number of entries");
-  if (!have_points) points = width * height;
-  if (points != width * height)
-    fail(path, "POINTS " + std::to_string(points) + " is not WIDTH x HEIGHT = " + std::to_string(width * height));
+  const std::size_t wh = checked_mul(width, height, path, "WIDTH x HEIGHT");
+  if (!have_points) points = wh;
+  if (points != wh) fail(path, "POINTS " + std::to_string(points) + " is not WIDTH x HEIGHT = " + std::to_string(wh));
   std::size_t record = 0;
   int ix = -1, iy = -1, iz = -1, ii = -1;
   for (std::size_t f = 0; f < fields.size(); ++f) {
@@ -195,6 +236,10 @@ PointCloud read_pcd(const std::string& path) {
     fields[f].type = types[f];
     fields[f].count = counts.empty() ? 1 : counts[f];
     if (fields[f].size <= 0 || fields[f].count <= 0) fail(path, "field '" + fields[f].name + "' has no size");
+    if (!supported_scalar(fields[f]))
+      fail(path, "field '" + fields[f].name + "' has TYPE " + std::string(1, fields[f].type) + " SIZE " +
+                     std::to_string(fields[f].size) + " (supported: F 4/8, U and I 1/2/4/8)");
+    if (fields[f].count > (1 << 20)) fail(path, "field '" + fields[f].name + "' has COUNT above 2^20");
     fields[f].offset = record;
     record += static_cast<std::size_t>(fields[f].size) * fields[f].count;
     const std::string& n = fields[f].name;
@@ -204,13 +249,23 @@ PointCloud read_pcd(const std::string& path) {
     if (n == "intensity") ii = static_cast<int>(f);
   }
   if (ix < 0 || iy < 0 || iz < 0) fail(path, "no x, y, z fields");
+  for (int f : {ix, iy, iz, ii})
+    if (f >= 0 && fields[f].count != 1) fail(path, "field '" + fields[f].name + "' has COUNT " + std::to_string(fields[f].count) + " (1 expected)");
+  const std::size_t left = data.size() - pos;
+  // what the data can hold, checked before anything is reserved for the points
+  if (format == "ascii" && points > left)
+    fail(path, "POINTS " + std::to_string(points) + " cannot fit in the " + std::to_string(left) + " bytes of ascii data");
+  if (format == "binary" && checked_mul(points, record, path, "POINTS x record size") > left)
+    fail(path, "binary data holds " + std::to_string(left / record) + " of " + std::to_string(points) + " points (truncated)");
   for (int f : {ix, iy, iz})
     if (fields[f].type != 'F' || (fields[f].size != 4 && fields[f].size != 8))
       fail(path, "coordinate field '" + fields[f].name + "' is not float32/float64");
   PointCloud pc;
   pc.width = width;
   pc.height = height;
-  pc.x.reserve(points); pc.y.reserve(points); pc.z.reserve(points); pc.source_index.reserve(points);
+  if (format == "ascii" || format == "binary") {
+    pc.x.reserve(points); pc.y.reserve(points); pc.z.reserve(points); pc.source_index.reserve(points);
+  }
   auto emit = [&](std::size_t i, double x, double y, double z, double in) {
     const float fi = static_cast<float>(in);
     keep_point(pc, static_cast<float>(x), static_cast<float>(y), static_cast<float>(z), ii >= 0 ? &fi : nullptr,
@@ -248,9 +303,9 @@ PointCloud read_pcd(const std::string& path) {
       }
       emit(i, vals[col[0]], vals[col[1]], vals[col[2]], ii >= 0 ? vals[col[3]] : 0.0);
     }
+    require_blank_tail(data, std::min(p, data.size()), path);
   } else if (format == "binary") {
-    if (data.size() - pos < points * record)
-      fail(path, "binary data holds " + std::to_string((data.size() - pos) / record) + " of " + std::to_string(points) + " points (truncated)");
+    require_blank_tail(data, pos + points * record, path);
     for (std::size_t i = 0; i < points; ++i) {
       const unsigned char* r = data.data() + pos + i * record;
       emit(i, read_scalar(r + fields[ix].offset, fields[ix]), read_scalar(r + fields[iy].offset, fields[iy]),
@@ -262,8 +317,13 @@ PointCloud read_pcd(const std::string& path) {
     std::memcpy(&csize, data.data() + pos, 4);
     std::memcpy(&usize, data.data() + pos + 4, 4);
     if (data.size() - pos - 8 < csize) fail(path, "compressed block is truncated");
-    if (usize != points * record)
+    if (usize != checked_mul(points, record, path, "POINTS x record size"))
       fail(path, "uncompressed size " + std::to_string(usize) + " is not POINTS x record = " + std::to_string(points * record));
+    // LZF expands at most ~88x (a 3-byte back reference copies 264 bytes)
+    if (usize / 100 > csize + 64)
+      fail(path, "uncompressed size " + std::to_string(usize) + " from " + std::to_string(csize) + " compressed bytes is not LZF");
+    require_blank_tail(data, pos + 8 + csize, path);
+    pc.x.reserve(points); pc.y.reserve(points); pc.z.reserve(points); pc.source_index.reserve(points);
     const auto raw = lzf_decompress(data.data() + pos + 8, csize, usize, path);
     // column by column: field f occupies points * size * count bytes starting at points * offset
     auto at = [&](int f, std::size_t i) {

@@ -148,3 +148,47 @@ TEST(LidarSim, DeterministicLabelledAndPlausible) {
   const auto c = common::simulate_lidar_scan({}, 4);
   EXPECT_NE(a.cloud.x, c.cloud.x);
 }
+
+// Hostile headers and data: each is an error naming the file and the reason, never a read past the
+// buffer, a huge allocation, a silent wrap or silently ignored data (issue 8).
+TEST(PointCloudHostile, PcdHeadersAndDataAreCheckedBeforeUse) {
+  const std::string h = kHeader3;
+  auto expect = [](const std::string& path, const std::string& what) {
+    const std::string e = error_of(path);
+    EXPECT_NE(e.find(path), std::string::npos) << e;
+    EXPECT_NE(e.find(what), std::string::npos) << "expected '" << what << "' in: " << e;
+  };
+  // DATA as the last bytes of the file (no newline): no data, not a read past the end
+  expect(write_file("eof_small.pcd", h + "WIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA binary"), "truncated");
+  expect(write_file("eof_large.pcd", h + "WIDTH 1000000000\nHEIGHT 1\nPOINTS 1000000000\nDATA binary"), "truncated");
+  expect(write_file("eof_comp.pcd", h + "WIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA binary_compressed"), "no size header");
+  expect(write_file("eof_ascii.pcd", h + "WIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA ascii"), "cannot fit");
+  // sizes that overflow or are negative
+  expect(write_file("wh.pcd", h + "WIDTH 4294967296\nHEIGHT 4294967296\nPOINTS 0\nDATA ascii\n"), "overflows");
+  expect(write_file("w40.pcd", h + "WIDTH 1099511627776\nHEIGHT 1\nDATA ascii\n"), "2^40 or more");
+  expect(write_file("neg.pcd", h + "WIDTH -5\nHEIGHT 1\nDATA ascii\n"), "not a non-negative integer");
+  expect(write_file("huge.pcd", h + "WIDTH 1099511627775\nHEIGHT 1\nDATA binary\n" + std::string(24, '\0')), "truncated");
+  expect(write_file("bigpts.pcd", h + "WIDTH 1000000\nHEIGHT 1000000\nDATA ascii\n1 2 3\n"), "cannot fit");
+  // duplicate fields, unsupported types, multi-element coordinates
+  expect(write_file("dup.pcd", "FIELDS x y z x\nSIZE 4 4 4 4\nTYPE F F F F\nWIDTH 1\nHEIGHT 1\nDATA ascii\n1 2 3 4\n"),
+         "listed twice");
+  expect(write_file("itype.pcd", "FIELDS x y z intensity\nSIZE 4 4 4 2\nTYPE F F F F\nWIDTH 1\nHEIGHT 1\nDATA ascii\n1 2 3 4\n"),
+         "TYPE F SIZE 2");
+  expect(write_file("xcount.pcd", "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nCOUNT 2 1 1\nWIDTH 1\nHEIGHT 1\nDATA ascii\n1 2 3 4\n"),
+         "COUNT 2");
+  // trailing data after the last point
+  expect(write_file("tail_ascii.pcd", h + "WIDTH 1\nHEIGHT 1\nPOINTS 1\nDATA ascii\n1 2 3\n4 5 6\n"), "trailing data");
+  expect(write_file("tail_bin.pcd", h + "WIDTH 1\nHEIGHT 1\nPOINTS 1\nDATA binary\n" + std::string(12, '\0') + "junk"),
+         "trailing data");
+  // a compressed size no LZF stream can reach
+  std::string comp = h + "WIDTH 1000000\nHEIGHT 1\nPOINTS 1000000\nDATA binary_compressed\n";
+  const std::uint32_t sizes[2] = {2, 12000000};
+  comp.append(reinterpret_cast<const char*>(sizes), 8);
+  comp += std::string("\x01\x00\x00", 2);
+  expect(write_file("bomb.pcd", comp), "is not LZF");
+  // and what stays accepted: a trailing newline, a last line without one, 8-byte integer fields
+  const auto ok = common::read_pcd(write_file("ok.pcd", "FIELDS x y z t\nSIZE 4 4 4 8\nTYPE F F F U\nWIDTH 1\nHEIGHT 1\nDATA ascii\n1 2 3 7\n\n"));
+  EXPECT_EQ(ok.size(), 1u);
+  const auto last = common::read_pcd(write_file("last.pcd", h + "WIDTH 1\nHEIGHT 1\nPOINTS 1\nDATA ascii\n1 2 3"));
+  EXPECT_EQ(last.size(), 1u);
+}
