@@ -1,5 +1,7 @@
 #include "common/cli.hpp"
 
+#include "common/output_file.hpp"
+
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -218,6 +220,8 @@ int driver_main(int argc, const char* const* argv, const DriverSpec& spec,
       std::cout << usage(spec.name, spec.summary, spec.extras);
       return 0;
     }
+    // before the run: a long run's rows must not be lost at its end to an unwritable path
+    if (!o.csv.empty()) check_output_path(o.csv, "csv", {o.input});
     return run(o);
   } catch (const UsageError& e) {
     std::cerr << spec.name << ": " << e.what() << "\n\n" << usage(spec.name, spec.summary, spec.extras);

@@ -1,4 +1,5 @@
 #include "common/png.hpp"
+#include "common/output_file.hpp"
 
 #include <cstdio>
 #include <stdexcept>
@@ -88,10 +89,9 @@ void write_png(const std::string& path, const RgbImage& img) {
   chunk(out, "IHDR", ihdr);
   chunk(out, "IDAT", z);
   chunk(out, "IEND", {});
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) throw std::runtime_error("cannot write image '" + path + "'");
-  const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-  if (std::fclose(f) != 0 || !ok) throw std::runtime_error("short write to image '" + path + "'");
+  write_file_atomic(path, [&](std::ostream& os) {
+    os.write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
+  });
 }
 
 }  // namespace common

@@ -1,6 +1,7 @@
 #include "common/results.hpp"
 
 #include "common/device_info.hpp"
+#include "common/output_file.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -56,18 +57,11 @@ std::string to_csv_line(const ResultRow& r) {
 }
 
 void write_csv_atomic(const std::string& path, const std::vector<ResultRow>& rows) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream os(tmp, std::ios::trunc);
-    if (!os) throw std::runtime_error("cannot write CSV '" + tmp + "'");
+  write_file_atomic(path, [&](std::ostream& os) {
     for (std::size_t i = 0; i < csv_columns().size(); ++i) os << (i ? "," : "") << csv_columns()[i];
     os << "\n";
     for (const auto& r : rows) os << to_csv_line(r) << "\n";
-    os.flush();
-    if (!os) throw std::runtime_error("short write to CSV '" + tmp + "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "'");
+  });
 }
 
 std::vector<std::vector<std::string>> read_csv(const std::string& path) {

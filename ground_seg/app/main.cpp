@@ -10,6 +10,7 @@
 
 #include "common/bench.hpp"
 #include "common/cli.hpp"
+#include "common/output_file.hpp"
 #include "common/environment.hpp"
 #include "common/lidar_sim.hpp"
 #include "common/results.hpp"
@@ -104,6 +105,12 @@ int run(const common::CliOptions& o) {
   const std::string rule = o.extra.at("rule");
   if (rule != "seed" && rule != "improved" && rule != "both") throw common::UsageError("--rule: seed, improved or both");
   const Params base = params_from(o);
+  {  // every output checked before the run; none may be an input
+    const std::string stem = o.input.empty() ? "" : o.input.substr(0, o.input.find_last_of('.'));
+    const std::vector<std::string> ins = {o.input, stem.empty() ? "" : stem + ".label"};
+    for (const char* flag : {"ply", "labels-out", "cells-out"})
+      if (!o.extra.at(flag).empty()) common::check_output_path(o.extra.at(flag), flag, ins);
+  }
   const common::Environment env = common::detect_environment();
   common::BenchOptions bench;
   if (o.quick) bench.max_seconds = 0.1;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "common/output_file.hpp"
 #include "common/png.hpp"
 #include "ground_seg/ground_seg.hpp"
 
@@ -67,34 +68,38 @@ void write_labels(const std::string& path, const common::PointCloud& pc, const s
   for (auto i : pc.source_index) total = std::max<std::size_t>(total, i + 1);
   std::vector<std::uint8_t> out(total, 0);
   for (std::size_t i = 0; i < pc.size(); ++i) out[pc.source_index.empty() ? i : pc.source_index[i]] = is_ground[i];
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) throw std::runtime_error("cannot write labels '" + path + "'");
-  const bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-  if (std::fclose(f) != 0 || !ok) throw std::runtime_error("write to labels '" + path + "' failed");
+  common::write_file_atomic(path, [&](std::ostream& os) {
+    os.write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
+  });
 }
 
 void write_cell_stats_csv(const std::string& path, const CellStats& c, const Params& p) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) throw std::runtime_error("cannot write cell statistics '" + path + "'");
-  std::fprintf(f, "cell_x,cell_y,x,y,count,mean_z,var_z,min_z,max_z,ground\n");
-  const int nx = p.nx();
-  for (std::size_t k = 0; k < c.count.size(); ++k) {
-    if (!c.count[k]) continue;
-    const int cx = static_cast<int>(k % nx), cy = static_cast<int>(k / nx);
-    std::fprintf(f, "%d,%d,%.3f,%.3f,%u,%.6g,%.6g,%.6g,%.6g,%d\n", cx, cy, p.x_min + (cx + 0.5f) * p.cell,
-                 p.y_min + (cy + 0.5f) * p.cell, c.count[k], c.mean[k], c.var[k], c.min[k], c.max[k], c.ground[k]);
-  }
-  if (std::fclose(f) != 0) throw std::runtime_error("write to cell statistics '" + path + "' failed");
+  common::write_file_atomic(path, [&](std::ostream& os) {
+    os << "cell_x,cell_y,x,y,count,mean_z,var_z,min_z,max_z,ground\n";
+    const int nx = p.nx();
+    char line[256];
+    for (std::size_t k = 0; k < c.count.size(); ++k) {
+      if (!c.count[k]) continue;
+      const int cx = static_cast<int>(k % nx), cy = static_cast<int>(k / nx);
+      std::snprintf(line, sizeof line, "%d,%d,%.3f,%.3f,%u,%.6g,%.6g,%.6g,%.6g,%d\n", cx, cy, p.x_min + (cx + 0.5f) * p.cell,
+                    p.y_min + (cy + 0.5f) * p.cell, c.count[k], c.mean[k], c.var[k], c.min[k], c.max[k], c.ground[k]);
+      os << line;
+    }
+  });
 }
 
 void write_labelled_ply(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) throw std::runtime_error("cannot write PLY '" + path + "'");
-  std::fprintf(f, "ply\nformat ascii 1.0\nelement vertex %zu\nproperty float x\nproperty float y\nproperty float z\n"
-                  "property uchar red\nproperty uchar green\nproperty uchar blue\nend_header\n", pc.size());
-  for (std::size_t i = 0; i < pc.size(); ++i)
-    std::fprintf(f, "%.3f %.3f %.3f %s\n", pc.x[i], pc.y[i], pc.z[i], is_ground[i] ? "40 160 60" : "120 120 120");
-  if (std::fclose(f) != 0) throw std::runtime_error("write to PLY '" + path + "' failed");
+  common::write_file_atomic(path, [&](std::ostream& os) {
+    os << "ply\nformat ascii 1.0\nelement vertex " << pc.size()
+       << "\nproperty float x\nproperty float y\nproperty float z\n"
+          "property uchar red\nproperty uchar green\nproperty uchar blue\nend_header\n";
+    char line[128];
+    for (std::size_t i = 0; i < pc.size(); ++i) {
+      std::snprintf(line, sizeof line, "%.3f %.3f %.3f %s\n", pc.x[i], pc.y[i], pc.z[i],
+                    is_ground[i] ? "40 160 60" : "120 120 120");
+      os << line;
+    }
+  });
 }
 
 }  // namespace ground_seg

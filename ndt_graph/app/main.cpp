@@ -15,6 +15,7 @@
 #include <random>
 #include <sys/stat.h>
 
+#include "common/output_file.hpp"
 #include "common/progress.hpp"
 
 #include "common/bench.hpp"
@@ -293,16 +294,15 @@ int run(const common::CliOptions& o) {
   const std::string images = o.extra.at("images");
   if (!images.empty()) mkdir(images.c_str(), 0755);
   std::vector<ResultRow> rows;
-  std::ofstream pose_out;
+  // --pose-out and --trace-csv: checked now, written whole (atomically) at the end
+  const std::vector<std::string> inputs = {o.extra.at("target"), o.extra.at("source"), o.input};
+  std::ostringstream pose_out, trace_csv;
   if (!o.extra.at("pose-out").empty()) {
-    pose_out.open(o.extra.at("pose-out"));
-    if (!pose_out) throw std::runtime_error("--pose-out: cannot open '" + o.extra.at("pose-out") + "' for writing");
+    common::check_output_path(o.extra.at("pose-out"), "pose-out", inputs);
     pose_out.precision(9);
   }
-  std::ofstream trace_csv;
   if (!o.extra.at("trace-csv").empty()) {
-    trace_csv.open(o.extra.at("trace-csv"));
-    if (!trace_csv) throw std::runtime_error("--trace-csv: cannot open '" + o.extra.at("trace-csv") + "'");
+    common::check_output_path(o.extra.at("trace-csv"), "trace-csv", inputs);
     trace_csv << "case,version,iteration,x,y,z,roll,pitch,yaw,score,likelihood,step,neighbours,pairs\n";
     trace_csv.precision(10);
   }
@@ -481,13 +481,13 @@ int run(const common::CliOptions& o) {
                 << res.reason() << ", pose " << fmt(res.pose[0], 5) << " " << fmt(res.pose[1], 5) << " " << fmt(res.pose[2], 5)
                 << " / " << fmt(res.pose[3], 5) << " " << fmt(res.pose[4], 5) << " " << fmt(res.pose[5], 5) << "  "
                 << verdict << "\n";
-      if (pose_out) {
+      if (!o.extra.at("pose-out").empty()) {
         pose_out << v.name << " " << res.iterations << " " << (res.converged ? 1 : 0) << " " << res.likelihood;
         for (int i = 0; i < 4; ++i)
           for (int j = 0; j < 4; ++j) pose_out << " " << res.T[i][j];
         pose_out << "\n";
       }
-      if (trace_csv)
+      if (!o.extra.at("trace-csv").empty())
         for (std::size_t k = 0; k < res.trace.size(); ++k) {
           const auto& tr = res.trace[k];
           trace_csv << c.name << "," << v.name << "," << k;
@@ -633,6 +633,10 @@ int run(const common::CliOptions& o) {
   }
   if (any_fail) std::cout << "\nsome rows FAILED (see above)";
   std::cout << "\n";
+  if (!o.extra.at("pose-out").empty())
+    common::write_file_atomic(o.extra.at("pose-out"), [&](std::ostream& os) { os << pose_out.str(); });
+  if (!o.extra.at("trace-csv").empty())
+    common::write_file_atomic(o.extra.at("trace-csv"), [&](std::ostream& os) { os << trace_csv.str(); });
   return common::finish_run(std::cout, "ndt_graph", rows, o.csv);
 }
 
