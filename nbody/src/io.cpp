@@ -65,10 +65,10 @@ Bodies parse_snapshot_csv(const std::string& text, const std::string& name) {
         r = std::from_chars(p, field_end, v[c]);
         if (r.ec == std::errc() && r.ptr == field_end && !std::isfinite(v[c]))
           fail(name, line_no, "column " + std::to_string(c + 1) + " is not finite");
-      } else {
-        double d;
-        r = std::from_chars(p, field_end, d);
-        id = static_cast<std::int64_t>(d);
+      } else {  // the id: a whole non-negative integer (no "1.7", "nan" or "1e3" cast silently)
+        r = std::from_chars(p, field_end, id);
+        if (r.ec != std::errc() || r.ptr != field_end || p == field_end || id < 0)
+          fail(name, line_no, "id is not a non-negative integer: '" + std::string(p, field_end) + "'");
       }
       if (r.ec != std::errc() || r.ptr != field_end || p == field_end)
         fail(name, line_no, "column " + std::to_string(c + 1) + " is not a number: '" + std::string(p, field_end) + "'");

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <random>
 
 #include "nbody/io.hpp"
 #include "nbody/plummer.hpp"
@@ -42,6 +43,41 @@ TEST(SnapshotCsv, RejectsMalformedFilesWithFileLineAndReason) {
   EXPECT_NE(error_of("x,y,z,vx,vy,vz,m\n").find("no bodies"), std::string::npos);
   EXPECT_NE(error_of("x,y,z,vx,vy,vz,m\n1,2,3,4,5,6,7\n\n1,2,3,4,5,6,7\n").find("snap.csv:3: empty line"),
             std::string::npos);
+  // ids are whole non-negative integers: nothing is cast silently (issue 8)
+  for (const char* id : {"nan", "1.7", "1e3", "-4", "", "99999999999999999999"})
+    EXPECT_NE(error_of(std::string("x,y,z,vx,vy,vz,m,id\n1,2,3,4,5,6,7,") + id + "\n").find("snap.csv:2: id is not a non-negative integer"),
+              std::string::npos)
+        << id;
+}
+
+// Seeded mutations of a valid snapshot: each parses or throws InputError, nothing else (issue 8;
+// under the asan preset also no read past a buffer).
+TEST(SnapshotCsv, MutatedFilesParseOrThrowInputError) {
+  const std::string seed = "x,y,z,vx,vy,vz,m,id\n1,2,3,4,5,6,0.5,0\n-1e-3,2,3,4,5,6,0.25,1\n";
+  std::mt19937 rng(5);
+  int refused = 0;
+  for (int k = 0; k < 3000; ++k) {
+    std::string s = seed;
+    for (int r = 0; r < 1 + static_cast<int>(rng() % 3); ++r) {
+      if (s.empty()) break;
+      const std::size_t at = rng() % s.size();
+      switch (rng() % 4) {
+        case 0: s[at] = static_cast<char>(rng()); break;
+        case 1: s[at] = "0123456789,.-e\n "[rng() % 16]; break;
+        case 2: s.resize(at); break;
+        default: s.insert(at, s.substr(rng() % s.size(), rng() % 12)); break;
+      }
+    }
+    try {
+      const auto b = parse_snapshot_csv(s, "m.csv");
+      EXPECT_EQ(b.x.size(), b.id.size());
+    } catch (const InputError&) {
+      ++refused;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "mutation " << k << " threw " << e.what();
+    }
+  }
+  EXPECT_GT(refused, 1000);
 }
 
 TEST(SnapshotCsv, MissingFileAndDirectoryAreClearErrors) {
