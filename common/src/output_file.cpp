@@ -60,6 +60,14 @@ void check_output_path(const std::string& path, const std::string& flag, const s
   std::remove(tmp.c_str());
 }
 
+void make_output_dir(const std::string& dir, const std::string& flag) {
+  const std::string where = "--" + flag + ": '" + dir + "'";
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) throw UsageError(where + ": cannot create it: " + os_error());
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) throw UsageError(where + " is not a directory");
+  if (access(dir.c_str(), W_OK) != 0) throw UsageError(where + ": " + os_error());
+}
+
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::ostringstream os;
   write(os);

@@ -3,6 +3,7 @@
 // invariants, scores it against the labels (Patchwork++ convention), times it, and writes the
 // grid population histogram, top-down label images and optionally a labelled PLY.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -64,6 +65,15 @@ Params params_from(const common::CliOptions& o) {
   return p;
 }
 
+// An input's name as a file-name part: its last path component, anything but [A-Za-z0-9._-] as '_'
+// (an --input with directories must not put directories into an image's name).
+std::string file_stem(const std::string& name) {
+  std::string s = name.substr(name.find_last_of('/') == std::string::npos ? 0 : name.find_last_of('/') + 1);
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+  return s.empty() ? "input" : s;
+}
+
 std::vector<Input> load_inputs(const common::CliOptions& o) {
   std::vector<Input> in;
   if (!o.input.empty()) {
@@ -117,7 +127,7 @@ int run(const common::CliOptions& o) {
   if (o.reps > 0) bench.min_samples = bench.max_samples = o.reps;
   const std::vector<Input> inputs = load_inputs(o);
   const std::string images = o.extra.at("images");
-  if (!images.empty()) mkdir(images.c_str(), 0755);
+  if (!images.empty()) common::make_output_dir(images, "images");
   std::vector<ResultRow> rows, extra_rows;
   std::cout << "ground_seg: cell " << base.cell << " m, grid " << base.nx() << " x " << base.ny() << ", point threshold "
             << base.point_threshold << ", variance < " << base.var_threshold << " m^2, height < " << base.height_threshold
@@ -203,7 +213,8 @@ int run(const common::CliOptions& o) {
         }
         const bool pictured = &in == &inputs.front() || in.name.rfind("sim", 0) != 0;  // first sim + real scans
         if (v.name == "cpu" && !images.empty() && pictured)
-          write_topdown_png(images + "/topdown_" + in.name + "_" + rname + ".png", in.cloud, res.is_ground, in.labels, p);
+          write_topdown_png(images + "/topdown_" + file_stem(in.name) + "_" + rname + ".png", in.cloud, res.is_ground,
+                            in.labels, p);
         if (v.name == "cpu" && &in == &inputs.front() && !improved) {
           if (!o.extra.at("ply").empty()) write_labelled_ply(o.extra.at("ply"), in.cloud, res.is_ground);
           if (!o.extra.at("labels-out").empty()) write_labels(o.extra.at("labels-out"), in.cloud, res.is_ground);

@@ -292,7 +292,7 @@ int run(const common::CliOptions& o) {
   bench.min_samples = 3;
   if (o.reps > 0) bench.min_samples = bench.max_samples = o.reps;
   const std::string images = o.extra.at("images");
-  if (!images.empty()) mkdir(images.c_str(), 0755);
+  if (!images.empty()) common::make_output_dir(images, "images");
   std::vector<ResultRow> rows;
   // --pose-out and --trace-csv: checked now, written whole (atomically) at the end
   const std::vector<std::string> inputs = {o.extra.at("target"), o.extra.at("source"), o.input};

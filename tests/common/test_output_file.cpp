@@ -84,3 +84,17 @@ TEST(OutputFile, WrittenWholeOrNotAtAll) {
   EXPECT_NE(m.find("No such file or directory"), std::string::npos) << m;
   EXPECT_EQ(entries(d), 1);
 }
+
+TEST(OutputFile, OutputDirectoriesAreCreatedOrRefusedWithTheReason) {
+  const std::string d = fresh_dir("outdirs");
+  common::make_output_dir(d + "/images", "images");
+  struct stat st;
+  ASSERT_EQ(stat((d + "/images").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  common::make_output_dir(d + "/images", "images");  // already there: fine
+  std::string m = message_of([&] { common::make_output_dir(d + "/missing/images", "images"); });
+  EXPECT_NE(m.find("No such file or directory"), std::string::npos) << m;
+  std::ofstream(d + "/file") << "x";
+  m = message_of([&] { common::make_output_dir(d + "/file", "images"); });
+  EXPECT_NE(m.find("is not a directory"), std::string::npos) << m;
+}

@@ -15,6 +15,10 @@ namespace common {
 // one of `inputs` (which the run reads).
 void check_output_path(const std::string& path, const std::string& flag, const std::vector<std::string>& inputs = {});
 
+// Creates the output directory `dir` (one level) unless it exists; UsageError ("--flag: ...") with
+// the OS reason when it cannot be created, is not a directory or is not writable.
+void make_output_dir(const std::string& dir, const std::string& flag);
+
 // Writes `path` atomically from what `write` puts into the stream; throws std::runtime_error with
 // the path and strerror on any failure, leaving neither a partial file nor a temporary behind.
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write);
