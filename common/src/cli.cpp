@@ -2,6 +2,7 @@
 
 #include "common/output_file.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -190,19 +191,23 @@ CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraF
   return o;
 }
 
-std::string usage(const std::string& program, const std::string& summary, const std::vector<ExtraFlag>& extras) {
+std::string usage(const std::string& program, const std::string& summary, const std::vector<ExtraFlag>& extras,
+                  const std::vector<std::string>& ignored) {
   std::ostringstream os;
-  os << "usage: " << program << " [flags]\n" << summary << "\n\n"
-     << "  --list               list the versions and their ideas, then exit\n"
-     << "  --version A,B        run only these versions (names from --list)\n"
-     << "  --n N[,N...]         sizes: 1000, 2^20, 2^20-3, 1<<20\n"
-     << "  --sweep              sweep the sizes of the full benchmark\n"
-     << "  --reps R             exactly R timed samples (default: until the median is stable)\n"
-     << "  --csv PATH           write the result rows to PATH (atomically)\n"
-     << "  --seed S             seed of the generated inputs (printed in the header)\n"
-     << "  --quick              small sizes, few samples (CI smoke run)\n"
-     << "  --cold               flush L2 before every timed sample\n"
-     << "  --input FILE         read the input from FILE instead of generating it\n";
+  os << "usage: " << program << " [flags]\n" << summary << "\n\n";
+  const std::pair<const char*, const char*> common_flags[] = {
+      {"list", "  --list               list the versions and their ideas, then exit\n"},
+      {"version", "  --version A,B        run only these versions (names from --list)\n"},
+      {"n", "  --n N[,N...]         sizes: 1000, 2^20, 2^20-3, 1<<20\n"},
+      {"sweep", "  --sweep              sweep the sizes of the full benchmark\n"},
+      {"reps", "  --reps R             exactly R timed samples (default: until the median is stable)\n"},
+      {"csv", "  --csv PATH           write the result rows to PATH (atomically)\n"},
+      {"seed", "  --seed S             seed of the generated inputs (printed in the header)\n"},
+      {"quick", "  --quick              small sizes, few samples (CI smoke run)\n"},
+      {"cold", "  --cold               flush L2 before every timed sample\n"},
+      {"input", "  --input FILE         read the input from FILE instead of generating it\n"}};
+  for (const auto& [name, line] : common_flags)
+    if (std::find(ignored.begin(), ignored.end(), name) == ignored.end()) os << line;
   for (const auto& e : extras) {
     std::string lhs = "--" + e.name + (e.takes_value ? " V" : "");
     os << "  " << lhs << std::string(lhs.size() < 21 ? 21 - lhs.size() : 1, ' ') << e.help;
@@ -212,19 +217,33 @@ std::string usage(const std::string& program, const std::string& summary, const 
   return os.str();
 }
 
+void reject_ignored_flags(const CliOptions& o, const std::string& program, const std::vector<std::string>& ignores) {
+  for (const auto& f : ignores) {
+    const bool given = (f == "n" || f == "sizes") ? !o.sizes.empty()
+                       : f == "sweep"             ? o.sweep
+                       : f == "cold"              ? o.cold
+                       : f == "input"             ? !o.input.empty()
+                       : f == "version"           ? !o.versions.empty()
+                       : f == "reps"              ? o.reps > 0
+                                                  : false;
+    if (given) throw UsageError("--" + f + " is not used by " + program + " (see --help)");
+  }
+}
+
 int driver_main(int argc, const char* const* argv, const DriverSpec& spec,
                 const std::function<int(const CliOptions&)>& run) {
   try {
     const CliOptions o = parse_cli(argc, argv, spec.extras);
     if (o.help) {
-      std::cout << usage(spec.name, spec.summary, spec.extras);
+      std::cout << usage(spec.name, spec.summary, spec.extras, spec.ignores);
       return 0;
     }
+    reject_ignored_flags(o, spec.name, spec.ignores);
     // before the run: a long run's rows must not be lost at its end to an unwritable path
     if (!o.csv.empty()) check_output_path(o.csv, "csv", {o.input});
     return run(o);
   } catch (const UsageError& e) {
-    std::cerr << spec.name << ": " << e.what() << "\n\n" << usage(spec.name, spec.summary, spec.extras);
+    std::cerr << spec.name << ": " << e.what() << "\n\n" << usage(spec.name, spec.summary, spec.extras, spec.ignores);
     return 2;
   } catch (const std::exception& e) {
     std::cerr << spec.name << ": error: " << e.what() << "\n";

@@ -293,5 +293,5 @@ int run(const common::CliOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return common::driver_main(argc, argv, {"ground_seg", kSummary, kExtraFlags}, run);
+  return common::driver_main(argc, argv, {"ground_seg", kSummary, kExtraFlags, {"n", "sweep", "cold", "version"}}, run);
 }

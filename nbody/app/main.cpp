@@ -456,5 +456,5 @@ int run(const common::CliOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return common::driver_main(argc, argv, {"nbody", kSummary, kExtraFlags}, run);
+  return common::driver_main(argc, argv, {"nbody", kSummary, kExtraFlags, {"cold"}}, run);
 }

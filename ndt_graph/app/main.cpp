@@ -295,7 +295,7 @@ int run(const common::CliOptions& o) {
   if (!images.empty()) common::make_output_dir(images, "images");
   std::vector<ResultRow> rows;
   // --pose-out and --trace-csv: checked now, written whole (atomically) at the end
-  const std::vector<std::string> inputs = {o.extra.at("target"), o.extra.at("source"), o.input};
+  const std::vector<std::string> inputs = {o.extra.at("target"), o.extra.at("source")};
   std::ostringstream pose_out, trace_csv;
   if (!o.extra.at("pose-out").empty()) {
     common::check_output_path(o.extra.at("pose-out"), "pose-out", inputs);
@@ -643,7 +643,7 @@ int run(const common::CliOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return common::driver_main(argc, argv, {"ndt_graph", kSummary, kExtraFlags}, [](const common::CliOptions& o) {
+  return common::driver_main(argc, argv, {"ndt_graph", kSummary, kExtraFlags, {"n", "sweep", "cold", "input"}}, [](const common::CliOptions& o) {
     try {
       return run(o);
     } catch (const InputError& e) {

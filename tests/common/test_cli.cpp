@@ -123,3 +123,26 @@ TEST(Cli, NumbersRejectJunkNonFiniteAndOutOfRange) {
   const auto o = parse({"--dt=1e-3"}, {{"dt", "time step", true, "1e-2"}});
   EXPECT_DOUBLE_EQ(o.extra_double("dt", 1e-30, 1e30), 1e-3);
 }
+
+// A common flag the driver has no use for is refused, not silently ignored (issue 8), and left
+// out of its usage text.
+TEST(Cli, CommonFlagsADriverDoesNotUseAreErrors) {
+  const common::DriverSpec spec{"prog", "does things", {}, {"sweep", "n", "input", "version", "cold"}};
+  auto call = [&](std::vector<const char*> args) {
+    args.insert(args.begin(), "prog");
+    return common::driver_main(static_cast<int>(args.size()), args.data(), spec,
+                               [](const common::CliOptions&) { return 0; });
+  };
+  EXPECT_EQ(call({}), 0);
+  EXPECT_EQ(call({"--quick"}), 0);
+  EXPECT_EQ(call({"--sweep"}), 2);
+  EXPECT_EQ(call({"--n", "2^10"}), 2);
+  EXPECT_EQ(call({"--input", "x.pcd"}), 2);
+  EXPECT_EQ(call({"--version", "v1"}), 2);
+  EXPECT_EQ(call({"--cold"}), 2);
+  EXPECT_THROW(common::reject_ignored_flags(parse({"--sweep"}), "prog", {"sweep"}), common::UsageError);
+  const std::string text = common::usage("prog", "s", {}, {"sweep", "cold"});
+  EXPECT_EQ(text.find("--sweep"), std::string::npos);
+  EXPECT_EQ(text.find("--cold"), std::string::npos);
+  EXPECT_NE(text.find("--quick"), std::string::npos);
+}

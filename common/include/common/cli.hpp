@@ -51,8 +51,9 @@ std::int64_t parse_int(const std::string& text, const std::string& flag, std::in
 double parse_number(const std::string& text, const std::string& flag, double lo, double hi);
 std::vector<std::string> split(const std::string& text, char sep);
 CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraFlag>& extras = {});
+// `ignored`: common flags the program has no use for, left out of the text.
 std::string usage(const std::string& program, const std::string& summary,
-                  const std::vector<ExtraFlag>& extras = {});
+                  const std::vector<ExtraFlag>& extras = {}, const std::vector<std::string>& ignored = {});
 
 // The shape of every driver's main(): parse the command line, answer --help with the usage, run,
 // and turn a UsageError (from parsing or from the run) into the message + usage + exit 2 and any
@@ -61,7 +62,12 @@ struct DriverSpec {
   std::string name;
   std::string summary;
   std::vector<ExtraFlag> extras;
+  // Common flags this driver has no use for ("n", "sweep", "cold", "input", "version", "reps"):
+  // giving one is a usage error instead of a flag silently ignored.
+  std::vector<std::string> ignores = {};
 };
+// UsageError when `o` holds one of the common flags in `ignores` (see DriverSpec).
+void reject_ignored_flags(const CliOptions& o, const std::string& program, const std::vector<std::string>& ignores);
 int driver_main(int argc, const char* const* argv, const DriverSpec& spec,
                 const std::function<int(const CliOptions&)>& run);
 
