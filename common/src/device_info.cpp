@@ -3,7 +3,9 @@
 #include <cuda_runtime.h>
 
 #include <sstream>
+#include <unistd.h>
 
+#include "common/cli.hpp"
 #include "common/cuda_check.hpp"
 
 namespace common {
@@ -14,6 +16,25 @@ double DeviceInfo::theoretical_fp32_gflops() const {
 
 double DeviceInfo::theoretical_mem_gbs() const {
   return 2.0 * (mem_clock_khz * 1e3) * (mem_bus_width_bits / 8.0) / 1e9;
+}
+
+void check_fits_in_memory(const std::string& what, double host_bytes, double device_bytes) {
+  auto gib = [](double b) {
+    std::ostringstream os;
+    os.precision(3);
+    os << b / (1024.0 * 1024.0 * 1024.0) << " GiB";
+    return os.str();
+  };
+  const double host = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  if (host > 0 && host_bytes > 0.8 * host)
+    throw UsageError(what + ": needs about " + gib(host_bytes) + " of host memory, this machine has " + gib(host));
+  if (device_bytes > 0 && has_cuda_device()) {
+    std::size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && device_bytes > 0.9 * static_cast<double>(total_b))
+      throw UsageError(what + ": needs about " + gib(device_bytes) + " of GPU memory, the GPU has " +
+                       gib(static_cast<double>(total_b)));
+    (void)cudaGetLastError();
+  }
 }
 
 bool pdl_supported() {

@@ -112,6 +112,10 @@ void step_mode(Context& c, std::vector<ResultRow>& rows) {
     else if (c.opt.sweep) sizes = {1 << 8, 1 << 10, 1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19};
     else sizes = {1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18};
   }
+  // per body: the initial, reference and version states (8 words each) and the checks' copies on
+  // the host, a few state and acceleration arrays on the device
+  for (long long n : sizes)
+    common::check_fits_in_memory("--n " + std::to_string(n), 160.0 * n, 96.0 * n);
   const long long cpu_max = c.opt.extra_int("cpu-max-n", 0, std::int64_t{1} << 40),
                   omp_max = c.opt.extra_int("openmp-max-n", 0, std::int64_t{1} << 40);
   int steps = 0;
@@ -321,6 +325,7 @@ void tune_mode(Context& c, std::vector<ResultRow>& rows) {
   const Version& v8 = *find_version("v8_multi_body");
   std::vector<long long> sizes(c.opt.sizes.begin(), c.opt.sizes.end());
   if (sizes.empty()) sizes = c.opt.quick ? std::vector<long long>{1 << 12} : std::vector<long long>{1 << 16, 1 << 18};
+  for (long long n : sizes) common::check_fits_in_memory("--n " + std::to_string(n), 160.0 * n, 96.0 * n);
   for (long long n : sizes) {
     const Bodies initial = make_plummer(n, c.opt.seed + n);
     Params one = c.params;

@@ -335,6 +335,10 @@ int run(const common::CliOptions& opt) {
 
   std::vector<int> file_input;
   std::vector<std::int64_t> sizes = choose_sizes(c.opt);
+  // per element: input, output, reference and check copies on the host (int32), input, output,
+  // flags/keys and scratch on the device
+  for (std::int64_t n : sizes)
+    common::check_fits_in_memory("--n " + std::to_string(n), 24.0 * static_cast<double>(n), 24.0 * static_cast<double>(n));
   if (!c.opt.input.empty()) {
     file_input = read_int32_file(c.opt.input);
     sizes = {static_cast<std::int64_t>(file_input.size())};

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/device_info.hpp"
 
 namespace {
 common::CliOptions parse(std::vector<const char*> args, const std::vector<common::ExtraFlag>& extras = {}) {
@@ -145,4 +146,17 @@ TEST(Cli, CommonFlagsADriverDoesNotUseAreErrors) {
   EXPECT_EQ(text.find("--sweep"), std::string::npos);
   EXPECT_EQ(text.find("--cold"), std::string::npos);
   EXPECT_NE(text.find("--quick"), std::string::npos);
+}
+
+// A size beyond the machine's memory is a usage error naming the flag before anything is
+// allocated (issue 8), not a bad_alloc or the OS killing the process.
+TEST(Cli, SizesBeyondTheMachinesMemoryAreUsageErrors) {
+  try {
+    common::check_fits_in_memory("--n 2^50", 1e18, 0);
+    FAIL() << "1e18 bytes accepted";
+  } catch (const common::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--n 2^50"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("host memory"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(common::check_fits_in_memory("--n 1000", 24e3, 24e3));
 }

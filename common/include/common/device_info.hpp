@@ -29,6 +29,11 @@ bool has_cuda_device();
 DeviceInfo query_device(int id = 0);
 // The SM count of the current device (a kernel's one-wave grid size is this x blocks per SM).
 int current_sm_count();
+// UsageError naming `what` (e.g. "--n 2^31") when a run would need more than this machine has:
+// `host_bytes` against 80% of the physical memory, `device_bytes` against 90% of the current
+// GPU's memory where there is a GPU. Checked before anything is allocated, so a huge size is a
+// clear error instead of a bad_alloc or the OS killing the process.
+void check_fits_in_memory(const std::string& what, double host_bytes, double device_bytes);
 // True where the current device can overlap a programmatic dependent launch (sm_90+).
 bool pdl_supported();
 int fp32_lanes_per_sm(int cc_major, int cc_minor);
