@@ -27,7 +27,7 @@ std::string os_error() { return std::strerror(errno); }
 // failure.
 int open_temporary(const std::string& path, std::string& tmp) {
   std::vector<char> name(path.begin(), path.end());
-  const std::string suffix = ".tmp.XXXXXX";
+  const std::string suffix = ".tmp." + std::string(6, 'X');  // mkstemp's template: six X replaced
   name.insert(name.end(), suffix.begin(), suffix.end());
   name.push_back('\0');
   const int fd = mkstemp(name.data());

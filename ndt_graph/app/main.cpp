@@ -129,26 +129,8 @@ std::vector<Case> default_cases(const common::CliOptions& o, const NdtParams& ba
   }
   for (auto& c : cases) c.params = base;
   const std::string d = common::data_dir();
-  struct Real {
-    const char* name;
-    const char* target;
-    const char* source;
-    Filter tf;
-    Filter sf;
-    float sl;
-    double guess[6];
-  };
-  const Real reals[] = {
-      {"room_tutorial", "pcl_room_scan/room_scan1.pcd", "pcl_room_scan/room_scan2.pcd", Filter::none, Filter::approx, 0.2f,
-       {1.79387, 0.720047, 0, 0, 0, 0.6931}},
-      {"koide_vg02_both", "koide_ndt_pair/251370668.pcd", "koide_ndt_pair/251371071.pcd", Filter::voxel, Filter::voxel, 0.2f, {}},
-      {"koide_unfiltered", "koide_ndt_pair/251370668.pcd", "koide_ndt_pair/251371071.pcd", Filter::none, Filter::none, 0, {}},
-      {"cupcl_identity", "cupcl_samples/test_Q.pcd", "cupcl_samples/test_P.pcd", Filter::none, Filter::none, 0, {}},
-      {"kitti00_0_1_vg02", "kitti00_patchworkpp/000000.bin", "kitti00_patchworkpp/000001.bin", Filter::none, Filter::voxel,
-       0.2f, {}},
-  };
   int missing = 0;
-  for (const auto& r : reals) {
+  for (const ReferencePair& r : reference_pairs()) {
     if (o.quick && std::string(r.name) != "room_tutorial" && std::string(r.name) != "cupcl_identity") continue;
     const std::string t = d + "/" + r.target, s = d + "/" + r.source;
     if (!common::file_exists(t) || !common::file_exists(s)) {
@@ -159,8 +141,8 @@ std::vector<Case> default_cases(const common::CliOptions& o, const NdtParams& ba
     c.name = r.name;
     c.target_file = t;
     c.source_file = s;
-    c.target = load_filtered(t, r.tf, 0.2f, c.target_raw);
-    c.source = load_filtered(s, r.sf, r.sl, c.source_raw);
+    c.target = load_filtered(t, r.target_filter, kReferenceTargetLeaf, c.target_raw);
+    c.source = load_filtered(s, r.source_filter, r.source_leaf, c.source_raw);
     c.params = base;
     std::copy(r.guess, r.guess + 6, c.guess);
     const std::string record = d + "/pcl_ndt_reference/" + r.name + ".txt";

@@ -6,6 +6,19 @@
 
 namespace ndt {
 
+const std::vector<ReferencePair>& reference_pairs() {
+  static const std::vector<ReferencePair> pairs = {
+      {"room_tutorial", "pcl_room_scan/room_scan1.pcd", "pcl_room_scan/room_scan2.pcd", Filter::none, Filter::approx, 0.2f,
+       {1.79387, 0.720047, 0, 0, 0, 0.6931}},
+      {"koide_vg02_both", "koide_ndt_pair/251370668.pcd", "koide_ndt_pair/251371071.pcd", Filter::voxel, Filter::voxel, 0.2f, {}},
+      {"koide_unfiltered", "koide_ndt_pair/251370668.pcd", "koide_ndt_pair/251371071.pcd", Filter::none, Filter::none, 0, {}},
+      {"cupcl_identity", "cupcl_samples/test_Q.pcd", "cupcl_samples/test_P.pcd", Filter::none, Filter::none, 0, {}},
+      {"kitti00_0_1_vg02", "kitti00_patchworkpp/000000.bin", "kitti00_patchworkpp/000001.bin", Filter::none, Filter::voxel,
+       0.2f, {}},
+  };
+  return pairs;
+}
+
 PclRecord read_pcl_reference(const std::string& path) {
   std::ifstream f(path);
   if (!f) throw InputError(path + ": cannot open");

@@ -17,43 +17,42 @@ namespace {
 
 std::string data(const std::string& rel) { return common::data_dir() + "/" + rel; }
 
-struct RefCase {
-  const char* name;
-  const char* target;
-  const char* source;
-  Filter tf;
-  Filter sf;
-  double guess[6];
+// What the reference README records for each pair: point counts after the filters, valid voxels.
+struct Expected {
   std::size_t target_points, source_points, voxels_valid;
 };
+Expected expected_of(const std::string& name) {
+  if (name == "room_tutorial") return {112586, 12433, 333};
+  if (name == "koide_vg02_both") return {7908, 8061, 449};
+  if (name == "koide_unfiltered") return {69088, 69792, 689};
+  if (name == "cupcl_identity") return {7000, 7000, 217};
+  if (name == "kitti00_0_1_vg02") return {124668, 31481, 2262};
+  ADD_FAILURE() << "no recorded counts for " << name;
+  return {};
+}
 
-const RefCase kCases[] = {
-    {"room_tutorial", "pcl_room_scan/room_scan1.pcd", "pcl_room_scan/room_scan2.pcd", Filter::none, Filter::approx,
-     {1.79387, 0.720047, 0, 0, 0, 0.6931}, 112586, 12433, 333},
-    {"koide_vg02_both", "koide_ndt_pair/251370668.pcd", "koide_ndt_pair/251371071.pcd", Filter::voxel, Filter::voxel, {},
-     7908, 8061, 449},
-    {"koide_unfiltered", "koide_ndt_pair/251370668.pcd", "koide_ndt_pair/251371071.pcd", Filter::none, Filter::none, {},
-     69088, 69792, 689},
-    {"cupcl_identity", "cupcl_samples/test_Q.pcd", "cupcl_samples/test_P.pcd", Filter::none, Filter::none, {}, 7000, 7000,
-     217},
-    {"kitti00_0_1_vg02", "kitti00_patchworkpp/000000.bin", "kitti00_patchworkpp/000001.bin", Filter::none, Filter::voxel, {},
-     124668, 31481, 2262},
-};
+common::PointCloud load_target(const ReferencePair& c) {
+  return apply_filter(common::read_point_cloud(data(c.target)), c.target_filter, kReferenceTargetLeaf);
+}
+common::PointCloud load_source(const ReferencePair& c) {
+  return apply_filter(common::read_point_cloud(data(c.source)), c.source_filter, c.source_leaf);
+}
 
-class PclReference : public ::testing::TestWithParam<RefCase> {};
+class PclReference : public ::testing::TestWithParam<ReferencePair> {};
 
 }  // namespace
 
 TEST_P(PclReference, ReferenceLandsOnPclsRecordedResult) {
-  const RefCase& c = GetParam();
+  const ReferencePair& c = GetParam();
   if (!common::file_exists(data(c.target)) || !common::file_exists(data(c.source)))
     GTEST_SKIP() << "real pair not in " << common::data_dir() << " (set COURSE_DATA_DIR)";
-  const auto target = apply_filter(common::read_point_cloud(data(c.target)), c.tf, 0.2f);
-  const auto source = apply_filter(common::read_point_cloud(data(c.source)), c.sf, 0.2f);
-  EXPECT_EQ(target.size(), c.target_points) << "filter point count";
-  EXPECT_EQ(source.size(), c.source_points) << "filter point count";
+  const auto target = load_target(c);
+  const auto source = load_source(c);
+  const Expected want = expected_of(c.name);
+  EXPECT_EQ(target.size(), want.target_points) << "filter point count";
+  EXPECT_EQ(source.size(), want.source_points) << "filter point count";
   const VoxelMap map = build_voxel_map(target, 1.0f);
-  EXPECT_EQ(map.valid, c.voxels_valid);
+  EXPECT_EQ(map.valid, want.voxels_valid);
   const AlignResult r = align_cpu(map, source, NdtParams{}, c.guess);
   const PclRecord pcl = read_pcl_reference(data(std::string("pcl_ndt_reference/") + c.name + ".txt"));
   double cm, deg;
@@ -69,11 +68,11 @@ TEST_P(PclReference, ReferenceLandsOnPclsRecordedResult) {
 // without a GPU: the Newton solve by a pivoted direct solve first (SVD-equivalent fallback) and the parallel
 // line search (kMaxCandidates steps per pass). Both must land where the reference lands.
 TEST_P(PclReference, DeviceSolverOptionsLandOnTheReference) {
-  const RefCase& c = GetParam();
+  const ReferencePair& c = GetParam();
   if (!common::file_exists(data(c.target)) || !common::file_exists(data(c.source)))
     GTEST_SKIP() << "real pair not in " << common::data_dir() << " (set COURSE_DATA_DIR)";
-  const auto target = apply_filter(common::read_point_cloud(data(c.target)), c.tf, 0.2f);
-  const auto source = apply_filter(common::read_point_cloud(data(c.source)), c.sf, 0.2f);
+  const auto target = load_target(c);
+  const auto source = load_source(c);
   const VoxelMap map = build_voxel_map(target, 1.0f);
   const AlignResult ref = align_cpu(map, source, NdtParams{}, c.guess);
   NdtParams chol;
@@ -94,7 +93,7 @@ TEST_P(PclReference, DeviceSolverOptionsLandOnTheReference) {
               b.evaluations);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, PclReference, ::testing::ValuesIn(kCases),
+INSTANTIATE_TEST_SUITE_P(Cases, PclReference, ::testing::ValuesIn(reference_pairs()),
                          [](const auto& info) { return std::string(info.param.name); });
 
 TEST(PclReferenceTrace, RoomTutorialFollowsPclIterationByIteration) {
@@ -114,7 +113,7 @@ TEST(PclReferenceTrace, RoomTutorialFollowsPclIterationByIteration) {
   ASSERT_EQ(rows.size(), 19u);
   const auto target = common::read_point_cloud(data("pcl_room_scan/room_scan1.pcd"));
   const auto source = approximate_voxel_grid_filter(common::read_point_cloud(data("pcl_room_scan/room_scan2.pcd")), 0.2f);
-  const AlignResult r = align_cpu(build_voxel_map(target, 1.0f), source, NdtParams{}, kCases[0].guess);
+  const AlignResult r = align_cpu(build_voxel_map(target, 1.0f), source, NdtParams{}, reference_pairs()[0].guess);
   ASSERT_EQ(r.trace.size(), rows.size());
   for (std::size_t k = 0; k < rows.size(); ++k) {
     for (int q = 0; q < 6; ++q) EXPECT_NEAR(r.trace[k].pose[q], rows[k][1 + q], 2e-6) << "iteration " << k << " pose " << q;
@@ -359,13 +358,14 @@ TEST(Registry, EveryVersionHasAUniqueNameAndTheReferenceComesFirst) {
 }
 
 TEST(PclLibrary, PclsOwnNdtAgreesWithTheReference) {
-  if (!pcl_available()) GTEST_SKIP() << "no PCL library: built without libpcl-dev (install it and reconfigure; CI installs it)";
+  if (!pcl_available())
+    GTEST_SKIP() << "no PCL library: libpcl-dev was not found at build time (install it and reconfigure; CI does)";
   int ran = 0;
-  for (const RefCase& c : kCases) {
+  for (const ReferencePair& c : reference_pairs()) {
     if (std::string(c.name) == "koide_unfiltered" || std::string(c.name) == "kitti00_0_1_vg02") continue;  // 1-4 s each in PCL
     if (!common::file_exists(data(c.target)) || !common::file_exists(data(c.source))) continue;
-    const auto target = apply_filter(common::read_point_cloud(data(c.target)), c.tf, 0.2f);
-    const auto source = apply_filter(common::read_point_cloud(data(c.source)), c.sf, 0.2f);
+    const auto target = load_target(c);
+    const auto source = load_source(c);
     const VoxelMap map = build_voxel_map(target, 1.0f);
     Problem p;
     p.map = &map;
@@ -381,5 +381,5 @@ TEST(PclLibrary, PclsOwnNdtAgreesWithTheReference) {
     EXPECT_NEAR(got.likelihood, ref.likelihood, 1e-3 * ref.likelihood) << c.name;
     ++ran;
   }
-  if (ran == 0) GTEST_SKIP() << "no sample pair in " << common::data_dir();
+  if (ran == 0) GTEST_SKIP() << "no data: no sample pair in " << common::data_dir() << " (set COURSE_DATA_DIR)";
 }

@@ -107,6 +107,21 @@ struct PclRecord {
 };
 PclRecord read_pcl_reference(const std::string& path);
 
+// The real sample pairs PCL's NDT was recorded on (pcl_ndt_reference/<name>.txt), with the
+// filters and guess of each record; paths relative to $COURSE_DATA_DIR. The target filter's leaf
+// is 0.2 m. One list for the driver's default set and the tests.
+struct ReferencePair {
+  const char* name;
+  const char* target;
+  const char* source;
+  Filter target_filter;
+  Filter source_filter;
+  float source_leaf;  // 0: no source filter
+  double guess[6];
+};
+constexpr float kReferenceTargetLeaf = 0.2f;
+const std::vector<ReferencePair>& reference_pairs();
+
 // The acceptance test of a version against the reference: pose within `cm` / `deg` and
 // iterations within +-`iterations`. Empty when it passes, else the reason.
 std::string compare_to_reference(const AlignResult& got, const AlignResult& ref, double cm, double deg, int iterations);
