@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "common/device_info.hpp"
 #include "common/pdl.cuh"
@@ -156,53 +157,82 @@ void launch_loop_control(const SolverState* states, int alignments, cudaGraphCon
 }
 
 void DeviceAlignment::prepare(const Problem& p, int pass_slots) {
-  p.params.validate();
-  if (!p.source || p.source->size() == 0) throw InputError("source cloud is empty");
-  if (p.source->size() > (1u << 30)) throw InputError("source cloud has more than 2^30 points");
-  upload_map(*p.map, map, stream.get());
-  view = map.view(p.params.search);
-  n = static_cast<int>(p.source->size());
-  cfg = p.params.solver_config(p.source->size());
-  cfg.fast_solve = 1;  // every device version: see SolverConfig
+  if (!p.source) throw InputError("source cloud is empty");
+  BatchItem one{p.source, {}};
+  std::copy(p.guess, p.guess + 6, one.guess);
+  prepare(*p.map, {one}, p.params, pass_slots, EvalShape::latency);
+}
+
+void DeviceAlignment::prepare(const VoxelMap& m, const std::vector<BatchItem>& items, const NdtParams& params,
+                              int pass_slots, EvalShape shape) {
+  params.validate();
+  if (items.empty()) throw InputError("batch has no alignments");
+  upload_map(m, map, stream.get());
+  view = map.view(params.search);
+  alignments = static_cast<int>(items.size());
   slots = pass_slots;
-  max_iter = p.params.max_iterations;
-  blocks = eval_blocks_for(n, p.params.search, slots);  // the pass's evaluations share one wave
-  xyz.resize(3 * static_cast<std::size_t>(n));
-  slot.resize(1);
-  state.resize(1);
-  d_cfg.resize(1);
-  trace.resize(max_iter + 1);
-  partials.resize(static_cast<std::size_t>(slots) * blocks * kSums);
-  guess.resize(6);
-  clock.resize(1);
-  h_xyz_.resize(3 * static_cast<std::size_t>(n));
-  const std::vector<float> inter = interleave(*p.source);
-  std::memcpy(h_xyz_.get(), inter.data(), inter.size() * sizeof(float));
-  h_state_.resize(1);
-  h_trace_.resize(max_iter + 1);
-  h_clock_.resize(1);
-  h_guess_.resize(6);
-  std::memcpy(h_guess_.get(), p.guess, sizeof p.guess);
-  const AlignmentSlot one{0, n};
-  CUDA_CHECK(cudaMemcpyAsync(slot.get(), &one, sizeof one, cudaMemcpyHostToDevice, stream.get()));
-  CUDA_CHECK(cudaMemcpyAsync(d_cfg.get(), &cfg, sizeof cfg, cudaMemcpyHostToDevice, stream.get()));
-  CUDA_CHECK(cudaMemcpyAsync(guess.get(), h_guess_.get(), 6 * sizeof(double), cudaMemcpyHostToDevice, stream.get()));
+  max_iter = params.max_iterations;
+  // Sources shared between alignments are uploaded once.
+  std::map<const common::PointCloud*, int> offset_of;
+  std::vector<float> all;
+  std::vector<AlignmentSlot> h_slots;
+  std::vector<SolverConfig> cfgs;
+  std::vector<double> guesses;
+  int max_points = 0;
+  for (const auto& it : items) {
+    if (!it.source || it.source->size() == 0) throw InputError("source cloud is empty");
+    if (it.source->size() > (1u << 30)) throw InputError("source cloud has more than 2^30 points");
+    auto [pos, fresh] = offset_of.emplace(it.source, static_cast<int>(all.size() / 3));
+    if (fresh) {
+      const auto inter = interleave(*it.source);
+      if (all.size() + inter.size() > (std::size_t{1} << 31)) throw InputError("batch sources hold more than 2^31 values");
+      all.insert(all.end(), inter.begin(), inter.end());
+    }
+    h_slots.push_back({pos->second, static_cast<int>(it.source->size())});
+    cfgs.push_back(params.solver_config(it.source->size()));
+    cfgs.back().fast_solve = 1;  // every device version: see SolverConfig
+    guesses.insert(guesses.end(), it.guess, it.guess + 6);
+    max_points = std::max(max_points, static_cast<int>(it.source->size()));
+  }
+  // one wave shared by all the evaluations of a pass
+  blocks = eval_blocks_for(max_points, params.search, alignments * slots, shape);
+  const std::size_t rows = static_cast<std::size_t>(alignments) * (max_iter + 1);
+  n_xyz = all.size();
+  xyz.resize(n_xyz);
+  slot.resize(alignments);
+  state.resize(alignments);
+  d_cfg.resize(alignments);
+  trace.resize(rows);
+  partials.resize(static_cast<std::size_t>(alignments) * slots * blocks * kSums);
+  guess.resize(6 * static_cast<std::size_t>(alignments));
+  clock.resize(alignments);
+  h_xyz_.resize(n_xyz);
+  std::memcpy(h_xyz_.get(), all.data(), n_xyz * sizeof(float));
+  h_state_.resize(alignments);
+  h_trace_.resize(rows);
+  h_clock_.resize(alignments);
+  cudaStream_t s = stream.get();
+  CUDA_CHECK(cudaMemcpyAsync(slot.get(), h_slots.data(), alignments * sizeof(AlignmentSlot), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaMemcpyAsync(d_cfg.get(), cfgs.data(), alignments * sizeof(SolverConfig), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaMemcpyAsync(guess.get(), guesses.data(), guesses.size() * sizeof(double), cudaMemcpyHostToDevice, s));
   stream.sync();
 }
 
 void DeviceAlignment::upload_source_and_init(cudaStream_t s) {
-  CUDA_CHECK(cudaMemcpyAsync(xyz.get(), h_xyz_.get(), 3 * static_cast<std::size_t>(n) * sizeof(float),
-                             cudaMemcpyHostToDevice, s));
-  launch_init(state.get(), guess.get(), clock.get(), 1, s);
+  CUDA_CHECK(cudaMemcpyAsync(xyz.get(), h_xyz_.get(), n_xyz * sizeof(float), cudaMemcpyHostToDevice, s));
+  launch_init(state.get(), guess.get(), clock.get(), alignments, s);
 }
 
-void DeviceAlignment::download(cudaStream_t s) {
-  CUDA_CHECK(cudaMemcpyAsync(h_state_.get(), state.get(), sizeof(SolverState), cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaMemcpyAsync(h_trace_.get(), trace.get(), (max_iter + 1) * sizeof(TraceRow), cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaMemcpyAsync(h_clock_.get(), clock.get(), sizeof(KernelClock), cudaMemcpyDeviceToHost, s));
+void DeviceAlignment::download(cudaStream_t s, bool with_clocks) {
+  CUDA_CHECK(cudaMemcpyAsync(h_state_.get(), state.get(), alignments * sizeof(SolverState), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaMemcpyAsync(h_trace_.get(), trace.get(), h_trace_.size() * sizeof(TraceRow), cudaMemcpyDeviceToHost, s));
+  if (with_clocks)
+    CUDA_CHECK(cudaMemcpyAsync(h_clock_.get(), clock.get(), alignments * sizeof(KernelClock), cudaMemcpyDeviceToHost, s));
 }
 
-AlignResult DeviceAlignment::result() const { return result_from_state(h_state_[0], h_trace_.get()); }
+AlignResult DeviceAlignment::result(int a) const {
+  return result_from_state(h_state_[a], h_trace_.get() + static_cast<std::size_t>(a) * (max_iter + 1));
+}
 
 }  // namespace gpu
 

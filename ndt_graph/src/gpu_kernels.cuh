@@ -270,22 +270,26 @@ void launch_step_conditional(const double* partials, int blocks, SolverState* st
                              cudaStream_t stream, int slots_per_alignment = 1);
 void launch_init(SolverState* states, const double* guesses, KernelClock* clocks, int alignments, cudaStream_t stream);
 
-// The device-resident state shared by versions 2-5 (one alignment): map, source, state, trace,
-// partials, clock, pinned readback. Versions differ only in how they drive the loop.
+// The device-resident state of the device versions: map, sources, per-alignment solver states,
+// configs, traces, partials and clocks, pinned readback. A single alignment (v2-v6, v8) is a batch
+// of one; v7 holds many. Versions differ only in how they drive the loop.
 class DeviceAlignment {
  public:
   // `slots`: evaluations per pass (the parallel line search's candidates), partials sized for it.
   void prepare(const Problem& p, int slots = 1);
+  void prepare(const VoxelMap& map, const std::vector<BatchItem>& items, const NdtParams& params, int slots,
+               EvalShape shape);
   void upload_source_and_init(cudaStream_t s);  // enqueue: source upload + state init
-  void download(cudaStream_t s);                 // enqueue: state + trace + clock to pinned memory
-  AlignResult result() const;
+  // enqueue: states + traces (+ the kernel clocks) to pinned memory
+  void download(cudaStream_t s, bool with_clocks = true);
+  AlignResult result(int a = 0) const;
   double kernel_ns() const { return h_clock_[0].total_ns; }
   bool done_on_host() const { return solver_done(h_state_[0]); }
 
   DeviceMap map;
   MapView view{};
-  SolverConfig cfg{};
-  int n = 0, blocks = 0, max_iter = 0, slots = 1;
+  int alignments = 0, blocks = 0, max_iter = 0, slots = 1;
+  std::size_t n_xyz = 0;
   common::DeviceBuffer<float> xyz;
   common::DeviceBuffer<AlignmentSlot> slot;
   common::DeviceBuffer<SolverState> state;
@@ -297,7 +301,6 @@ class DeviceAlignment {
   common::PinnedBuffer<SolverState> h_state_;
   common::PinnedBuffer<TraceRow> h_trace_;
   common::PinnedBuffer<KernelClock> h_clock_;
-  common::PinnedBuffer<double> h_guess_;
   common::Stream stream;
 };
 
