@@ -1,6 +1,7 @@
 #include "common/cli.hpp"
 
 #include "common/output_file.hpp"
+#include "common/results.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -120,6 +121,10 @@ double parse_number(const std::string& text, const std::string& flag, double lo,
   return v;
 }
 
+bool CliOptions::was_given(const std::string& name) const {
+  return std::find(given.begin(), given.end(), name) != given.end();
+}
+
 bool CliOptions::flag(const std::string& name) const {
   auto it = extra.find(name);
   return it != extra.end() && it->second == "1";
@@ -182,6 +187,7 @@ CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraF
       for (const auto& e : extras) {
         if (e.name != arg) continue;
         known = true;
+        if (!o.was_given(arg)) o.given.push_back(arg);
         if (e.takes_value) o.extra[arg] = need_value();
         else { no_value(); o.extra[arg] = "1"; }
       }
@@ -232,6 +238,7 @@ void reject_ignored_flags(const CliOptions& o, const std::string& program, const
 
 int driver_main(int argc, const char* const* argv, const DriverSpec& spec,
                 const std::function<int(const CliOptions&)>& run) {
+  std::string journal;  // set once the journal is open
   try {
     const CliOptions o = parse_cli(argc, argv, spec.extras);
     if (o.help) {
@@ -240,13 +247,21 @@ int driver_main(int argc, const char* const* argv, const DriverSpec& spec,
     }
     reject_ignored_flags(o, spec.name, spec.ignores);
     // before the run: a long run's rows must not be lost at its end to an unwritable path
-    if (!o.csv.empty()) check_output_path(o.csv, "csv", {o.input});
+    if (!o.csv.empty()) {
+      check_output_path(o.csv, "csv", {o.input});
+      check_output_path(journal_path(o.csv), "csv", {o.input});
+      open_row_journal(o.csv);  // every finished row survives a crash (see RowList)
+      journal = journal_path(o.csv);
+    }
     return run(o);
   } catch (const UsageError& e) {
+    close_row_journal(true);  // nothing ran
     std::cerr << spec.name << ": " << e.what() << "\n\n" << usage(spec.name, spec.summary, spec.extras, spec.ignores);
     return 2;
   } catch (const std::exception& e) {
+    close_row_journal(false);
     std::cerr << spec.name << ": error: " << e.what() << "\n";
+    if (!journal.empty()) std::cerr << spec.name << ": the rows finished before the error are in '" << journal << "'\n";
     return 1;
   }
 }

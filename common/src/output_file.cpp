@@ -71,7 +71,10 @@ void make_output_dir(const std::string& dir, const std::string& flag) {
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::ostringstream os;
   write(os);
-  const std::string bytes = os.str();
+  write_file_atomic(path, os.str());
+}
+
+void write_file_atomic(const std::string& path, const std::string& bytes) {
   std::string tmp;
   const int fd = open_temporary(path, tmp);
   if (fd < 0) throw std::runtime_error("cannot write '" + path + "': " + os_error());

@@ -3,6 +3,13 @@
 #include "common/device_info.hpp"
 #include "common/output_file.hpp"
 
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +20,95 @@
 #include <stdexcept>
 
 namespace common {
+
+void launch_trap_kernel();  // fault.cu
+
+namespace {
+
+struct Journal {
+  std::FILE* file = nullptr;
+  std::string path;
+  bool warned = false;
+};
+Journal& journal() {
+  static Journal j;
+  return j;
+}
+
+std::string& unusable_reason() {
+  static std::string reason;
+  return reason;
+}
+
+}  // namespace
+
+void RowList::push_back(const ResultRow& r) {
+  rows_.push_back(r);
+  Journal& j = journal();
+  if (!j.file) return;
+  const std::string line = to_csv_line(r) + "\n";
+  if (std::fputs(line.c_str(), j.file) < 0 || std::fflush(j.file) != 0) {
+    // the final CSV is still attempted at the end; the journal only guards against a crash
+    if (!j.warned) std::cerr << "warning: cannot append to '" << j.path << "': " << std::strerror(errno) << "\n";
+    j.warned = true;
+  }
+}
+
+std::string journal_path(const std::string& csv_path) { return csv_path + ".partial"; }
+
+void open_row_journal(const std::string& csv_path) {
+  close_row_journal(false);
+  Journal& j = journal();
+  j.path = journal_path(csv_path);
+  j.warned = false;
+  j.file = std::fopen(j.path.c_str(), "w");
+  if (!j.file) throw std::runtime_error("cannot create '" + j.path + "': " + std::strerror(errno));
+  for (std::size_t i = 0; i < csv_columns().size(); ++i) std::fprintf(j.file, "%s%s", i ? "," : "", csv_columns()[i].c_str());
+  std::fputc('\n', j.file);
+  std::fflush(j.file);
+}
+
+void close_row_journal(bool remove_file) {
+  Journal& j = journal();
+  if (!j.file) return;
+  std::fclose(j.file);
+  j.file = nullptr;
+  if (remove_file) std::remove(j.path.c_str());
+}
+
+const std::string& gpu_unusable_reason() { return unusable_reason(); }
+
+bool run_guarded(ResultRow& r, bool needs_gpu, const std::function<void()>& body) {
+  if (needs_gpu && !unusable_reason().empty()) {
+    r.passed = "skipped: device unusable after an earlier error (" + unusable_reason() + ")";
+    return false;
+  }
+  try {
+    if (const char* f = std::getenv("COURSE_FAIL_VERSION"); f && *f) {
+      const std::string spec = f;
+      if (spec == r.version) throw std::runtime_error("injected failure (COURSE_FAIL_VERSION=" + spec + ")");
+      if (spec == r.version + ":trap" && needs_gpu) launch_trap_kernel();
+      if (spec == r.version + ":abort") std::abort();  // a crash: the journal must keep the rows before it
+    }
+    body();
+    return true;
+  } catch (const std::exception& e) {
+    r.passed = std::string("FAIL: ") + e.what();
+    r.stats = BenchStats{};
+  }
+  if (needs_gpu) {
+    // A launch error is cleared by reading it; an error that poisons the context (illegal
+    // address, trap) is returned again by every later call.
+    (void)cudaGetLastError();
+    const cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess && cudaDeviceSynchronize() != cudaSuccess) {
+      unusable_reason() = std::string(cudaGetErrorName(e)) + " in " + r.version;
+      std::cerr << "error: " << r.version << " left the device unusable (" << cudaGetErrorString(e)
+                << "); the remaining GPU rows are skipped\n";
+    }
+  }
+  return false;
+}
 
 const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> cols = {
@@ -115,10 +211,20 @@ ResultRow make_row(const std::string& subproject, const std::string& version, co
   return r;
 }
 
+int finish_run(std::ostream& os, const std::string& name, const RowList& rows, const std::string& csv_path) {
+  return finish_run(os, name, rows.all(), csv_path);
+}
+
 int finish_run(std::ostream& os, const std::string& name, const std::vector<ResultRow>& rows,
                const std::string& csv_path) {
   if (!csv_path.empty()) {
-    write_csv_atomic(csv_path, rows);
+    try {
+      write_csv_atomic(csv_path, rows);
+    } catch (const std::exception& e) {
+      close_row_journal(false);
+      throw std::runtime_error(std::string(e.what()) + " (the finished rows are in '" + journal_path(csv_path) + "')");
+    }
+    close_row_journal(true);
     os << "\nwrote " << rows.size() << " rows to " << csv_path << "\n";
   }
   int pass = 0, fail = 0, skip = 0;

@@ -27,7 +27,7 @@ class Engine {  // the implementation behind ground_seg::FrameEngine
   const std::uint8_t* labels() const { return h_labels_; }
   float kernel_ms() const;  // between the upload and the download, recorded inside the graph
   float frame_ms() const;   // the whole graph
-  Result result(int n);     // labels + cell statistics (copies, for checks)
+  Result result(int n, Outputs out = Outputs::labels_and_cells);  // copies, for checks
   cudaStream_t stream() const { return stream_; }
 
  private:

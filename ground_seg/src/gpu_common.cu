@@ -89,11 +89,16 @@ void label_points(const Grid& g, const float* x, const float* y, const float* z,
   CUDA_CHECK_LAST();
 }
 
-Result download(const Grid& g, const DeviceCells& c, const std::uint8_t* d_labels, int n, std::size_t outside) {
+Result download(const Grid& g, const DeviceCells& c, const std::uint8_t* d_labels, int n, std::size_t outside,
+                Outputs out) {
   const std::size_t cells = static_cast<std::size_t>(g.nx) * g.ny;
   Result r;
   r.outside = outside;
   r.is_ground.resize(n);
+  if (out == Outputs::labels) {
+    if (n) CUDA_CHECK(cudaMemcpy(r.is_ground.data(), d_labels, n, cudaMemcpyDeviceToHost));
+    return r;
+  }
   auto& cs = r.cells;
   cs.count.resize(cells);
   cs.mean.resize(cells);

@@ -56,7 +56,9 @@ void improve_cells(const Grid& g, const DeviceCells& c, cudaStream_t s);
 void label_points(const Grid& g, const float* x, const float* y, const float* z, int n, const DeviceCells& c,
                   std::uint8_t* is_ground, cudaStream_t s);
 // Copies the cell statistics and labels back into a Result (and counts the outside points).
-Result download(const Grid& g, const DeviceCells& c, const std::uint8_t* d_labels, int n, std::size_t outside);
+// The labels, and with Outputs::labels_and_cells the cell statistics (CPU conventions for empty cells).
+Result download(const Grid& g, const DeviceCells& c, const std::uint8_t* d_labels, int n, std::size_t outside,
+                Outputs out = Outputs::labels_and_cells);
 
 }  // namespace gpu
 }  // namespace ground_seg

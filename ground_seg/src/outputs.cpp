@@ -43,6 +43,30 @@ std::string check_invariants(const common::PointCloud& pc, const Params& p, cons
   return "";
 }
 
+std::string compare_to_reference(const Result& ref, const Result& got) {
+  if (got.is_ground.size() != ref.is_ground.size())
+    return std::to_string(got.is_ground.size()) + " labels, the reference has " + std::to_string(ref.is_ground.size());
+  std::size_t flips = 0;
+  for (std::size_t i = 0; i < ref.is_ground.size(); ++i) flips += got.is_ground[i] != ref.is_ground[i];
+  if (flips > ref.is_ground.size() / 10000)
+    return std::to_string(flips) + " labels differ from the reference's (at most " + std::to_string(ref.is_ground.size() / 10000) +
+           " may: float summation order)";
+  if (got.outside != ref.outside)
+    return std::to_string(got.outside) + " points outside the region, the reference has " + std::to_string(ref.outside);
+  const CellStats &a = ref.cells, &b = got.cells;
+  if (b.count.empty()) return "";  // labels only
+  if (b.count.size() != a.count.size()) return "a grid of " + std::to_string(b.count.size()) + " cells, the reference has " + std::to_string(a.count.size());
+  for (std::size_t k = 0; k < a.count.size(); ++k) {
+    const std::string cell = "cell " + std::to_string(k) + ": ";
+    if (b.count[k] != a.count[k]) return cell + std::to_string(b.count[k]) + " points, the reference has " + std::to_string(a.count[k]);
+    if (!a.count[k]) continue;
+    if (!(std::fabs(b.mean[k] - a.mean[k]) <= 1e-6f * (1 + std::fabs(a.mean[k])))) return cell + "mean differs from the reference's";
+    if (!(std::fabs(b.var[k] - a.var[k]) <= 1e-6f * a.var[k] + 1e-9f)) return cell + "variance differs from the reference's";
+    if (b.min[k] != a.min[k] || b.max[k] != a.max[k]) return cell + "min or max differs from the reference's";
+  }
+  return "";
+}
+
 void write_topdown_png(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground,
                        const std::vector<std::uint32_t>& labels, const Params& p, float mpp) {
   const int w = static_cast<int>((p.y_max - p.y_min) / mpp), h = static_cast<int>((p.x_max - p.x_min) / mpp);

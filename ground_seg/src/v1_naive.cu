@@ -42,7 +42,7 @@ __global__ void deviation_kernel(const float* z, const int* cell_of, int n, cons
 
 }  // namespace
 
-Result segment_gpu_naive(const common::PointCloud& pc, const Params& p) {
+Result segment_gpu_naive(const common::PointCloud& pc, const Params& p, Outputs out) {
   const gpu::Grid g = gpu::make_grid(p);
   const int n = static_cast<int>(pc.size());
   const std::size_t cells = static_cast<std::size_t>(g.nx) * g.ny;
@@ -95,7 +95,7 @@ Result segment_gpu_naive(const common::PointCloud& pc, const Params& p) {
   gpu::label_points(g, x.get(), y.get(), z.get(), n, c, labels.get(), nullptr);
   unsigned h_outside = 0;
   CUDA_CHECK(cudaMemcpy(&h_outside, outside.get(), 4, cudaMemcpyDeviceToHost));
-  return gpu::download(g, c, labels.get(), n, h_outside);
+  return gpu::download(g, c, labels.get(), n, h_outside, out);
 }
 
 }  // namespace ground_seg

@@ -67,7 +67,7 @@ void* temp(DeviceBuffer<unsigned char>& buf, std::size_t bytes) {
 
 }  // namespace
 
-Result segment_gpu_cub(const common::PointCloud& pc, const Params& p) {
+Result segment_gpu_cub(const common::PointCloud& pc, const Params& p, Outputs out) {
   const gpu::Grid g = gpu::make_grid(p);
   const int n = static_cast<int>(pc.size());
   const int cells = g.nx * g.ny, outside_key = cells;
@@ -130,7 +130,7 @@ Result segment_gpu_cub(const common::PointCloud& pc, const Params& p) {
   }
   gpu::classify_cells(g, c, nullptr);
   gpu::label_points(g, x.get(), y.get(), z.get(), n, c, labels.get(), nullptr);
-  return gpu::download(g, c, labels.get(), n, outside);
+  return gpu::download(g, c, labels.get(), n, outside, out);
 }
 
 }  // namespace ground_seg

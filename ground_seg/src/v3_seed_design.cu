@@ -29,7 +29,7 @@ std::vector<std::pair<std::string, common::CostModel>> stage_costs(std::size_t n
           {"label points", {0, 13 * N, 1}}};
 }
 
-Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Phases* phases) {
+Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Phases* phases, Outputs out) {
   const gpu::Grid g = gpu::make_grid(p);
   const int n = static_cast<int>(pc.size());
   const int cells = g.nx * g.ny;
@@ -107,13 +107,17 @@ Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Ph
   mark("classify cells");
   gpu::label_points(g, x.get(), y.get(), z.get(), n, c, labels.get(), nullptr);
   mark("label points");
-  std::vector<std::uint8_t> h_labels(n);
+  Result r;
+  r.is_ground.resize(n);
   unsigned h_outside = 0;
-  if (n) CUDA_CHECK(cudaMemcpy(h_labels.data(), labels.get(), n, cudaMemcpyDeviceToHost));
+  if (n) CUDA_CHECK(cudaMemcpy(r.is_ground.data(), labels.get(), n, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(&h_outside, outside.get(), 4, cudaMemcpyDeviceToHost));
+  r.outside = h_outside;
   mark("D2H labels");
-  Result r = gpu::download(g, c, labels.get(), n, h_outside);  // for the checks, not the pipeline
-  mark("D2H cell statistics (checks)");
+  if (out == Outputs::labels_and_cells) {  // for the checks, not the pipeline
+    r = gpu::download(g, c, labels.get(), n, h_outside, out);
+    mark("D2H cell statistics (checks)");
+  }
   b.reset();
   mark("cleanup (free)");
   return r;

@@ -138,12 +138,12 @@ float Engine::frame_ms() const {
   return ms;
 }
 
-Result Engine::result(int n) {
+Result Engine::result(int n, Outputs out) {
   wait();
   unsigned outside = 0;
   CUDA_CHECK(cudaMemcpy(&outside, outside_.get(), 4, cudaMemcpyDeviceToHost));
   const DeviceCells c{count_.get(), mean_.get(), var_.get(), mn_.get(), mx_.get(), seed_ground_.get(), ground_.get()};
-  return download(g_, c, labels_.get(), n, outside);
+  return download(g_, c, labels_.get(), n, outside, out);
 }
 
 }  // namespace gpu
@@ -159,9 +159,9 @@ void FrameEngine::wait() { impl_->engine.wait(); }
 const std::uint8_t* FrameEngine::labels() const { return impl_->engine.labels(); }
 float FrameEngine::kernel_ms() const { return impl_->engine.kernel_ms(); }
 float FrameEngine::frame_ms() const { return impl_->engine.frame_ms(); }
-Result FrameEngine::result(int n) { return impl_->engine.result(n); }
+Result FrameEngine::result(int n, Outputs out) { return impl_->engine.result(n, out); }
 
-Result segment_gpu_graph(const common::PointCloud& pc, const Params& p, Phases* phases) {
+Result segment_gpu_graph(const common::PointCloud& pc, const Params& p, Phases* phases, Outputs out) {
   FrameEngine engine(p, static_cast<int>(pc.size()));
   engine.launch(pc);
   engine.wait();
@@ -169,7 +169,7 @@ Result segment_gpu_graph(const common::PointCloud& pc, const Params& p, Phases* 
     phases->push_back({"graph: H2D + kernels + D2H (first launch)", engine.frame_ms()});
     phases->push_back({"of which kernels", engine.kernel_ms()});
   }
-  return engine.result(static_cast<int>(pc.size()));
+  return engine.result(static_cast<int>(pc.size()), out);
 }
 
 }  // namespace ground_seg

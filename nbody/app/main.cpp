@@ -15,6 +15,8 @@
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
 #include "common/environment.hpp"
+#include "common/gpu_resources.hpp"
+#include "common/output_file.hpp"
 #include "common/nvtx.hpp"
 #include "common/progress.hpp"
 #include "common/results.hpp"
@@ -51,18 +53,63 @@ constexpr double kIssuePerInteraction = 13.25;
 
 struct Context : common::Environment {
   common::CliOptions opt;
+  std::vector<std::string> selected;  // --version; empty: all
   Params params;
   common::BenchOptions bench;
   double issue_ceiling_ips = 0;
 };
 
+bool is_selected(const Context& c, const Version& v) {
+  return c.selected.empty() || std::find(c.selected.begin(), c.selected.end(), v.name) != c.selected.end();
+}
+
+// The version a mode measures: batch the pipeline version, scaling the multi-GPU version, drift
+// and tune the best kernel (step measures every per-step version).
+const Version& mode_version(const std::string& mode) {
+  const Mode want = mode == "batch" ? Mode::Batch : mode == "scaling" ? Mode::MultiGpu : Mode::Step;
+  if (want == Mode::Step) return *find_version(best_kernel_name());
+  for (const auto& v : versions())
+    if (v.mode == want) return v;
+  throw std::logic_error("no version for mode " + mode);
+}
+
+// Flags that only some modes read: given for a run without those modes, they are a usage error.
+const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagModes = {
+    {"steps", {"batch"}},        {"integrator", {"batch"}},    {"batch-dir", {"batch"}},
+    {"files", {"batch"}},        {"batch-n", {"batch"}},       {"cpu-max-n", {"step"}},
+    {"openmp-max-n", {"step"}},  {"scaling-n", {"scaling"}},   {"gpus-max", {"batch", "scaling"}},
+    {"n", {"step", "tune"}},     {"sweep", {"step"}},          {"reps", {"step", "tune"}},
+};
+
+void check_flags_used(const common::CliOptions& o, const std::vector<std::string>& modes) {
+  for (const auto& [flag, used_by] : kFlagModes) {
+    const bool given = flag == "n" ? !o.sizes.empty() : flag == "sweep" ? o.sweep : flag == "reps" ? o.reps > 0 : o.was_given(flag);
+    if (!given) continue;
+    bool used = false;
+    std::string list;
+    for (const auto& m : used_by) {
+      used = used || std::find(modes.begin(), modes.end(), m) != modes.end();
+      list += (list.empty() ? "" : " or ") + m;
+    }
+    if (!used) throw common::UsageError("--" + flag + " is read only by --mode " + list + ", which this run does not include");
+  }
+  if (!o.extra.at("batch-dir").empty())
+    for (const char* f : {"files", "batch-n"})
+      if (o.was_given(f)) throw common::UsageError(std::string("--") + f + " sizes generated snapshots; --batch-dir reads them instead");
+}
+
 ResultRow base_row(const Context& c, const Version& v, long long n, const std::string& params) {
   return common::make_row("nbody", v.name, v.idea, n, params, c.device_label);
 }
 
-std::vector<long long> parse_sizes(const std::string& text) {
+// A list of body counts, each in [1, 2^31 - 1] and checked against the memory it implies.
+std::vector<long long> parse_sizes(const std::string& text, const std::string& flag) {
   std::vector<long long> v;
-  for (const auto& s : common::split(text, ',')) v.push_back(common::parse_size(s));
+  for (const auto& s : common::split(text, ',')) {
+    v.push_back(common::parse_int(s, flag, 1, (std::int64_t{1} << 31) - 1));
+    common::check_fits_in_memory("--" + flag + " " + s, 160.0 * v.back(), 96.0 * v.back());
+  }
+  if (v.empty()) throw common::UsageError("--" + flag + " needs at least one size");
   return v;
 }
 
@@ -105,7 +152,7 @@ std::string check_forces(const Context& c, const Version& v, const Bodies& b) {
   return buf;
 }
 
-void step_mode(Context& c, std::vector<ResultRow>& rows) {
+void step_mode(Context& c, common::RowList& rows) {
   std::vector<long long> sizes(c.opt.sizes.begin(), c.opt.sizes.end());
   if (sizes.empty()) {
     if (c.opt.quick) sizes = {1 << 10, 1 << 12};
@@ -119,7 +166,7 @@ void step_mode(Context& c, std::vector<ResultRow>& rows) {
   const long long cpu_max = c.opt.extra_int("cpu-max-n", 0, std::int64_t{1} << 40),
                   omp_max = c.opt.extra_int("openmp-max-n", 0, std::int64_t{1} << 40);
   int steps = 0;
-  for (const auto& v : versions()) steps += v.mode == Mode::Step;
+  for (const auto& v : versions()) steps += v.mode == Mode::Step && is_selected(c, v);
   common::Progress progress(steps * static_cast<int>(sizes.size()), "nbody step");
   for (long long n : sizes) {
     common::NvtxRange range(("step n=" + std::to_string(n)).c_str());
@@ -129,7 +176,7 @@ void step_mode(Context& c, std::vector<ResultRow>& rows) {
     one.steps = 1;
     one.integrator = Integrator::SymplecticEuler;
     for (const auto& v : versions()) {
-      if (v.mode != Mode::Step) continue;
+      if (v.mode != Mode::Step || !is_selected(c, v)) continue;
       progress.step(v.name + " n=" + std::to_string(n));
       ResultRow r = base_row(c, v, n, "mode=step integrator=symplectic");
       if (v.needs_gpu && !c.gpu) r.passed = "skipped: no CUDA device";
@@ -137,8 +184,9 @@ void step_mode(Context& c, std::vector<ResultRow>& rows) {
       else if (v.name == "cpu_openmp" && n > omp_max) r.passed = "skipped: above --openmp-max-n";
       else {
         common::NvtxRange vr(v.name.c_str());
-        r.passed = check_forces(c, v, initial);
-        if (common::is_pass(r)) {
+        common::run_guarded(r, v.needs_gpu, [&] {
+          r.passed = check_forces(c, v, initial);
+          if (!common::is_pass(r)) return;
           if (v.cpu) {
             Bodies b = initial;
             common::BenchOptions o = c.bench;
@@ -146,17 +194,15 @@ void step_mode(Context& c, std::vector<ResultRow>& rows) {
             r.stats = common::bench_cpu([&] { cpu_simulate(b, one, v.cpu); }, o);
           } else {
             DeviceSystem sys;
-            cudaStream_t s;
-            CUDA_CHECK(cudaStreamCreate(&s));
-            sys.upload(initial, s);
-            r.stats = common::bench_gpu([&](cudaStream_t st) { gpu_simulate(sys, one, v.gpu, st); }, s, c.bench);
-            CUDA_CHECK(cudaStreamDestroy(s));
+            common::Stream s;
+            sys.upload(initial, s.get());
+            r.stats = common::bench_gpu([&](cudaStream_t st) { gpu_simulate(sys, one, v.gpu, st); }, s.get(), c.bench);
             r.predicted_ms = common::predict(step_cost(n), c.spec).total_ms;
           }
           fill_rate(c, r, double(n) * double(n));
           if (v.name == "v4_tuned") r.params += " block=" + std::to_string(tuned_block_size(static_cast<int>(n)));
           if (v.name == "v6_warp_split") r.params += " lanes_per_body=" + std::to_string(warp_split_group(n));
-        }
+        });
       }
       rows.push_back(r);
     }
@@ -179,12 +225,15 @@ void step_mode(Context& c, std::vector<ResultRow>& rows) {
 
 std::vector<std::string> batch_files(Context& c) {
   if (!c.opt.extra["batch-dir"].empty()) return list_snapshots(c.opt.extra["batch-dir"]);
-  const int files = static_cast<int>(c.opt.quick ? 3 : c.opt.extra_int("files", 1, 100000));
-  const long long n = c.opt.quick ? 4096 : c.opt.extra_int("batch-n", 1, (std::int64_t{1} << 31) - 1);
+  // explicit flags win over --quick's small defaults
+  const int files = static_cast<int>(c.opt.quick && !c.opt.was_given("files") ? 3 : c.opt.extra_int("files", 1, 100000));
+  const long long n =
+      c.opt.quick && !c.opt.was_given("batch-n") ? 4096 : c.opt.extra_int("batch-n", 1, (std::int64_t{1} << 31) - 1);
+  // per body: the snapshot's state and its text (~100 B) on the host; the state, accelerations and
+  // pinned staging of two streams on the device
+  common::check_fits_in_memory("--batch-n " + std::to_string(n), 400.0 * n, 160.0 * n);
   const std::string dir = "results/scratch/nbody_snapshots_" + std::to_string(n);
-  mkdir("results", 0755);
-  mkdir("results/scratch", 0755);
-  mkdir(dir.c_str(), 0755);
+  for (const std::string& d : {std::string("results"), std::string("results/scratch"), dir}) common::make_output_dir(d, "batch");
   std::vector<std::string> paths;
   for (int k = 0; k < files; ++k) {
     char name[64];
@@ -205,68 +254,72 @@ bool same_states(const std::vector<Bodies>& a, const std::vector<Bodies>& b) {
   return true;
 }
 
-void batch_mode(Context& c, std::vector<ResultRow>& rows) {
-  const Version& v5 = *find_version("v5_streams");
+void batch_mode(Context& c, common::RowList& rows) {
+  const Version& v5 = mode_version("batch");
   const auto files = batch_files(c);
   Params p = c.params;
-  p.steps = c.opt.quick ? 2 : static_cast<int>(c.opt.extra_int("steps", 1, (std::int64_t{1} << 31) - 1));
+  p.steps = c.opt.quick && !c.opt.was_given("steps") ? 2 : static_cast<int>(c.opt.extra_int("steps", 1, (std::int64_t{1} << 31) - 1));
   const Bodies first = read_snapshot_csv(files[0]);
   const long long n = static_cast<long long>(first.size());
   const std::string tag = "mode=batch files=" + std::to_string(files.size()) + " steps=" + std::to_string(p.steps);
+  ResultRow failed = base_row(c, v5, n, tag);
   if (!c.gpu) {
-    ResultRow r = base_row(c, v5, n, tag);
-    r.passed = "skipped: no CUDA device";
-    rows.push_back(r);
+    failed.passed = "skipped: no CUDA device";
+    rows.push_back(failed);
     return;
   }
-  const std::string out_dir = "results/scratch/nbody_output";
-  mkdir(out_dir.c_str(), 0755);
-  std::cerr << "nbody batch: " << files.size() << " snapshots of " << n << " bodies, " << p.steps << " steps each\n";
-  // Warm-up and the correctness reference: the sequential pipeline, states kept.
-  BatchResult seq = run_batch_sequential(files, p, best_kernel(), out_dir, true);
-  const double interactions = double(n) * double(n) * p.steps * files.size();
-  // Energy of the first snapshot before and after (float64, all pairs): the batch really integrates.
-  const double e0 = total_energy(first, p.G, p.eps), e1 = total_energy(seq.final_states[0], p.G, p.eps);
-  const double drift = std::fabs((e1 - e0) / e0);
-  auto emit = [&](const std::string& pipeline, const BatchResult& res, const std::string& status, int gpus) {
-    ResultRow r = base_row(c, v5, n, tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus));
-    r.passed = status;
-    r.stats = common::summarize(res.file_ms);
-    r.stats.median_ms = res.total_ms / files.size();  // per file, end to end including I/O
-    r.metric = interactions / (res.total_ms * 1e-3) / 1e9;
-    r.metric_unit = "Ginter/s";
-    rows.push_back(r);
-    for (std::size_t k = 0; k < res.file_ms.size(); ++k) {
-      ResultRow f = base_row(c, v5, n, tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus) + " file=" + std::to_string(k));
-      f.passed = status;
-      f.stats = common::summarize({res.file_ms[k]});
-      rows.push_back(f);
+  const bool done = common::run_guarded(failed, true, [&] {
+    const std::string out_dir = "results/scratch/nbody_output";
+    common::make_output_dir(out_dir, "batch");
+    std::cerr << "nbody batch: " << files.size() << " snapshots of " << n << " bodies, " << p.steps << " steps each\n";
+    // Warm-up and the correctness reference: the sequential pipeline, states kept.
+    BatchResult seq = run_batch_sequential(files, p, best_kernel(), out_dir, true);
+    const double interactions = double(n) * double(n) * p.steps * files.size();
+    // Energy of the first snapshot before and after (float64, all pairs): the batch really integrates.
+    const double e0 = total_energy(first, p.G, p.eps), e1 = total_energy(seq.final_states[0], p.G, p.eps);
+    const double drift = std::fabs((e1 - e0) / e0);
+    auto emit = [&](const std::string& pipeline, const BatchResult& res, const std::string& status, int gpus) {
+      ResultRow r = base_row(c, v5, n, tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus));
+      r.passed = status;
+      r.stats = common::summarize(res.file_ms);
+      r.stats.median_ms = res.total_ms / files.size();  // per file, end to end including I/O
+      r.metric = interactions / (res.total_ms * 1e-3) / 1e9;
+      r.metric_unit = "Ginter/s";
+      rows.push_back(r);
+      for (std::size_t k = 0; k < res.file_ms.size(); ++k) {
+        ResultRow f = base_row(c, v5, n, tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus) + " file=" + std::to_string(k));
+        f.passed = status;
+        f.stats = common::summarize({res.file_ms[k]});
+        rows.push_back(f);
+      }
+    };
+    const std::string seq_status = drift < 1e-3 ? "PASS" : "FAIL: energy drift " + std::to_string(drift);
+    seq = run_batch_sequential(files, p, best_kernel(), out_dir, true);
+    emit("sequential", seq, seq_status, 1);
+    BatchResult streamed = run_batch_streamed(files, p, best_kernel(), out_dir, true);
+    streamed = run_batch_streamed(files, p, best_kernel(), out_dir, true);
+    emit("streamed", streamed,
+         same_states(streamed.final_states, seq.final_states) ? "PASS" : "FAIL: streamed states differ from sequential", 1);
+    const int gpus = std::min(device_count(), static_cast<int>(c.opt.extra_int("gpus-max", 1, 1024)));
+    if (gpus > 1) {
+      BatchResult per_gpu = run_batch_per_gpu(files, p, best_kernel(), out_dir, gpus);
+      per_gpu = run_batch_per_gpu(files, p, best_kernel(), out_dir, gpus);
+      bool ok = true;
+      for (std::size_t k = 0; k < files.size() && ok; ++k) {
+        const std::string out = out_dir + files[k].substr(files[k].find_last_of('/'));
+        const Bodies b = read_snapshot_csv(out);
+        ok = b.x == seq.final_states[k].x && b.vx == seq.final_states[k].vx;
+      }
+      emit("per_gpu", per_gpu, ok ? "PASS" : "FAIL: per-GPU states differ from sequential", gpus);
     }
-  };
-  const std::string seq_status = drift < 1e-3 ? "PASS" : "FAIL: energy drift " + std::to_string(drift);
-  seq = run_batch_sequential(files, p, best_kernel(), out_dir, true);
-  emit("sequential", seq, seq_status, 1);
-  BatchResult streamed = run_batch_streamed(files, p, best_kernel(), out_dir, true);
-  streamed = run_batch_streamed(files, p, best_kernel(), out_dir, true);
-  emit("streamed", streamed,
-       same_states(streamed.final_states, seq.final_states) ? "PASS" : "FAIL: streamed states differ from sequential", 1);
-  const int gpus = std::min(device_count(), static_cast<int>(c.opt.extra_int("gpus-max", 1, 1024)));
-  if (gpus > 1) {
-    BatchResult per_gpu = run_batch_per_gpu(files, p, best_kernel(), out_dir, gpus);
-    per_gpu = run_batch_per_gpu(files, p, best_kernel(), out_dir, gpus);
-    bool ok = true;
-    for (std::size_t k = 0; k < files.size() && ok; ++k) {
-      const std::string out = out_dir + files[k].substr(files[k].find_last_of('/'));
-      const Bodies b = read_snapshot_csv(out);
-      ok = b.x == seq.final_states[k].x && b.vx == seq.final_states[k].vx;
-    }
-    emit("per_gpu", per_gpu, ok ? "PASS" : "FAIL: per-GPU states differ from sequential", gpus);
-  }
+  });
+  if (!done) rows.push_back(failed);  // the pipeline that threw, as a FAIL (or skipped) row
 }
 
-void scaling_mode(Context& c, std::vector<ResultRow>& rows) {
-  const Version& v7 = *find_version("v7_multi_gpu");
-  const auto sizes = c.opt.quick ? std::vector<long long>{1 << 12} : parse_sizes(c.opt.extra["scaling-n"]);
+void scaling_mode(Context& c, common::RowList& rows) {
+  const Version& v7 = mode_version("scaling");
+  const auto sizes = c.opt.quick && !c.opt.was_given("scaling-n") ? std::vector<long long>{1 << 12}
+                                                                    : parse_sizes(c.opt.extra["scaling-n"], "scaling-n");
   const int max_gpus = std::min(c.gpu ? device_count() : 0, static_cast<int>(c.opt.extra_int("gpus-max", 1, 1024)));
   for (long long n : sizes) {
     if (!c.gpu || !have_nccl()) {
@@ -281,48 +334,56 @@ void scaling_mode(Context& c, std::vector<ResultRow>& rows) {
     const Bodies initial = make_plummer(n, c.opt.seed + n);
     // Single-GPU reference with the same kernel: same steps, final state compared bitwise.
     Bodies single = initial;
-    DeviceSystem sys;
-    cudaStream_t s;
-    CUDA_CHECK(cudaStreamCreate(&s));
-    sys.upload(single, s);
-    Params warm = p;
-    warm.steps = 1;
-    gpu_simulate(sys, warm, best_kernel(), s);
-    sys.upload(single, s);
-    std::vector<double> step_ms;
-    common::EventTimer timer;
-    for (int k = 0; k < p.steps; ++k) {
-      timer.start(s);
-      gpu_simulate(sys, warm, best_kernel(), s);
-      step_ms.push_back(timer.stop_ms(s));
+    double single_ms = 0;
+    ResultRow reference = base_row(c, v7, n, "mode=scaling gpus=1");
+    const bool have_reference = common::run_guarded(reference, true, [&] {
+      DeviceSystem sys;
+      common::Stream s;
+      sys.upload(single, s.get());
+      Params warm = p;
+      warm.steps = 1;
+      gpu_simulate(sys, warm, best_kernel(), s.get());
+      sys.upload(single, s.get());
+      std::vector<double> step_ms;
+      common::EventTimer timer;
+      for (int k = 0; k < p.steps; ++k) {
+        timer.start(s.get());
+        gpu_simulate(sys, warm, best_kernel(), s.get());
+        step_ms.push_back(timer.stop_ms(s.get()));
+      }
+      sys.download(single, s.get());
+      single_ms = common::summarize(step_ms).median_ms;
+    });
+    if (!have_reference) {  // the single-GPU reference failed: nothing to compare against
+      rows.push_back(reference);
+      continue;
     }
-    sys.download(single, s);
-    CUDA_CHECK(cudaStreamDestroy(s));
-    const double single_ms = common::summarize(step_ms).median_ms;
     if (max_gpus < 2) {
       ResultRow r = base_row(c, v7, n, "mode=scaling gpus=2");
       r.passed = "skipped: one GPU on this machine (run on nvidia-h200-x2)";
       rows.push_back(r);
     }
     for (int g = 1; g <= max_gpus; ++g) {
-      Bodies b = initial;
-      const double ms = multi_gpu_simulate(b, p, g, best_kernel());
       ResultRow r = base_row(c, v7, n, "mode=scaling gpus=" + std::to_string(g));
-      const bool same = b.x == single.x && b.y == single.y && b.z == single.z && b.vx == single.vx;
-      r.passed = same ? "PASS" : "FAIL: state differs from the single-GPU kernel's";
-      r.stats = common::summarize({ms});
-      r.stats.median_ms = ms;
-      fill_rate(c, r, double(n) * double(n));
-      r.pct_of_ceiling = common::kNoValue;  // several GPUs: no single-GPU ceiling
-      r.speedup_vs_prev = single_ms / ms;   // vs the best kernel on one GPU without NCCL
+      common::run_guarded(r, true, [&] {
+        Bodies b = initial;
+        const double ms = multi_gpu_simulate(b, p, g, best_kernel());
+        const bool same = b.x == single.x && b.y == single.y && b.z == single.z && b.vx == single.vx;
+        r.passed = same ? "PASS" : "FAIL: state differs from the single-GPU kernel's";
+        r.stats = common::summarize({ms});
+        r.stats.median_ms = ms;
+        fill_rate(c, r, double(n) * double(n));
+        r.pct_of_ceiling = common::kNoValue;  // several GPUs: no single-GPU ceiling
+        r.speedup_vs_prev = single_ms / ms;   // vs the best kernel on one GPU without NCCL
+      });
       rows.push_back(r);
     }
   }
 }
 
 // Shapes of the several-bodies-per-thread kernel, each checked then timed per step.
-void tune_mode(Context& c, std::vector<ResultRow>& rows) {
-  const Version& v8 = *find_version("v8_multi_body");
+void tune_mode(Context& c, common::RowList& rows) {
+  const Version& v8 = mode_version("tune");
   std::vector<long long> sizes(c.opt.sizes.begin(), c.opt.sizes.end());
   if (sizes.empty()) sizes = c.opt.quick ? std::vector<long long>{1 << 12} : std::vector<long long>{1 << 16, 1 << 18};
   for (long long n : sizes) common::check_fits_in_memory("--n " + std::to_string(n), 160.0 * n, 96.0 * n);
@@ -340,21 +401,22 @@ void tune_mode(Context& c, std::vector<ResultRow>& rows) {
       }
       Version shaped = v8;
       shaped.gpu = k.launch;
-      r.passed = check_forces(c, shaped, initial);
-      if (common::is_pass(r)) {
+      common::run_guarded(r, true, [&] {
+        r.passed = check_forces(c, shaped, initial);
+        if (!common::is_pass(r)) return;
         DeviceSystem sys;
         sys.upload(initial, nullptr);
         r.stats = common::bench_gpu([&](cudaStream_t st) { gpu_simulate(sys, one, k.launch, st); }, nullptr, c.bench);
         fill_rate(c, r, double(n) * double(n));
         r.pct_of_ceiling = 100.0 * r.metric * 1e9 / c.issue_ceiling_ips;  // here: % of the issue ceiling
-      }
+      });
       rows.push_back(r);
     }
   }
 }
 
-void drift_mode(Context& c, std::vector<ResultRow>& rows) {
-  const Version& best = *find_version(best_kernel_name());
+void drift_mode(Context& c, common::RowList& rows) {
+  const Version& best = mode_version("drift");
   const long long n = c.opt.quick ? 1024 : 4096;
   const int total = c.opt.quick ? 100 : 1000, every = c.opt.quick ? 20 : 50;
   const Bodies initial = make_plummer(n, c.opt.seed);
@@ -370,19 +432,23 @@ void drift_mode(Context& c, std::vector<ResultRow>& rows) {
     Params p = c.params;
     p.integrator = integ;
     p.steps = every;
-    DeviceSystem sys;
-    Bodies b = initial;
-    sys.upload(b, nullptr);
-    for (int step = every; step <= total; step += every) {
-      gpu_simulate(sys, p, best.gpu, nullptr);
-      sys.download(b, nullptr);
-      ResultRow r = base_row(c, best, n, tag + " step=" + std::to_string(step));
-      const double drift = std::fabs((total_energy(b, c.params.G, c.params.eps) - e0) / e0);
-      r.metric = drift;
-      r.metric_unit = "|dE/E0|";
-      r.passed = std::isfinite(drift) ? "PASS" : "FAIL: energy not finite";
-      rows.push_back(r);
-    }
+    ResultRow failed = base_row(c, best, n, tag);
+    const bool done = common::run_guarded(failed, true, [&] {
+      DeviceSystem sys;
+      Bodies b = initial;
+      sys.upload(b, nullptr);
+      for (int step = every; step <= total; step += every) {
+        gpu_simulate(sys, p, best.gpu, nullptr);
+        sys.download(b, nullptr);
+        ResultRow r = base_row(c, best, n, tag + " step=" + std::to_string(step));
+        const double drift = std::fabs((total_energy(b, c.params.G, c.params.eps) - e0) / e0);
+        r.metric = drift;
+        r.metric_unit = "|dE/E0|";
+        r.passed = std::isfinite(drift) ? "PASS" : "FAIL: energy not finite";
+        rows.push_back(r);
+      }
+    });
+    if (!done) rows.push_back(failed);
   }
 }
 
@@ -397,7 +463,15 @@ int run(const common::CliOptions& opt) {
   }
   if (!c.opt.input.empty()) throw common::UsageError("nbody reads snapshot directories: use --batch-dir DIR");
   for (const auto& name : c.opt.versions)
-    if (!find_version(name)) throw common::UsageError("unknown version '" + name + "' (see --list)");
+    if (!find_version(name)) {
+      std::string known;
+      for (const auto& v : versions()) known += " " + v.name;
+      throw common::UsageError("--version: unknown version '" + name + "' (known:" + known + ")");
+    }
+  c.selected = c.opt.versions;
+  for (long long n : c.opt.sizes)
+    if (n < 1 || n > (std::int64_t{1} << 31) - 1)
+      throw common::UsageError("--n: " + std::to_string(n) + " bodies is out of range (allowed: 1 to 2^31-1)");
   try {
     c.params.integrator = parse_integrator(c.opt.extra["integrator"]);
     c.params.eps = c.opt.extra_double("eps", 0, 1e30);
@@ -411,7 +485,26 @@ int run(const common::CliOptions& opt) {
   if (std::find(modes.begin(), modes.end(), "all") != modes.end()) modes = {"step", "batch", "scaling", "drift"};
   for (const auto& m : modes)
     if (m != "step" && m != "batch" && m != "scaling" && m != "drift" && m != "tune")
-      throw common::UsageError("--mode: unknown mode '" + m + "'");
+      throw common::UsageError("--mode: unknown mode '" + m + "' (step, batch, scaling, drift, tune, all)");
+  if (!c.selected.empty()) {
+    // --version picks the modes that measure a selected version; a mode asked for by name must
+    // measure one
+    auto measures_selected = [&](const std::string& m) {
+      if (m != "step") return is_selected(c, mode_version(m));
+      return std::any_of(versions().begin(), versions().end(),
+                         [&](const Version& v) { return v.mode == Mode::Step && is_selected(c, v); });
+    };
+    std::vector<std::string> kept;
+    for (const auto& m : modes) {
+      if (measures_selected(m)) kept.push_back(m);
+      else if (c.opt.was_given("mode") && c.opt.extra["mode"] != "all")
+        throw common::UsageError("--mode " + m + " measures " + (m == "step" ? std::string("the per-step versions") : mode_version(m).name) +
+                                 ", which --version leaves out");
+    }
+    if (kept.empty()) throw common::UsageError("--version: no mode of this run measures the versions given");
+    modes = kept;
+  }
+  check_flags_used(c.opt, modes);
 
   static_cast<common::Environment&>(c) = common::detect_environment();
   if (c.gpu) {
@@ -433,7 +526,7 @@ int run(const common::CliOptions& opt) {
   } else {
     std::cout << "device: no CUDA device: CPU versions run, GPU versions are listed as skipped\n\n";
   }
-  std::vector<ResultRow> rows;
+  common::RowList rows;
   for (const auto& m : modes) {
     common::NvtxRange range(m.c_str());
     if (m == "step") step_mode(c, rows);

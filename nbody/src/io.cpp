@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/output_file.hpp"
 #include "nbody/io.hpp"
 
 namespace nbody {
@@ -97,17 +98,14 @@ Bodies read_snapshot_csv(const std::string& path) {
 }
 
 void write_snapshot_csv(const std::string& path, const Bodies& b) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::FILE* f = std::fopen(tmp.c_str(), "w");
-    if (!f) throw InputError(tmp + ": cannot write");
-    std::fprintf(f, "x,y,z,vx,vy,vz,m,id\n");
-    for (std::size_t i = 0; i < b.size(); ++i)
-      std::fprintf(f, "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%lld\n", b.x[i], b.y[i], b.z[i], b.vx[i], b.vy[i], b.vz[i],
-                   b.m[i], static_cast<long long>(b.id[i]));
-    if (std::fclose(f) != 0) throw InputError(tmp + ": write failed");
+  std::string text = "x,y,z,vx,vy,vz,m,id\n";
+  char line[256];
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const int len = std::snprintf(line, sizeof line, "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%lld\n", b.x[i], b.y[i], b.z[i],
+                                  b.vx[i], b.vy[i], b.vz[i], b.m[i], static_cast<long long>(b.id[i]));
+    text.append(line, static_cast<std::size_t>(len));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError(path + ": cannot rename the temporary file");
+  common::write_file_atomic(path, text);  // a unique temporary in the directory, fsync, rename
 }
 
 std::vector<std::string> list_snapshots(const std::string& dir) {

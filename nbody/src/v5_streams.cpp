@@ -14,6 +14,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/nvtx.hpp"
+#include "common/output_file.hpp"
 #include "nbody/io.hpp"
 #include "nbody/pipeline.hpp"
 
@@ -93,12 +94,7 @@ void write_snapshot_fast(const std::string& path, const Bodies& b) {
     text.append(buf, r.ptr);
     text += '\n';
   }
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw InputError(tmp + ": cannot write");
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) throw InputError(tmp + ": write failed");
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw InputError(path + ": cannot rename");
+  common::write_file_atomic(path, text);  // a unique temporary, fsync, rename
 }
 
 BatchResult run_batch_sequential(const std::vector<std::string>& files, const Params& p, AccelLauncher accel,

@@ -22,6 +22,7 @@
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
 #include "common/device_info.hpp"
+#include "common/gpu_resources.hpp"
 #include "common/environment.hpp"
 #include "common/nvtx.hpp"
 #include "common/progress.hpp"
@@ -181,7 +182,7 @@ void time_version(Context& c, const sc::Version& v, const SizeRun& s, int block,
 }
 
 void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, int* d_out, std::int64_t* d_count,
-                const int* d_in, sc::Device::ScratchTree& scratch, std::vector<ResultRow>& rows) {
+                const int* d_in, sc::Device::ScratchTree& scratch, common::RowList& rows) {
   sc::Device::CompactStageEvents ev{};
   for (cudaEvent_t* e : {&ev.start, &ev.after_map, &ev.after_scan, &ev.after_scatter}) CUDA_CHECK(cudaEventCreate(e));
   std::vector<double> t[3];
@@ -216,11 +217,10 @@ void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, i
 }
 
 void end_to_end_rows(Context& c, const std::vector<const sc::Version*>& vs, const SizeRun& s, int block,
-                     std::vector<ResultRow>& rows) {
+                     common::RowList& rows) {
   const std::int64_t n = s.n;
-  int *h_in = nullptr, *h_out = nullptr;
-  CUDA_CHECK(cudaMallocHost(&h_in, n * sizeof(int)));
-  CUDA_CHECK(cudaMallocHost(&h_out, n * sizeof(int)));
+  common::PinnedBuffer<int> pinned_in(n), pinned_out(n);
+  int *h_in = pinned_in.get(), *h_out = pinned_out.get();
   std::copy(s.input.begin(), s.input.end(), h_in);
   common::DeviceBuffer<int> d_in(n), d_out(n);
   common::DeviceBuffer<std::int64_t> d_count(1);
@@ -245,20 +245,20 @@ void end_to_end_rows(Context& c, const std::vector<const sc::Version*>& vs, cons
       }
       CUDA_CHECK(cudaMemcpyAsync(h_out, d_out.get(), count * sizeof(int), cudaMemcpyDeviceToHost, st));
     };
-    work(c.stream);  // sizes the scratch, checks
-    CUDA_CHECK(cudaStreamSynchronize(c.stream));
-    const auto cr = sc::check_output(s.op, n, s.reference.data(), s.kept, h_out, count);
     ResultRow r = base_row(c, *v, n, params_of(*v, block, "timing=end_to_end"));
-    r.passed = cr.ok ? "PASS" : "FAIL: " + cr.message;
-    if (common::is_pass(r)) {
-      r.stats = common::bench_gpu(work, c.stream, c.bench);
-      r.metric = minimal_bytes(s.op, n, s.kept) / (r.stats.median_ms * 1e-3) / 1e9;
-      r.metric_unit = "GB/s";
-    }
+    common::run_guarded(r, true, [&] {
+      work(c.stream);  // sizes the scratch, checks
+      CUDA_CHECK(cudaStreamSynchronize(c.stream));
+      const auto cr = sc::check_output(s.op, n, s.reference.data(), s.kept, h_out, count);
+      r.passed = cr.ok ? "PASS" : "FAIL: " + cr.message;
+      if (common::is_pass(r)) {
+        r.stats = common::bench_gpu(work, c.stream, c.bench);
+        r.metric = minimal_bytes(s.op, n, s.kept) / (r.stats.median_ms * 1e-3) / 1e9;
+        r.metric_unit = "GB/s";
+      }
+    });
     rows.push_back(r);
   }
-  cudaFreeHost(h_in);
-  cudaFreeHost(h_out);
 }
 
 std::vector<std::int64_t> choose_sizes(const common::CliOptions& o) {
@@ -275,7 +275,7 @@ std::vector<std::int64_t> choose_sizes(const common::CliOptions& o) {
   return {1 << 20, (1 << 24) - 3, 1 << 28};
 }
 
-void fill_ratios(std::vector<ResultRow>& rows, std::size_t from) {
+void fill_ratios(common::RowList& rows, std::size_t from) {
   double cpu = common::kNoValue, lib = common::kNoValue, prev = common::kNoValue;
   for (std::size_t i = from; i < rows.size(); ++i) {
     const sc::Version* v = sc::find_version(rows[i].version);
@@ -362,7 +362,7 @@ int run(const common::CliOptions& opt) {
     if (c.opt.versions.empty() || std::find(c.opt.versions.begin(), c.opt.versions.end(), v.name) != c.opt.versions.end())
       selected.push_back(&v);
 
-  std::vector<ResultRow> rows, stage, e2e, sweep;
+  common::RowList rows, stage, e2e, sweep;
   int total_steps = 0;
   for (sc::Op op : ops)
     for (const auto* v : selected) total_steps += (v->op == op) * static_cast<int>(sizes.size());
@@ -385,7 +385,7 @@ int run(const common::CliOptions& opt) {
       common::DeviceBuffer<std::int64_t> d_count;
       sc::Device::ScratchTree scratch;
       std::string gpu_skip;
-      if (c.gpu) {
+      if (c.gpu && common::gpu_unusable_reason().empty()) {
         std::size_t free_b = 0, total_b = 0;
         CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
         if (static_cast<double>(n) * 4 * 6 > static_cast<double>(free_b)) {
@@ -407,20 +407,22 @@ int run(const common::CliOptions& opt) {
           r.passed = "skipped: std::sort above --sort-cpu-max-n";
         else {
           common::NvtxRange vr(v->name.c_str());
-          r.passed = check_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch);
-          if (common::is_pass(r)) time_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, r);
-          if (common::is_pass(r) && v->has_stages && v->needs_gpu)
-            stage_rows(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, stage);
+          common::run_guarded(r, v->needs_gpu, [&] {
+            r.passed = check_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch);
+            if (common::is_pass(r)) time_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, r);
+            if (common::is_pass(r) && v->has_stages && v->needs_gpu)
+              stage_rows(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, stage);
+          });
         }
         rows.push_back(r);
       }
       fill_ratios(rows, first);
-      if (c.gpu && gpu_skip.empty() && c.opt.flag("end-to-end") && n == *std::max_element(sizes.begin(), sizes.end()))
+      if (c.gpu && gpu_skip.empty() && common::gpu_unusable_reason().empty() && c.opt.flag("end-to-end") && n == *std::max_element(sizes.begin(), sizes.end()))
         end_to_end_rows(c, vs, s, block, e2e);
     }
   }
 
-  if (c.gpu && c.opt.flag("block-sweep")) {
+  if (c.gpu && c.opt.flag("block-sweep") && common::gpu_unusable_reason().empty()) {
     const std::int64_t n = c.opt.extra_int("block-sweep-n", 1, (std::int64_t{1} << 31) - 1);
     SizeRun s{sc::Op::Scan, n, make_input(sc::Op::Scan, n, c.opt.seed), {}, 0};
     s.reference.resize(n);
@@ -433,27 +435,29 @@ int run(const common::CliOptions& opt) {
       if (v->op != sc::Op::Scan || !v->block_tunable) continue;
       for (int b = 16; b <= 1024; b *= 2) {
         ResultRow r = base_row(c, *v, n, params_of(*v, b, "sweep=block"));
-        r.passed = check_version(c, *v, s, b, d_out.get(), d_count.get(), d_in.get(), scratch);
-        if (common::is_pass(r)) time_version(c, *v, s, b, d_out.get(), d_count.get(), d_in.get(), scratch, r);
+        common::run_guarded(r, true, [&] {
+          r.passed = check_version(c, *v, s, b, d_out.get(), d_count.get(), d_in.get(), scratch);
+          if (common::is_pass(r)) time_version(c, *v, s, b, d_out.get(), d_count.get(), d_in.get(), scratch, r);
+        });
         sweep.push_back(r);
       }
     }
   }
 
-  print_table(std::cout, rows);
+  print_table(std::cout, rows.all());
   if (!stage.empty()) {
     std::cout << "\ncompaction sub-timings (map -> scan -> scatter, median of event-timed stages):\n";
-    print_table(std::cout, stage);
+    print_table(std::cout, stage.all());
   }
   if (!e2e.empty()) {
     std::cout << "\nend to end (pinned host in -> device -> host out, includes both copies):\n";
-    print_table(std::cout, e2e);
+    print_table(std::cout, e2e.all());
   }
   if (!sweep.empty()) {
     std::cout << "\nblock-size sweep:\n";
-    print_table(std::cout, sweep);
+    print_table(std::cout, sweep.all());
   }
-  std::vector<ResultRow> all = rows;
+  std::vector<ResultRow> all = rows.all();
   for (auto* extra : {&stage, &e2e, &sweep}) all.insert(all.end(), extra->begin(), extra->end());
   if (c.stream) cudaStreamDestroy(c.stream);
   return common::finish_run(std::cout, "stream_compaction", all, c.opt.csv);

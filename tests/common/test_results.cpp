@@ -68,3 +68,37 @@ TEST(Results, TableShowsEveryRowAndItsStatus) {
   EXPECT_NE(t.find("skipped: no CUDA device"), std::string::npos);
   EXPECT_NE(t.find("2^10"), std::string::npos);
 }
+
+// A version that throws becomes a FAIL row with its message; the driver goes on (issue 8).
+TEST(Results, GuardedVersionThatThrowsIsAFailRow) {
+  common::ResultRow r = sample_row();
+  r.stats = common::summarize({1.0});
+  const bool done = common::run_guarded(r, false, [&] { throw std::runtime_error("out of bounds at 7"); });
+  EXPECT_FALSE(done);
+  EXPECT_EQ(r.passed, "FAIL: out of bounds at 7");
+  EXPECT_EQ(r.stats.samples, 0);  // no timing survives a failure
+  common::ResultRow ok = sample_row();
+  EXPECT_TRUE(common::run_guarded(ok, false, [&] { ok.passed = "PASS"; }));
+  EXPECT_EQ(ok.passed, "PASS");
+  EXPECT_TRUE(common::gpu_unusable_reason().empty());
+}
+
+// Rows reach the journal as they are produced, so a crash keeps them; finish_run replaces the
+// journal by the CSV.
+TEST(Results, RowsAreJournalledAsTheyFinish) {
+  const std::string csv = ::testing::TempDir() + "journal_test.csv";
+  std::remove(csv.c_str());
+  common::open_row_journal(csv);
+  common::RowList rows;
+  rows.push_back(sample_row());
+  rows.push_back(sample_row());
+  const auto partial = common::read_csv(common::journal_path(csv));
+  ASSERT_EQ(partial.size(), 3u);  // header + two rows, readable while the run goes on
+  EXPECT_EQ(partial[1][1], "scan_cub");
+  std::ostringstream os;
+  EXPECT_EQ(common::finish_run(os, "test", rows, csv), 0);
+  EXPECT_EQ(common::read_csv(csv).size(), 3u);
+  std::ifstream gone(common::journal_path(csv));
+  EXPECT_FALSE(gone.good());
+  std::remove(csv.c_str());
+}

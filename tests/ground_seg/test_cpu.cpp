@@ -261,3 +261,37 @@ TEST(GroundSegOutputs, LabelsAndCellStatisticsFiles) {
   for (auto c : r.cells.count) nonempty += c > 0;
   EXPECT_EQ(lines, nonempty + 1);  // header + one row per non-empty cell
 }
+
+// The driver's check of every version against the reference finds what it must (issue 8).
+TEST(GroundSegCpu, CompareToReferenceFindsEveryKindOfDifference) {
+  const auto scan = common::simulate_lidar_scan({}, 3);
+  const Params p;
+  const Result ref = segment_cpu(scan.cloud, p);
+  EXPECT_EQ(compare_to_reference(ref, ref), "");
+  Result one_flip = ref;  // a threshold tie: tolerated up to 0.01% of the points
+  one_flip.is_ground[0] ^= 1;
+  EXPECT_EQ(compare_to_reference(ref, one_flip), "");
+  Result flips = ref;
+  for (std::size_t i = 0; i < flips.is_ground.size(); i += 1000) flips.is_ground[i] ^= 1;
+  EXPECT_NE(compare_to_reference(ref, flips).find("labels differ"), std::string::npos);
+  Result outside = ref;
+  outside.outside += 1;
+  EXPECT_NE(compare_to_reference(ref, outside).find("outside"), std::string::npos);
+  Result labels_only = ref;
+  labels_only.cells = {};
+  EXPECT_EQ(compare_to_reference(ref, labels_only), "");
+  std::size_t k = 0;
+  while (ref.cells.count[k] == 0) ++k;
+  Result count = ref;
+  count.cells.count[k] += 1;
+  EXPECT_NE(compare_to_reference(ref, count).find("points"), std::string::npos);
+  Result mean = ref;
+  mean.cells.mean[k] += 0.01f;
+  EXPECT_NE(compare_to_reference(ref, mean).find("mean"), std::string::npos);
+  Result mx = ref;
+  mx.cells.max[k] = std::nextafter(mx.cells.max[k], 1e9f);
+  EXPECT_NE(compare_to_reference(ref, mx).find("max"), std::string::npos);
+  Result shorter = ref;
+  shorter.is_ground.pop_back();
+  EXPECT_NE(compare_to_reference(ref, shorter).find("labels"), std::string::npos);
+}

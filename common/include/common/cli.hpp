@@ -32,6 +32,9 @@ struct CliOptions {
   std::uint64_t seed = 20261121;
   std::string input;
   std::map<std::string, std::string> extra;  // every ExtraFlag, defaulted
+  std::vector<std::string> given;             // the ExtraFlags on the command line, in order
+
+  bool was_given(const std::string& name) const;  // an ExtraFlag set on the command line
 
   bool flag(const std::string& name) const;  // a boolean ExtraFlag
   // An integer ExtraFlag (size syntax, see parse_size) within [lo, hi]; the error names the flag,

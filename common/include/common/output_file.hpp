@@ -22,5 +22,7 @@ void make_output_dir(const std::string& dir, const std::string& flag);
 // Writes `path` atomically from what `write` puts into the stream; throws std::runtime_error with
 // the path and strerror on any failure, leaving neither a partial file nor a temporary behind.
 void write_file_atomic(const std::string& path, const std::function<void(std::ostream&)>& write);
+// The same for bytes already in memory.
+void write_file_atomic(const std::string& path, const std::string& bytes);
 
 }  // namespace common

@@ -2,6 +2,7 @@
 // from the same rows; the CSV is written atomically (temp file + rename).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <limits>
 #include <string>
@@ -27,6 +28,46 @@ struct ResultRow {
   std::string device, cuda, git_sha;
 };
 
+// The rows of one run, in the order a driver produces them. push_back also appends the row to the
+// run's journal when one is open (see open_row_journal), so a run that crashes or is killed keeps
+// every row it finished; finish_run writes the final CSV (with the ratios filled in afterwards)
+// atomically and removes the journal.
+class RowList {
+ public:
+  void push_back(const ResultRow& r);
+  ResultRow& operator[](std::size_t i) { return rows_[i]; }
+  const ResultRow& operator[](std::size_t i) const { return rows_[i]; }
+  ResultRow& back() { return rows_.back(); }
+  std::size_t size() const { return rows_.size(); }
+  bool empty() const { return rows_.empty(); }
+  std::vector<ResultRow>::iterator begin() { return rows_.begin(); }
+  std::vector<ResultRow>::iterator end() { return rows_.end(); }
+  std::vector<ResultRow>::const_iterator begin() const { return rows_.begin(); }
+  std::vector<ResultRow>::const_iterator end() const { return rows_.end(); }
+  const std::vector<ResultRow>& all() const { return rows_; }
+
+ private:
+  std::vector<ResultRow> rows_;
+};
+
+// The journal of the rows a run has finished: "<csv_path>.partial", created (header first) next to
+// the final CSV, one line appended and flushed per row. driver_main opens it when --csv is given;
+// finish_run removes it once the CSV is in place. Throws std::runtime_error with strerror.
+std::string journal_path(const std::string& csv_path);
+void open_row_journal(const std::string& csv_path);
+void close_row_journal(bool remove_file);
+
+// Runs one version's work (its check, then its timing) for row `r`. An exception becomes
+// "FAIL: <message>" in r.passed and the driver goes on with the next version. After a CUDA error
+// that leaves the device unusable (an illegal address or a trap is sticky), later GPU work is not
+// attempted: gpu_unusable_reason() says why and guarded GPU rows become "skipped: ...".
+// Returns false when the body did not complete.
+// Fault injection for tests and graders: COURSE_FAIL_VERSION=name makes the body of that version
+// throw; COURSE_FAIL_VERSION=name:trap launches a kernel that traps (a sticky device error);
+// COURSE_FAIL_VERSION=name:abort ends the process as a crash would.
+bool run_guarded(ResultRow& r, bool needs_gpu, const std::function<void()>& body);
+const std::string& gpu_unusable_reason();  // empty while the device is usable
+
 const std::vector<std::string>& csv_columns();
 std::string csv_escape(const std::string& field);
 std::string to_csv_line(const ResultRow& r);
@@ -41,6 +82,7 @@ ResultRow make_row(const std::string& subproject, const std::string& version, co
 // the driver's exit status: 1 on any FAIL.
 int finish_run(std::ostream& os, const std::string& name, const std::vector<ResultRow>& rows,
                const std::string& csv_path);
+int finish_run(std::ostream& os, const std::string& name, const RowList& rows, const std::string& csv_path);
 bool is_pass(const ResultRow& r);
 bool is_fail(const ResultRow& r);
 std::string git_sha();  // $COURSE_GIT_SHA or "unknown"

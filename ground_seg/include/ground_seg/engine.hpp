@@ -26,7 +26,7 @@ class FrameEngine {
   const std::uint8_t* labels() const;  // valid after wait()
   float kernel_ms() const;             // between upload and download, recorded inside the graph
   float frame_ms() const;              // the whole graph
-  Result result(int n);                // labels + cell statistics (copies, for checks)
+  Result result(int n, Outputs out = Outputs::labels_and_cells);  // copies, for checks
 
  private:
   struct Impl;

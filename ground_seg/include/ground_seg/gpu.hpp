@@ -12,10 +12,10 @@ namespace ground_seg {
 
 // v1: per-cell sums, min and max with atomics, one thread per cell for the classification
 // reading its neighbours from global memory, host round trips between the passes.
-Result segment_gpu_naive(const common::PointCloud& pc, const Params& p);
+Result segment_gpu_naive(const common::PointCloud& pc, const Params& p, Outputs out = Outputs::labels_and_cells);
 // v2: the library route: CUB radix sort of the points by cell, run-length encoding and
 // segmented reductions for the statistics (deterministic order).
-Result segment_gpu_cub(const common::PointCloud& pc, const Params& p);
+Result segment_gpu_cub(const common::PointCloud& pc, const Params& p, Outputs out = Outputs::labels_and_cells);
 
 }  // namespace ground_seg
 
@@ -34,10 +34,12 @@ using Phases = std::vector<std::pair<std::string, double>>;
 // v3: the seed's design (assign + histogram with atomic row index, host scan and grouping,
 // scatter, grouped warp-shuffle / block statistics, tiled classification), buffers allocated per
 // frame, host work between the stages.
-Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Phases* phases = nullptr);
+Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Phases* phases = nullptr,
+                               Outputs out = Outputs::labels_and_cells);
 // v4: the same stages all on the device, buffers allocated once, pinned memory, one CUDA graph
 // per frame size. Kernel time is recorded inside the graph.
-Result segment_gpu_graph(const common::PointCloud& pc, const Params& p, Phases* phases = nullptr);
+Result segment_gpu_graph(const common::PointCloud& pc, const Params& p, Phases* phases = nullptr,
+                         Outputs out = Outputs::labels_and_cells);
 // v5: `frames` copies of the scan pushed through `streams` engines: frames/s and per-frame latency.
 struct StreamedRun {
   double frames_per_second = 0, median_latency_ms = 0, total_ms = 0;

@@ -40,6 +40,11 @@ struct CellStats {
   std::vector<std::uint8_t> ground;  // cell classification
 };
 
+// What a run hands back: the labels (what a pipeline needs; every version's timed run downloads
+// only these, so all versions are timed on the same work) or the labels and the cell statistics
+// (the checks against the reference, --cells-out). The CPU versions have both either way.
+enum class Outputs { labels, labels_and_cells };
+
 struct Result {
   std::vector<std::uint8_t> is_ground;  // per point
   CellStats cells;
@@ -77,6 +82,11 @@ namespace ground_seg {
 // within [min, max], variance >= 0, every outside point non-ground, labels consistent with the
 // point rule); empty string when they hold, else the first violation.
 std::string check_invariants(const common::PointCloud& pc, const Params& p, const Result& r);
+// A version's result against the reference's (segment_cpu) on the same input: labels equal up to
+// 0.01% of the points (float summation order may flip a threshold tie), the same points outside,
+// and, when `got` has cell statistics, equal counts, min and max and mean and variance within
+// float tolerance. Empty string when it agrees, else the first difference.
+std::string compare_to_reference(const Result& ref, const Result& got);
 
 // Top-down image of a scored scan, 1 pixel per `metres_per_pixel`: ground found (green), ground
 // missed (blue), non-ground called ground (red), non-ground (grey), not scored (light).

@@ -1,5 +1,6 @@
-// The single list of ground_seg versions. v5 (streamed frames) is measured by the driver with
-// segment_gpu_streamed: it changes throughput, not the frame's result.
+// The single list of ground_seg versions. v5 (streamed frames) has no single-frame run: it changes
+// throughput, not a frame's result; the driver measures it with segment_gpu_streamed and checks
+// its labels against the reference's.
 #pragma once
 #include <string>
 #include <vector>
@@ -12,21 +13,32 @@ namespace ground_seg {
 struct Version {
   std::string id, name, idea;
   bool needs_gpu;
-  Result (*run)(const common::PointCloud&, const Params&);
+  Result (*run)(const common::PointCloud&, const Params&, Outputs);  // nullptr: streamed (v5)
 };
 
 inline const std::vector<Version>& versions() {
   static const std::vector<Version> v = {
-      {"cpu", "cpu", "the seed's algorithm, single thread, float64 sums: the reference", false, segment_cpu},
-      {"omp", "cpu_openmp", "the same on every core (OpenMP), per-thread partial sums", false, segment_cpu_openmp},
-      {"v1", "v1_naive", "atomics for per-cell sums/min/max, host round trips between the passes", true, segment_gpu_naive},
-      {"v2", "v2_cub", "library route: CUB radix sort by cell, run-length encode, segmented reductions", true, segment_gpu_cub},
+      {"cpu", "cpu", "the seed's algorithm, single thread, float64 sums: the reference", false,
+       [](const common::PointCloud& pc, const Params& p, Outputs) { return segment_cpu(pc, p); }},
+      {"omp", "cpu_openmp", "the same on every core (OpenMP), per-thread partial sums", false,
+       [](const common::PointCloud& pc, const Params& p, Outputs) { return segment_cpu_openmp(pc, p); }},
+      {"v1", "v1_naive", "atomics for per-cell sums/min/max, host round trips between the passes", true,
+       [](const common::PointCloud& pc, const Params& p, Outputs o) { return segment_gpu_naive(pc, p, o); }},
+      {"v2", "v2_cub", "library route: CUB radix sort by cell, run-length encode, segmented reductions", true,
+       [](const common::PointCloud& pc, const Params& p, Outputs o) { return segment_gpu_cub(pc, p, o); }},
       {"v3", "v3_seed_design", "seed's design: atomic row index, grouped warp/block statistics, tiled classification", true,
-       [](const common::PointCloud& pc, const Params& p) { return segment_gpu_seed_design(pc, p); }},
+       [](const common::PointCloud& pc, const Params& p, Outputs o) { return segment_gpu_seed_design(pc, p, nullptr, o); }},
       {"v4", "v4_graph", "all on the device, buffers once, pinned memory, the frame as one CUDA graph", true,
-       [](const common::PointCloud& pc, const Params& p) { return segment_gpu_graph(pc, p); }},
+       [](const common::PointCloud& pc, const Params& p, Outputs o) { return segment_gpu_graph(pc, p, nullptr, o); }},
+      {"v5", "v5_streams", "several frames in flight, one graph engine per stream", true, nullptr},
   };
   return v;
+}
+
+inline const Version* find_version(const std::string& name) {
+  for (const auto& v : versions())
+    if (v.name == name || v.id == name) return &v;
+  return nullptr;
 }
 
 }  // namespace ground_seg
