@@ -1,7 +1,5 @@
 #include "common/cli.hpp"
 
-#include "common/output_file.hpp"
-#include "common/results.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -233,36 +231,6 @@ void reject_ignored_flags(const CliOptions& o, const std::string& program, const
                        : f == "reps"              ? o.reps > 0
                                                   : false;
     if (given) throw UsageError("--" + f + " is not used by " + program + " (see --help)");
-  }
-}
-
-int driver_main(int argc, const char* const* argv, const DriverSpec& spec,
-                const std::function<int(const CliOptions&)>& run) {
-  std::string journal;  // set once the journal is open
-  try {
-    const CliOptions o = parse_cli(argc, argv, spec.extras);
-    if (o.help) {
-      std::cout << usage(spec.name, spec.summary, spec.extras, spec.ignores);
-      return 0;
-    }
-    reject_ignored_flags(o, spec.name, spec.ignores);
-    // before the run: a long run's rows must not be lost at its end to an unwritable path
-    if (!o.csv.empty()) {
-      check_output_path(o.csv, "csv", {o.input});
-      check_output_path(journal_path(o.csv), "csv", {o.input});
-      open_row_journal(o.csv);  // every finished row survives a crash (see RowList)
-      journal = journal_path(o.csv);
-    }
-    return run(o);
-  } catch (const UsageError& e) {
-    close_row_journal(true);  // nothing ran
-    std::cerr << spec.name << ": " << e.what() << "\n\n" << usage(spec.name, spec.summary, spec.extras, spec.ignores);
-    return 2;
-  } catch (const std::exception& e) {
-    close_row_journal(false);
-    std::cerr << spec.name << ": error: " << e.what() << "\n";
-    if (!journal.empty()) std::cerr << spec.name << ": the rows finished before the error are in '" << journal << "'\n";
-    return 1;
   }
 }
 
