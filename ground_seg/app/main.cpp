@@ -33,7 +33,7 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
     {"var-threshold", "ground cell variance threshold (m^2)", true, "0.01"},
     {"height-threshold", "point height above the cell mean (m)", true, "0.2"},
     {"images", "folder for the top-down PNG images (empty: none)", true, ""},
-    {"ply", "write the first input's labelled cloud to this PLY file", true, ""},
+    {"ply", "write the first input's labelled cloud to this PLY file (the seed rule's, unless --rule improved)", true, ""},
     {"sim-scans", "simulated scans to score (different seeds)", true, "4"},
     {"labels-out", "write the first input's per-point labels (one 0/1 byte per point, file order)", true, ""},
     {"cells-out", "write the first input's per-cell statistics as CSV (non-empty cells)", true, ""},
@@ -150,8 +150,6 @@ int run(const common::CliOptions& o) {
     const std::vector<std::string> ins = {o.input, stem.empty() ? "" : stem + ".label"};
     for (const char* flag : {"ply", "labels-out", "cells-out"})
       if (!o.extra.at(flag).empty()) common::check_output_path(o.extra.at(flag), flag, ins);
-    if (!o.extra.at("cells-out").empty() && rule == "improved")
-      throw common::UsageError("--cells-out writes the seed rule's cells: use --rule seed or both");
   }
   const common::Environment env = common::detect_environment();
   common::BenchOptions bench;
@@ -265,7 +263,8 @@ int run(const common::CliOptions& o) {
       }
       // outputs from the checked result of the last (most optimised) selected version that passed
       const bool pictured = &in == &inputs.front() || in.name.rfind("sim", 0) != 0;  // first sim + real scans
-      const bool file_outputs = &in == &inputs.front() && !improved &&
+      // the output files: the first input under the first rule run (seed, or improved alone)
+      const bool file_outputs = &in == &inputs.front() && (!improved || rule == "improved") &&
                                 (!o.extra.at("ply").empty() || !o.extra.at("labels-out").empty() || !o.extra.at("cells-out").empty());
       if (!written && ((!images.empty() && pictured) || file_outputs)) {
         std::fprintf(stderr, "ground_seg: %s, rule %s: no version passed, so no image or output file is written for it\n",

@@ -332,6 +332,18 @@ int run(const common::CliOptions& opt) {
   if (block & (block - 1))
     throw common::UsageError("--block must be a power of two in [16, 1024]");
   const std::int64_t sort_cpu_max = c.opt.extra_int("sort-cpu-max-n", 0, std::int64_t{1} << 40);
+  // flags this run would not read are refused rather than ignored
+  if (c.opt.was_given("sort-cpu-max-n") && std::find(ops.begin(), ops.end(), sc::Op::Sort) == ops.end())
+    throw common::UsageError("--sort-cpu-max-n applies to --op sort, which this run does not include");
+  if (c.opt.was_given("block-sweep-n") && !c.opt.flag("block-sweep"))
+    throw common::UsageError("--block-sweep-n sizes the --block-sweep, which is not asked for");
+  if (!c.opt.input.empty() && (!c.opt.sizes.empty() || c.opt.sweep))
+    throw common::UsageError("--input sets the size (the file's length): leave out --n and --sweep");
+  if (c.opt.flag("block-sweep")) {
+    const std::int64_t n = c.opt.extra_int("block-sweep-n", 1, (std::int64_t{1} << 31) - 1);
+    common::check_fits_in_memory("--block-sweep-n " + std::to_string(n), 24.0 * static_cast<double>(n),
+                                 24.0 * static_cast<double>(n));
+  }
 
   std::vector<int> file_input;
   std::vector<std::int64_t> sizes = choose_sizes(c.opt);

@@ -135,6 +135,10 @@ def main():
     case("ground_seg --n (not used)", gs, ["--n", "5"], 2, "--n")
     case("ground_seg --sweep (not used)", gs, ["--sweep"], 2, "--sweep")
     case("ndt_graph --input (it reads --target/--source)", ndt, ["--input", "x.pcd"], 2, "--input")
+    case("stream_compaction --sort-cpu-max-n without a sort", sc, ["--op", "scan", "--sort-cpu-max-n", "5"], 2,
+         "--sort-cpu-max-n")
+    case("stream_compaction --block-sweep-n without --block-sweep", sc, ["--block-sweep-n", "2^20"], 2, "--block-sweep-n")
+    case("stream_compaction --input with --n", sc, ["--input", "x.bin", "--n", "5"], 2, "--input")
     case("unknown flag", sc, ["--frobnicate"], 2, "unknown flag --frobnicate")
     case("a flag without its value", sc, ["--n"], 2, "--n needs a value")
 
@@ -198,6 +202,11 @@ def main():
         failures.append(f"ground_seg image not found; {imgs} holds {os.listdir(imgs) if os.path.isdir(imgs) else 'nothing'}")
     if os.path.getsize(os.path.join(w, "labels.bin")) != 2000:
         failures.append("ground_seg --labels-out: not one byte per point")
+    improved = os.path.join(w, "labels_improved.bin")
+    case("ground_seg --rule improved still writes --labels-out", gs,
+         ["--input", scan, "--rule", "improved", "--quick", "--labels-out", improved], 0, "PASS")
+    if not os.path.exists(improved) or os.path.getsize(improved) != 2000:
+        failures.append("ground_seg --rule improved --labels-out: no file of one byte per point")
 
     print("-- a failing or crashing version: the other rows are kept")
     out_csv = os.path.join(w, "sc.csv")
