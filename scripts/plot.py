@@ -81,6 +81,25 @@ def device_of(rows):
     return next((r["device"] for r in rows if r["device"] and not r["device"].startswith("none")), "CPU only")
 
 
+def replace_atomically(path, write):
+    """write(tmp_path) into a unique temporary next to `path`, fsync it, rename it over `path`:
+    the file is complete or untouched, never half-written (issue 8)."""
+    import tempfile
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
 def make_saver(plt, out, written):
     """save(fig, name): tight layout, write PNG into out, close, remember the path."""
     os.makedirs(out, exist_ok=True)
@@ -88,7 +107,7 @@ def make_saver(plt, out, written):
     def save(fig, name):
         fig.tight_layout()
         path = os.path.join(out, name)
-        fig.savefig(path, dpi=110)
+        replace_atomically(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
         plt.close(fig)
         written.append(path)
 
@@ -788,8 +807,11 @@ def update_readme(path, text):
         sys.exit(f"plot.py: {path} has no '{begin}' ... '{end}' markers")
     content = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda m: f"{begin}\n{text}\n{end}", content,
                      flags=re.S)
-    with open(path, "w") as f:
-        f.write(content)
+    def write(tmp):
+        with open(tmp, "w") as f:
+            f.write(content)
+
+    replace_atomically(path, write)
 
 
 def main():

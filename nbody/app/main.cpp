@@ -73,6 +73,9 @@ const Version& mode_version(const std::string& mode) {
   throw std::logic_error("no version for mode " + mode);
 }
 
+// Where the batch writes its output snapshots (and the generated inputs go beside it).
+constexpr const char* kBatchOutputDir = "results/scratch/nbody_output";
+
 // Flags that only some modes read: given for a run without those modes, they are a usage error.
 const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagModes = {
     {"steps", {"batch"}},        {"integrator", {"batch"}},    {"batch-dir", {"batch"}},
@@ -269,8 +272,7 @@ void batch_mode(Context& c, common::RowList& rows) {
     return;
   }
   const bool done = common::run_guarded(failed, true, [&] {
-    const std::string out_dir = "results/scratch/nbody_output";
-    common::make_output_dir(out_dir, "batch");
+    const std::string out_dir = kBatchOutputDir;
     std::cerr << "nbody batch: " << files.size() << " snapshots of " << n << " bodies, " << p.steps << " steps each\n";
     // Warm-up and the correctness reference: the sequential pipeline, states kept.
     BatchResult seq = run_batch_sequential(files, p, best_kernel(), out_dir, true);
@@ -505,6 +507,8 @@ int run(const common::CliOptions& opt) {
     modes = kept;
   }
   check_flags_used(c.opt, modes);
+  if (std::find(modes.begin(), modes.end(), "batch") != modes.end())  // outputs checked before the run
+    for (const char* d : {"results", "results/scratch", kBatchOutputDir}) common::make_output_dir(d, "batch");
 
   static_cast<common::Environment&>(c) = common::detect_environment();
   if (c.gpu) {
