@@ -319,7 +319,11 @@ int run(const common::CliOptions& opt) {
     return 0;
   }
   for (const auto& name : c.opt.versions)
-    if (!sc::find_version(name)) throw common::UsageError("unknown version '" + name + "' (see --list)");
+    if (!sc::find_version(name)) {
+      std::string known;
+      for (const auto& v : sc::versions()) known += " " + v.name;
+      throw common::UsageError("--version: unknown version '" + name + "' (known:" + known + ")");
+    }
   std::vector<sc::Op> ops;
   for (const auto& o : common::split(c.opt.extra["op"], ',')) {
     if (o == "all") ops = {sc::Op::Scan, sc::Op::Compact, sc::Op::Sort};

@@ -118,7 +118,7 @@ def main():
     case("ndt_graph --launch-bench with alignment flags", ndt, ["--launch-bench", "--resolution", "2"], 2, "--resolution")
 
     print("-- flags: every accepted flag does something; --version selects in every driver")
-    case("stream_compaction --version nope", sc, ["--version", "nope"], 2, "nope")
+    case("stream_compaction --version nope lists the known names", sc, ["--version", "nope"], 2, "nope", "scan_lookback")
     case("nbody --version nope lists the known names", nb, ["--version", "nope"], 2, "nope", "v8_multi_body")
     case("ground_seg --version nope lists the known names", gs, ["--version", "nope"], 2, "nope", "v4_graph")
     case("ndt_graph --version nope lists the known names", ndt, ["--version", "nope"], 2, "nope", "v8_programmatic_launch")
