@@ -14,6 +14,7 @@
 #include "common/output_file.hpp"
 #include "common/environment.hpp"
 #include "common/lidar_sim.hpp"
+#include "common/nvtx.hpp"
 #include "common/results.hpp"
 #include "ground_seg/registry.hpp"
 #include "ground_seg/engine.hpp"
@@ -167,11 +168,13 @@ int run(const common::CliOptions& o) {
   std::printf("%-26s %-9s %-14s %8s %9s %8s %8s %8s %8s %9s  %s\n", "input", "rule", "version", "points", "ms/frame", "prec%",
               "recall%", "F1%", "IoU%", "ground", "check");
   for (const auto& in : inputs) {
+    common::NvtxRange input_range(("input " + in.name).c_str());
     for (const bool improved : {false, true}) {
       if ((improved && rule == "seed") || (!improved && rule == "improved")) continue;
       Params p = base;
       p.improved = improved;
       const char* rname = improved ? "improved" : "seed";
+      common::NvtxRange rule_range(rname);
       const Result ref = segment_cpu(in.cloud, p);  // what every version is checked against
       const Result* written = nullptr;              // the outputs: the last selected version that passed
       std::string written_by;
@@ -189,6 +192,7 @@ int run(const common::CliOptions& o) {
           continue;
         }
         Result res;
+        common::NvtxRange version_range(v.name.c_str());
         common::run_guarded(r, v.needs_gpu, [&] {
           res = v.run(in.cloud, p, Outputs::labels_and_cells);
           std::string bad = check_invariants(in.cloud, p, res);
@@ -307,6 +311,7 @@ int run(const common::CliOptions& o) {
     const Input& in = inputs.back();  // the real scan when present
     Params p = base;
     std::vector<Phases> samples;
+    common::NvtxRange range("v3 per-phase table");
     ResultRow failed = common::make_row("ground_seg", v3->name, v3->idea, static_cast<std::int64_t>(in.cloud.size()),
                                         "input=" + in.name + " phase=all", env.device_label);
     if (!common::run_guarded(failed, true, [&] {
@@ -344,6 +349,7 @@ int run(const common::CliOptions& o) {
     std::vector<std::uint8_t> streamed;
     if (env.gpu) std::printf("\nstreamed frames (v5: one v4 engine per stream), %s:\n", in.name.c_str());
     for (int streams : {1, 2, 4, 8}) {
+      common::NvtxRange range(("v5 streams=" + std::to_string(streams)).c_str());
       const int frames = o.quick ? 50 : 2000;
       ResultRow r = common::make_row("ground_seg", v5.name, v5.idea, static_cast<std::int64_t>(in.cloud.size()),
                                      "input=" + in.name + " streams=" + std::to_string(streams), env.device_label);

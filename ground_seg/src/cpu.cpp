@@ -29,7 +29,6 @@ void Params::validate() const {
 
 namespace {
 
-thread_local bool parallel_labels = false;  // set by segment_cpu_openmp for its call
 
 bool cell_of(const Params& p, float x, float y, int& cx, int& cy) {
   if (!(x >= p.x_min && x < p.x_max && y >= p.y_min && y < p.y_max)) return false;
@@ -40,7 +39,9 @@ bool cell_of(const Params& p, float x, float y, int& cx, int& cy) {
 
 }  // namespace
 
-void classify_and_label(const common::PointCloud& pc, const Params& p, const std::vector<int>& cell_of_point, Result& r);
+// parallel: split the classification and the labels over OpenMP threads (segment_cpu_openmp)
+void classify_and_label(const common::PointCloud& pc, const Params& p, const std::vector<int>& cell_of_point, Result& r,
+                        bool parallel);
 
 // Empty-cell conventions: count 0, mean and variance 0, min +inf, max -inf, not ground.
 void reset_cells(CellStats& c, std::size_t cells) {
@@ -85,16 +86,17 @@ Result segment_cpu(const common::PointCloud& pc, const Params& p) {
   for (std::size_t k = 0; k < cells; ++k)
     if (c.count[k]) c.var[k] = static_cast<float>(sq[k] / c.count[k]);
 
-  classify_and_label(pc, p, cell_of_point, r);
+  classify_and_label(pc, p, cell_of_point, r, false);
   return r;
 }
 
-void classify_and_label(const common::PointCloud& pc, const Params& p, const std::vector<int>& cell_of_point, Result& r) {
+void classify_and_label(const common::PointCloud& pc, const Params& p, const std::vector<int>& cell_of_point, Result& r,
+                        bool parallel) {
   const int nx = p.nx(), ny = p.ny();
   const std::size_t n = pc.size();
   CellStats& c = r.cells;
   auto valid = [&](int x, int y) { return c.count[static_cast<std::size_t>(y) * nx + x] >= static_cast<unsigned>(p.point_threshold); };
-#pragma omp parallel for schedule(static) if (parallel_labels)
+#pragma omp parallel for schedule(static) if (parallel)
   for (int y = 0; y < ny; ++y)
     for (int x = 0; x < nx; ++x) {
       const std::size_t k = static_cast<std::size_t>(y) * nx + x;
@@ -121,7 +123,7 @@ void classify_and_label(const common::PointCloud& pc, const Params& p, const std
   if (p.improved) {  // a ground cell must sit near the lowest seed-ground cell around it
     const int r_cells = static_cast<int>(std::ceil(p.local_radius / p.cell));
     const std::vector<std::uint8_t> seed = c.ground;
-#pragma omp parallel for schedule(dynamic, 8) if (parallel_labels)
+#pragma omp parallel for schedule(dynamic, 8) if (parallel)
     for (int y = 0; y < ny; ++y)
       for (int x = 0; x < nx; ++x) {
         const std::size_t k = static_cast<std::size_t>(y) * nx + x;
@@ -139,7 +141,7 @@ void classify_and_label(const common::PointCloud& pc, const Params& p, const std
   }
 
   r.is_ground.assign(n, 0);
-#pragma omp parallel for schedule(static) if (n > 100000 && omp_get_max_threads() > 1 && parallel_labels)
+#pragma omp parallel for schedule(static) if (n > 100000 && omp_get_max_threads() > 1 && parallel)
   for (std::ptrdiff_t i = 0; i < static_cast<std::ptrdiff_t>(n); ++i) {
     const int k = cell_of_point[i];
     if (k < 0 || !c.ground[k]) continue;
@@ -208,9 +210,7 @@ Result segment_cpu_openmp(const common::PointCloud& pc, const Params& p) {
     }
   }
   r.outside = outside;
-  parallel_labels = true;
-  classify_and_label(pc, p, cell_of_point, r);
-  parallel_labels = false;
+  classify_and_label(pc, p, cell_of_point, r, true);
   return r;
 }
 

@@ -32,10 +32,9 @@ __host__ __device__ inline int group_of(unsigned count) {
   return g;
 }
 
-__global__ void assign_kernel(Grid g, const float* __restrict__ x, const float* __restrict__ y, const int* n_ptr, int n_arg,
+__global__ void assign_kernel(Grid g, const float* __restrict__ x, const float* __restrict__ y, int n,
                               int* __restrict__ cell_of, unsigned* __restrict__ row_of, unsigned* __restrict__ count,
                               unsigned* __restrict__ outside) {
-  const int n = n_ptr ? *n_ptr : n_arg;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
     const int k = cell_index(g, x[i], y[i]);
     cell_of[i] = k;
@@ -47,10 +46,9 @@ __global__ void assign_kernel(Grid g, const float* __restrict__ x, const float* 
   }
 }
 
-__global__ void scatter_kernel(const float* __restrict__ z, const int* n_ptr, int n_arg, const int* __restrict__ cell_of,
+__global__ void scatter_kernel(const float* __restrict__ z, int n, const int* __restrict__ cell_of,
                                const unsigned* __restrict__ row_of, const unsigned* __restrict__ offset,
                                float* __restrict__ z_sorted) {
-  const int n = n_ptr ? *n_ptr : n_arg;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
     if (cell_of[i] >= 0) z_sorted[offset[cell_of[i]] + row_of[i]] = z[i];
 }

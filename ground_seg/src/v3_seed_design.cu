@@ -63,7 +63,7 @@ Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Ph
   CUDA_CHECK(cudaMemcpy(z.get(), pc.z.data(), n * 4, cudaMemcpyHostToDevice));
   mark("H2D points");
   const unsigned pblocks = (n + 255) / 256 > 0 ? (n + 255) / 256 : 1;
-  gpu::assign_kernel<<<pblocks, 256>>>(g, x.get(), y.get(), nullptr, n, cell_of.get(), row_of.get(), count.get(),
+  gpu::assign_kernel<<<pblocks, 256>>>(g, x.get(), y.get(), n, cell_of.get(), row_of.get(), count.get(),
                                        outside.get());
   CUDA_CHECK_LAST();
   mark("assign + histogram");
@@ -85,7 +85,7 @@ Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Ph
   CUDA_CHECK(cudaMemcpy(lists.get(), h_lists.data(), h_lists.size() * 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(lens.get(), h_lens.data(), gpu::kGroups * 4, cudaMemcpyHostToDevice));
   mark("host: scan + grouping");
-  gpu::scatter_kernel<<<pblocks, 256>>>(z.get(), nullptr, n, cell_of.get(), row_of.get(), offset.get(), zs.get());
+  gpu::scatter_kernel<<<pblocks, 256>>>(z.get(), n, cell_of.get(), row_of.get(), offset.get(), zs.get());
   CUDA_CHECK_LAST();
   mark("scatter");
   const gpu::DeviceCells c{count.get(), mean.get(), var.get(), mn.get(), mx.get(), seed_ground.get(), ground.get()};

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/device_info.hpp"
 #include "common/cuda_check.hpp"
 #include "engine.cuh"
 #include "ground_seg/engine.hpp"
@@ -67,18 +68,16 @@ void Engine::enqueue_frame(int n) {
   CUDA_CHECK(cudaMemsetAsync(lens_.get(), 0, kGroups * sizeof(unsigned), s));
   CUDA_CHECK(cudaMemsetAsync(outside_.get(), 0, sizeof(unsigned), s));
   const unsigned pblocks = std::max(1, (n + 255) / 256);
-  assign_kernel<<<pblocks, 256, 0, s>>>(g_, x, y, nullptr, n, cell_of_.get(), row_of_.get(), count_.get(), outside_.get());
+  assign_kernel<<<pblocks, 256, 0, s>>>(g_, x, y, n, cell_of_.get(), row_of_.get(), count_.get(), outside_.get());
   CUDA_CHECK_LAST();
   StreamCompaction::Device::scan_lookback(cells_, reinterpret_cast<int*>(offset_.get()),
                                           reinterpret_cast<const int*>(count_.get()), scan_scratch_, s, 0);
   group_kernel<<<(cells_ + 255) / 256, 256, 0, s>>>(count_.get(), cells_, lists_.get(), lens_.get());
   CUDA_CHECK_LAST();
-  scatter_kernel<<<pblocks, 256, 0, s>>>(z, nullptr, n, cell_of_.get(), row_of_.get(), offset_.get(), zs_.get());
+  scatter_kernel<<<pblocks, 256, 0, s>>>(z, n, cell_of_.get(), row_of_.get(), offset_.get(), zs_.get());
   CUDA_CHECK_LAST();
   // list lengths are known only on the device: fixed grids that loop over their list
-  int sms = 0, dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int sms = common::current_sm_count();
   auto list = [&](int grp) { return lists_.get() + static_cast<std::size_t>(grp) * cells_; };
   const unsigned grid = 2 * sms;
   single_stats_kernel<<<grid, 256, 0, s>>>(list(0), lens_.get() + 0, offset_.get(), zs_.get(), c);

@@ -4,6 +4,7 @@
 // (r^2 = fma(dz,dz, fma(dy,dy, fma(dx,dx, eps^2))): 3 FFMA instead of 3 FMUL + 2 FADD + 1 FADD);
 // the file is built with flush-to-zero (-ftz=true), so rsqrtf is a bare MUFU.RSQ with no
 // denormal fix-up around it. Prediction: 16 -> 13 instructions per interaction, ~1.2x v3.
+#include "common/device_info.hpp"
 #include "common/cuda_check.hpp"
 #include "interaction.cuh"
 #include "nbody/gpu.hpp"
@@ -41,12 +42,7 @@ int choose_block() {
 // its 1024-thread blocks make 64 blocks for 132 SMs. Halve the block until every SM gets two.
 int tuned_block_size(int count) {
   static const int api_block = choose_block();
-  static const int sms = [] {
-    int dev = 0, v = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev));
-    return v;
-  }();
+  const int sms = common::current_sm_count();
   int block = api_block;
   while (block > 64 && (count + block - 1) / block < 2 * sms) block /= 2;
   return block;

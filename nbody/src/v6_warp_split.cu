@@ -4,6 +4,7 @@
 // partial sums are combined with __shfl_xor_sync, in a fixed order (deterministic). Prediction: up
 // to S x faster than v4 while N x S < ~270k threads; identical to v4 (S = 1) beyond, so the
 // crossover sits near N ~ 64k on a 132-SM GPU.
+#include "common/device_info.hpp"
 #include "common/cuda_check.hpp"
 #include "interaction.cuh"
 #include "nbody/gpu.hpp"
@@ -48,9 +49,9 @@ void launch(const float4* pos, int n, float4* acc, int i_begin, int count, float
 }
 
 int resident_threads() {
-  int dev = 0, sms = 0, per_sm = 0;
+  int dev = 0, per_sm = 0;
+  const int sms = common::current_sm_count();
   CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
   return sms * per_sm;
 }

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/device_info.hpp"
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
 #include "interaction.cuh"
@@ -77,9 +78,8 @@ __global__ void sum_chunks_kernel(const float4* __restrict__ partial, int chunks
 
 template <int kBlock, int kBodies, int kMinBlocks>
 int resident_blocks() {
-  int dev = 0, sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  int per_sm = 0;
+  const int sms = common::current_sm_count();
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, multi_body_kernel<kBlock, kBodies, kMinBlocks>,
                                                            kBlock, 0));
   return sms * per_sm;

@@ -15,6 +15,7 @@
 #include <random>
 #include <sys/stat.h>
 
+#include "common/nvtx.hpp"
 #include "common/output_file.hpp"
 #include "common/progress.hpp"
 
@@ -305,6 +306,7 @@ int run(const common::CliOptions& o) {
   bool any_fail = false;
   common::Progress progress(static_cast<int>(cases.size()), "ndt_graph cases");
   for (auto& c : cases) {
+    common::NvtxRange case_range(("case " + c.name).c_str());
     std::cout << "\n== " << c.name << ": target " << c.target_file << " (" << c.target_raw << " -> " << c.target.size()
               << " pts), source " << c.source_file << " (" << c.source_raw << " -> " << c.source.size() << " pts)\n";
     try {
@@ -355,6 +357,7 @@ int run(const common::CliOptions& o) {
     std::map<std::string, double> ms_of;  // this case's times by version name
     for (const auto& v : versions()) {
       if (!selected(v.id, v.name) && v.role != Role::reference) continue;
+      common::NvtxRange version_range(v.name.c_str());
       ResultRow r = common::make_row("ndt_graph", v.name, v.idea, static_cast<std::int64_t>(c.source.size()),
                                      base_params + " row=align", env.device_label);
       if (v.needs_gpu && !env.gpu) {
@@ -534,6 +537,7 @@ int run(const common::CliOptions& o) {
     std::mt19937_64 rng(o.seed);
     std::uniform_real_distribution<double> U(-1, 1);
     for (int b : sizes) {
+      common::NvtxRange range(("batch " + std::to_string(b)).c_str());
       std::vector<BatchItem> items;
       for (int k = 0; k < b; ++k) {
         BatchItem it{&bc.source, {}};

@@ -19,6 +19,7 @@ namespace {
 // between polls.
 constexpr int kDefaultBlock = 128;
 constexpr int kDefaultItems = 47;
+static_assert(kDefaultBlock * kDefaultItems == tiles::kLookback, "the tests' tile sizes (tuning.hpp) follow this shape");
 constexpr int kDefaultFirstDelay = 1245;
 constexpr int kDefaultPollDelay = 648;
 

@@ -10,10 +10,12 @@
 // Negative keys: the top digit has its sign bit flipped, so two's-complement order is kept.
 // Traffic: 12 bytes per key per pass (read twice, write once), 48 in all; CUB's one-sweep design
 // moves ~36. Prediction at 2^28 on an H100: 13 GB at ~2.5 TB/s ~ 5-6 ms, ~0.6-0.7x CUB.
+#include "common/device_info.hpp"
 #include "common/block_primitives.cuh"
 #include "common/cuda_check.hpp"
 #include "launch.hpp"
 #include "stream_compaction/device.hpp"
+#include "stream_compaction/tuning.hpp"
 
 namespace StreamCompaction {
 namespace Device {
@@ -25,6 +27,7 @@ constexpr int kBlock = 256;
 constexpr int kWarps = kBlock / 32;
 constexpr int kItems = 16;
 constexpr int kTile = kBlock * kItems;
+static_assert(kTile == StreamCompaction::Device::tiles::kRadix, "the tests' tile sizes (tuning.hpp) follow this shape");
 static_assert(kBlock == kBuckets, "one thread per digit in the per-tile digit bookkeeping");
 
 __device__ __forceinline__ unsigned digit_of(int key, int shift) {
@@ -132,20 +135,13 @@ __global__ void __launch_bounds__(kBlock) downsweep_kernel(std::int64_t n, int* 
   }
 }
 
-int sm_count() {
-  int device = 0, sms = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 }  // namespace
 
 void sort_radix(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream) {
   check_n(n, "sort_radix");
   if (n >= (std::int64_t{1} << 31)) throw std::invalid_argument("sort_radix: n must be < 2^31");
   if (n == 0) return;
-  static const int sms = sm_count();
+  const int sms = common::current_sm_count();
   const std::int64_t tiles = (n + kTile - 1) / kTile;
   const std::int64_t target_blocks = std::int64_t{sms} * 8;  // 8 resident blocks per SM
   const std::int64_t tiles_per_block = (tiles + target_blocks - 1) / target_blocks;

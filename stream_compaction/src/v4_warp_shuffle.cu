@@ -8,6 +8,7 @@
 #include "common/cuda_check.hpp"
 #include "launch.hpp"
 #include "stream_compaction/device.hpp"
+#include "stream_compaction/tuning.hpp"
 #include "tile_io.cuh"
 
 namespace StreamCompaction {
@@ -17,6 +18,7 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kItems = 15;
 using IO = TileIO<kBlock, kItems>;
+static_assert(kBlock * kItems == tiles::kWarpShuffle, "the tests' tile sizes (tuning.hpp) follow this shape");
 
 __global__ void __launch_bounds__(kBlock) tile_reduce_kernel(std::int64_t n, const int* __restrict__ in,
                                                              int* __restrict__ tile_sums) {

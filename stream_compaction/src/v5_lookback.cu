@@ -22,6 +22,7 @@ constexpr int kDefaultBlock = 128;
 constexpr int kDefaultItems = 47;
 constexpr int kDefaultFirstDelay = 1245;
 constexpr int kDefaultPollDelay = 648;
+static_assert(kDefaultBlock * kDefaultItems == tiles::kLookback, "the tests' tile sizes (tuning.hpp) follow this shape");
 
 template <int kBlock, int kItems, int kFirstDelay, int kPollDelay>
 __global__ void __launch_bounds__(kBlock) lookback_scan_kernel(std::int64_t n, int* __restrict__ out,

@@ -26,6 +26,16 @@ struct CompactVariant {
                   cudaStream_t stream);
 };
 
+// Elements per tile of the tiled kernels as the registry's versions run them. The kernels
+// static_assert their shapes against these, and the tests take their tile-boundary sizes from
+// here (t - 1, t, t + 1, 2t + 1), so the two cannot drift apart.
+namespace tiles {
+constexpr int kWarpShuffle = 256 * 15;  // v4 scan and compaction: 3840
+constexpr int kLookback = 128 * 47;     // v5 scan and the fused compaction (default shape): 6016
+constexpr int kRadix = 256 * 16;        // sort_radix: 4096
+constexpr int kSharedMem = 2 * 256;     // v3 at the default --block 256: two elements per thread
+}  // namespace tiles
+
 const std::vector<ScanVariant>& lookback_scan_variants();
 const std::vector<CompactVariant>& fused_compact_variants();
 
