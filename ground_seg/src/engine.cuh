@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "common/device_buffer.hpp"
+#include "common/gpu_resources.hpp"
 #include "gpu_common.cuh"
 #include "stream_compaction/device.hpp"
 
@@ -17,31 +18,30 @@ namespace gpu {
 class Engine {  // the implementation behind ground_seg::FrameEngine
  public:
   Engine(const Params& p, int capacity);
-  ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
   void launch(const common::PointCloud& pc);
   void launch_pinned(int n);
   void wait();
-  const std::uint8_t* labels() const { return h_labels_; }
+  const std::uint8_t* labels() const { return h_labels_.get(); }
   float kernel_ms() const;  // between the upload and the download, recorded inside the graph
   float frame_ms() const;   // the whole graph
   Result result(int n, Outputs out = Outputs::labels_and_cells);  // copies, for checks
-  cudaStream_t stream() const { return stream_; }
+  cudaStream_t stream() const { return stream_.get(); }
 
  private:
   void enqueue_frame(int n);  // the stream work of one frame (captured)
   Grid g_;
   int cap_, cells_, graph_n_ = -1;
-  cudaStream_t stream_ = nullptr;
-  cudaGraphExec_t exec_ = nullptr;
-  cudaEvent_t ev_start_, ev_k0_, ev_k1_, ev_end_;
-  float* h_xyz_ = nullptr;  // pinned: x[cap], y[cap], z[cap]
-  std::uint8_t* h_labels_ = nullptr;
-  int* h_n_ = nullptr;
+  // owned through RAII, so a constructor that throws half-way releases what it had
+  common::Stream stream_;
+  common::GraphExec exec_;
+  common::Event ev_start_, ev_k0_, ev_k1_, ev_end_;
+  common::PinnedBuffer<float> h_xyz_;  // x[cap], y[cap], z[cap]
+  common::PinnedBuffer<std::uint8_t> h_labels_;
   common::DeviceBuffer<float> xyz_, zs_, mean_, var_, mn_, mx_;
-  common::DeviceBuffer<int> cell_of_, lists_, n_;
+  common::DeviceBuffer<int> cell_of_, lists_;
   common::DeviceBuffer<unsigned> row_of_, count_, offset_, lens_, outside_;
   common::DeviceBuffer<std::uint8_t> seed_ground_, ground_, labels_;
   StreamCompaction::Device::ScratchTree scan_scratch_;

@@ -19,17 +19,13 @@ namespace gpu {
 
 Engine::Engine(const Params& p, int capacity)
     : g_(make_grid(p)), cap_(std::max(capacity, 1)), cells_(g_.nx * g_.ny) {
-  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  for (cudaEvent_t* e : {&ev_start_, &ev_k0_, &ev_k1_, &ev_end_}) CUDA_CHECK(cudaEventCreate(e));
-  CUDA_CHECK(cudaMallocHost(&h_xyz_, 3 * static_cast<std::size_t>(cap_) * sizeof(float)));
-  CUDA_CHECK(cudaMallocHost(&h_labels_, cap_));
-  CUDA_CHECK(cudaMallocHost(&h_n_, sizeof(int)));
+  h_xyz_.resize(3 * static_cast<std::size_t>(cap_));
+  h_labels_.resize(cap_);
   xyz_.resize(3 * static_cast<std::size_t>(cap_));
   zs_.resize(cap_);
   for (auto* b : {&mean_, &var_, &mn_, &mx_}) b->resize(cells_);
   cell_of_.resize(cap_);
   lists_.resize(static_cast<std::size_t>(kGroups) * cells_);
-  n_.resize(1);
   row_of_.resize(cap_);
   count_.resize(cells_);
   offset_.resize(cells_);
@@ -40,30 +36,21 @@ Engine::Engine(const Params& p, int capacity)
   labels_.resize(cap_);
   // size the scan's scratch once, outside any capture
   StreamCompaction::Device::scan_lookback(cells_, reinterpret_cast<int*>(offset_.get()),
-                                          reinterpret_cast<const int*>(count_.get()), scan_scratch_, stream_, 0);
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
-}
-
-Engine::~Engine() {
-  if (exec_) cudaGraphExecDestroy(exec_);
-  for (cudaEvent_t e : {ev_start_, ev_k0_, ev_k1_, ev_end_}) cudaEventDestroy(e);
-  cudaFreeHost(h_xyz_);
-  cudaFreeHost(h_labels_);
-  cudaFreeHost(h_n_);
-  cudaStreamDestroy(stream_);
+                                          reinterpret_cast<const int*>(count_.get()), scan_scratch_, stream_.get(), 0);
+  stream_.sync();
 }
 
 void Engine::enqueue_frame(int n) {
-  cudaStream_t s = stream_;
+  cudaStream_t s = stream_.get();
   const DeviceCells c{count_.get(), mean_.get(), var_.get(), mn_.get(), mx_.get(), seed_ground_.get(), ground_.get()};
   float* x = xyz_.get();
   float* y = x + cap_;
   float* z = y + cap_;
-  CUDA_CHECK(cudaEventRecordWithFlags(ev_start_, s, cudaEventRecordExternal));  // a timing node in the graph
-  CUDA_CHECK(cudaMemcpyAsync(x, h_xyz_, n * sizeof(float), cudaMemcpyHostToDevice, s));
-  CUDA_CHECK(cudaMemcpyAsync(y, h_xyz_ + cap_, n * sizeof(float), cudaMemcpyHostToDevice, s));
-  CUDA_CHECK(cudaMemcpyAsync(z, h_xyz_ + 2 * static_cast<std::size_t>(cap_), n * sizeof(float), cudaMemcpyHostToDevice, s));
-  CUDA_CHECK(cudaEventRecordWithFlags(ev_k0_, s, cudaEventRecordExternal));  // a timing node in the graph
+  CUDA_CHECK(cudaEventRecordWithFlags(ev_start_.get(), s, cudaEventRecordExternal));  // a timing node in the graph
+  CUDA_CHECK(cudaMemcpyAsync(x, h_xyz_.get(), n * sizeof(float), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaMemcpyAsync(y, h_xyz_.get() + cap_, n * sizeof(float), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaMemcpyAsync(z, h_xyz_.get() + 2 * static_cast<std::size_t>(cap_), n * sizeof(float), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaEventRecordWithFlags(ev_k0_.get(), s, cudaEventRecordExternal));  // a timing node in the graph
   CUDA_CHECK(cudaMemsetAsync(count_.get(), 0, cells_ * sizeof(unsigned), s));
   CUDA_CHECK(cudaMemsetAsync(lens_.get(), 0, kGroups * sizeof(unsigned), s));
   CUDA_CHECK(cudaMemsetAsync(outside_.get(), 0, sizeof(unsigned), s));
@@ -92,50 +79,37 @@ void Engine::enqueue_frame(int n) {
   CUDA_CHECK_LAST();
   if (g_.improved) improve_cells(g_, c, s);
   label_points(g_, x, y, z, n, c, labels_.get(), s);
-  CUDA_CHECK(cudaEventRecordWithFlags(ev_k1_, s, cudaEventRecordExternal));  // a timing node in the graph
-  CUDA_CHECK(cudaMemcpyAsync(h_labels_, labels_.get(), n, cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaEventRecordWithFlags(ev_end_, s, cudaEventRecordExternal));  // a timing node in the graph
+  CUDA_CHECK(cudaEventRecordWithFlags(ev_k1_.get(), s, cudaEventRecordExternal));  // a timing node in the graph
+  CUDA_CHECK(cudaMemcpyAsync(h_labels_.get(), labels_.get(), n, cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaEventRecordWithFlags(ev_end_.get(), s, cudaEventRecordExternal));  // a timing node in the graph
 }
 
 void Engine::launch(const common::PointCloud& pc) {
   const int n = static_cast<int>(pc.size());
   if (n > cap_) throw std::invalid_argument("frame engine: " + std::to_string(n) + " points, capacity " + std::to_string(cap_));
-  CUDA_CHECK(cudaStreamSynchronize(stream_));  // the pinned buffers are free again
-  std::memcpy(h_xyz_, pc.x.data(), n * sizeof(float));
-  std::memcpy(h_xyz_ + cap_, pc.y.data(), n * sizeof(float));
-  std::memcpy(h_xyz_ + 2 * static_cast<std::size_t>(cap_), pc.z.data(), n * sizeof(float));
+  stream_.sync();  // the pinned buffers are free again
+  std::memcpy(h_xyz_.get(), pc.x.data(), n * sizeof(float));
+  std::memcpy(h_xyz_.get() + cap_, pc.y.data(), n * sizeof(float));
+  std::memcpy(h_xyz_.get() + 2 * static_cast<std::size_t>(cap_), pc.z.data(), n * sizeof(float));
   launch_pinned(n);
 }
 
 void Engine::launch_pinned(int n) {
   if (n > cap_) throw std::invalid_argument("frame engine: " + std::to_string(n) + " points, capacity " + std::to_string(cap_));
-  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  stream_.sync();
   if (n != graph_n_) {  // a new frame size: capture the frame again
-    if (exec_) CUDA_CHECK(cudaGraphExecDestroy(exec_));
-    cudaGraph_t graph;
-    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    enqueue_frame(n);
-    CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-    CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
-    CUDA_CHECK(cudaGraphDestroy(graph));
+    graph_n_ = -1;  // until the capture succeeds
+    exec_.capture(stream_.get(), [&](cudaStream_t) { enqueue_frame(n); });
     graph_n_ = n;
   }
-  CUDA_CHECK(cudaGraphLaunch(exec_, stream_));
+  exec_.launch(stream_.get());
 }
 
-void Engine::wait() { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+void Engine::wait() { stream_.sync(); }
 
-float Engine::kernel_ms() const {
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, ev_k0_, ev_k1_));
-  return ms;
-}
+float Engine::kernel_ms() const { return ev_k1_.since(ev_k0_); }
 
-float Engine::frame_ms() const {
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, ev_start_, ev_end_));
-  return ms;
-}
+float Engine::frame_ms() const { return ev_end_.since(ev_start_); }
 
 Result Engine::result(int n, Outputs out) {
   wait();

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "common/cuda_check.hpp"
+#include "common/gpu_resources.hpp"
 #include "common/nvtx.hpp"
 #include "common/output_file.hpp"
 #include "nbody/io.hpp"
@@ -29,25 +30,13 @@ std::string output_path(const std::string& out_dir, const std::string& in) {
   return out_dir + "/" + (slash == std::string::npos ? in : in.substr(slash + 1));
 }
 
-// Pinned float4 staging for one snapshot.
+// Pinned float4 staging for one snapshot (grows, never shrinks; freed with it).
 struct Pinned {
-  float4* pos = nullptr;
-  float4* vel = nullptr;
-  std::size_t cap = 0;
+  common::PinnedBuffer<float4> pos, vel;
   void reserve(std::size_t n) {
-    if (n <= cap) return;
-    release();
-    CUDA_CHECK(cudaMallocHost(&pos, n * sizeof(float4)));
-    CUDA_CHECK(cudaMallocHost(&vel, n * sizeof(float4)));
-    cap = n;
+    pos.resize(n);
+    vel.resize(n);
   }
-  void release() {
-    if (pos) cudaFreeHost(pos);
-    if (vel) cudaFreeHost(vel);
-    pos = vel = nullptr;
-    cap = 0;
-  }
-  ~Pinned() { release(); }
 };
 
 void pack(const Bodies& b, Pinned& h) {
@@ -68,12 +57,12 @@ void unpack(const Pinned& h, Bodies& b) {
 void enqueue_snapshot(DeviceSystem& sys, Pinned& in, Pinned& out, int n, const Params& p, AccelLauncher accel,
                       cudaStream_t s) {
   sys.resize(n);
-  CUDA_CHECK(cudaMemcpyAsync(sys.pos(), in.pos, n * sizeof(float4), cudaMemcpyHostToDevice, s));
-  CUDA_CHECK(cudaMemcpyAsync(sys.vel(), in.vel, n * sizeof(float4), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaMemcpyAsync(sys.pos(), in.pos.get(), n * sizeof(float4), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaMemcpyAsync(sys.vel(), in.vel.get(), n * sizeof(float4), cudaMemcpyHostToDevice, s));
   gpu_simulate(sys, p, accel, s);
   out.reserve(std::max(n, 1));
-  CUDA_CHECK(cudaMemcpyAsync(out.pos, sys.pos(), n * sizeof(float4), cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaMemcpyAsync(out.vel, sys.vel(), n * sizeof(float4), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaMemcpyAsync(out.pos.get(), sys.pos(), n * sizeof(float4), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaMemcpyAsync(out.vel.get(), sys.vel(), n * sizeof(float4), cudaMemcpyDeviceToHost, s));
 }
 
 }  // namespace
