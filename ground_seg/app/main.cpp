@@ -116,33 +116,13 @@ std::string fmt(double v, int prec = 2) {
   return b;
 }
 
-// The versions --version asks for (all when not given); unknown names are a usage error listing
-// the known ones.
-std::vector<const Version*> select_versions(const common::CliOptions& o) {
-  std::vector<const Version*> out;
-  for (const auto& name : o.versions)
-    if (!find_version(name)) {
-      std::string known;
-      for (const auto& v : versions()) known += " " + v.name;
-      throw common::UsageError("--version: unknown version '" + name + "' (known:" + known + ")");
-    }
-  for (const auto& v : versions())
-    if (o.versions.empty() || std::find(o.versions.begin(), o.versions.end(), v.name) != o.versions.end() ||
-        std::find(o.versions.begin(), o.versions.end(), v.id) != o.versions.end())
-      out.push_back(&v);
-  return out;
-}
-
-bool is_selected(const std::vector<const Version*>& sel, const std::string& name) {
-  return std::any_of(sel.begin(), sel.end(), [&](const Version* v) { return v->name == name; });
-}
-
 int run(const common::CliOptions& o) {
   if (o.list) {
-    for (const auto& v : versions()) std::printf("%-6s %-14s %-4s %s\n", v.id.c_str(), v.name.c_str(), v.needs_gpu ? "gpu" : "cpu", v.idea.c_str());
+    std::printf("%-6s %-14s %-4s %s\n", "id", "name", "gpu", "idea");
+    for (const auto& v : versions()) std::printf("%-6s %-14s %-4s %s\n", v.id.c_str(), v.name.c_str(), v.needs_gpu ? "yes" : "no", v.idea.c_str());
     return 0;
   }
-  const std::vector<const Version*> selected = select_versions(o);
+  const std::vector<const Version*> selected = common::select_versions(versions(), o.versions);
   const std::string rule = o.extra.at("rule");
   if (rule != "seed" && rule != "improved" && rule != "both") throw common::UsageError("--rule: seed, improved or both");
   const Params base = params_from(o);
@@ -199,7 +179,7 @@ int run(const common::CliOptions& o) {
           if (bad.empty()) bad = compare_to_reference(ref, res);
           r.passed = bad.empty() ? "PASS" : "FAIL: " + bad;
           if (!common::is_pass(r)) return;
-          if (v.name == "v4_graph") {  // a warm engine: graph captured once, then replayed per frame
+          if (v.warm_engine) {  // graph captured once, then replayed per frame
             FrameEngine engine(p, static_cast<int>(in.cloud.size()));
             engine.launch(in.cloud);
             engine.wait();
@@ -254,7 +234,7 @@ int run(const common::CliOptions& o) {
                     scored ? fmt(100 * a.precision()).c_str() : "-", scored ? fmt(100 * a.recall()).c_str() : "-",
                     scored ? fmt(100 * a.f1()).c_str() : "-", scored ? fmt(100 * a.iou()).c_str() : "-", ground, r.passed.c_str());
         rows.push_back(r);
-        if (v.name == "cpu" && !improved) {  // grid population, once per input
+        if (v.role == common::Role::reference && !improved) {  // grid population, once per input
           for (const auto& [bucket, cells] : population_histogram(ref.cells)) {
             ResultRow h = common::make_row("ground_seg", v.name, v.idea, static_cast<std::int64_t>(in.cloud.size()),
                                            "input=" + in.name + " histogram=" + bucket, env.device_label);
@@ -290,8 +270,9 @@ int run(const common::CliOptions& o) {
       double cpu = common::kNoValue, cub = common::kNoValue, prev = common::kNoValue;
       for (auto& r : rows)
         if (r.params.rfind(tag, 0) == 0 && r.params.find("histogram") == std::string::npos && r.stats.samples) {
-          if (r.version == "cpu") cpu = r.stats.median_ms;
-          if (r.version == "v2_cub") cub = r.stats.median_ms;
+          const Version* v = find_version(r.version);
+          if (v && v->role == common::Role::reference) cpu = r.stats.median_ms;
+          if (v && v->role == common::Role::library) cub = r.stats.median_ms;
         }
       for (auto& r : rows)
         if (r.params.rfind(tag, 0) == 0 && r.params.find("histogram") == std::string::npos && r.stats.samples) {
@@ -306,26 +287,27 @@ int run(const common::CliOptions& o) {
                   in.cloud.dropped_nonfinite, in.cloud.dropped_no_return);
   }
   for (const auto& r : extra_rows) rows.push_back(r);
-  const Version* v3 = find_version("v3_seed_design");
-  if (env.gpu && !inputs.empty() && is_selected(selected, v3->name)) {
+  const auto phased = std::find_if(selected.begin(), selected.end(), [](const Version* v) { return v->phases != nullptr; });
+  if (env.gpu && !inputs.empty() && phased != selected.end()) {
+    const Version* v3 = *phased;
     const Input& in = inputs.back();  // the real scan when present
     Params p = base;
     std::vector<Phases> samples;
-    common::NvtxRange range("v3 per-phase table");
+    common::NvtxRange range("per-phase table");
     ResultRow failed = common::make_row("ground_seg", v3->name, v3->idea, static_cast<std::int64_t>(in.cloud.size()),
                                         "input=" + in.name + " phase=all", env.device_label);
     if (!common::run_guarded(failed, true, [&] {
           // the timed work (labels only), so the phases add up to the frame in the version table
-          (void)segment_gpu_seed_design(in.cloud, p, nullptr, Outputs::labels);  // warm-up
+          (void)v3->phases(in.cloud, p, nullptr, Outputs::labels);  // warm-up
           for (int rep = 0; rep < (o.quick ? 3 : 21); ++rep) {
             Phases ph;
-            (void)segment_gpu_seed_design(in.cloud, p, &ph, Outputs::labels);
+            (void)v3->phases(in.cloud, p, &ph, Outputs::labels);
             samples.push_back(ph);
           }
         }))
       rows.push_back(failed);
     else
-      std::printf("\nper-phase table, %s, v3 (median of %zu frames):\n", in.name.c_str(), samples.size());
+      std::printf("\nper-phase table, %s, %s (median of %zu frames):\n", in.name.c_str(), v3->name.c_str(), samples.size());
     for (std::size_t i = 0; !samples.empty() && i < samples[0].size(); ++i) {
       std::vector<double> t;
       for (const auto& ph : samples) t.push_back(ph[i].second);
@@ -347,9 +329,9 @@ int run(const common::CliOptions& o) {
     Params p = base;
     const Result reference = segment_cpu(in.cloud, p);
     std::vector<std::uint8_t> streamed;
-    if (env.gpu) std::printf("\nstreamed frames (v5: one v4 engine per stream), %s:\n", in.name.c_str());
+    if (env.gpu) std::printf("\nstreamed frames (%s: one frame engine per stream), %s:\n", v5.name.c_str(), in.name.c_str());
     for (int streams : {1, 2, 4, 8}) {
-      common::NvtxRange range(("v5 streams=" + std::to_string(streams)).c_str());
+      common::NvtxRange range((v5.name + " streams=" + std::to_string(streams)).c_str());
       const int frames = o.quick ? 50 : 2000;
       ResultRow r = common::make_row("ground_seg", v5.name, v5.idea, static_cast<std::int64_t>(in.cloud.size()),
                                      "input=" + in.name + " streams=" + std::to_string(streams), env.device_label);

@@ -67,7 +67,7 @@ bool is_selected(const Context& c, const Version& v) {
 // and tune the best kernel (step measures every per-step version).
 const Version& mode_version(const std::string& mode) {
   const Mode want = mode == "batch" ? Mode::Batch : mode == "scaling" ? Mode::MultiGpu : Mode::Step;
-  if (want == Mode::Step) return *find_version(best_kernel_name());
+  if (want == Mode::Step) return best_version();
   for (const auto& v : versions())
     if (v.mode == want) return v;
   throw std::logic_error("no version for mode " + mode);
@@ -183,8 +183,8 @@ void step_mode(Context& c, common::RowList& rows) {
       progress.step(v.name + " n=" + std::to_string(n));
       ResultRow r = base_row(c, v, n, "mode=step integrator=symplectic");
       if (v.needs_gpu && !c.gpu) r.passed = "skipped: no CUDA device";
-      else if (v.name == "cpu" && n > cpu_max) r.passed = "skipped: above --cpu-max-n";
-      else if (v.name == "cpu_openmp" && n > omp_max) r.passed = "skipped: above --openmp-max-n";
+      else if (v.role == common::Role::reference && n > cpu_max) r.passed = "skipped: above --cpu-max-n";
+      else if (v.role == common::Role::library && n > omp_max) r.passed = "skipped: above --openmp-max-n";
       else {
         common::NvtxRange vr(v.name.c_str());
         common::run_guarded(r, v.needs_gpu, [&] {
@@ -203,8 +203,7 @@ void step_mode(Context& c, common::RowList& rows) {
             r.predicted_ms = common::predict(step_cost(n), c.spec).total_ms;
           }
           fill_rate(c, r, double(n) * double(n));
-          if (v.name == "v4_tuned") r.params += " block=" + std::to_string(tuned_block_size(static_cast<int>(n)));
-          if (v.name == "v6_warp_split") r.params += " lanes_per_body=" + std::to_string(warp_split_group(n));
+          if (v.shape) r.params += " " + v.shape(n);
         });
       }
       rows.push_back(r);
@@ -212,8 +211,9 @@ void step_mode(Context& c, common::RowList& rows) {
     double cpu = common::kNoValue, lib = common::kNoValue, prev = common::kNoValue;
     for (std::size_t i = first; i < rows.size(); ++i) {
       if (rows[i].stats.samples == 0) continue;
-      if (rows[i].version == "cpu") cpu = rows[i].stats.median_ms;
-      if (rows[i].version == "cpu_openmp") lib = rows[i].stats.median_ms;
+      const Version* v = find_version(rows[i].version);
+      if (v && v->role == common::Role::reference) cpu = rows[i].stats.median_ms;
+      if (v && v->role == common::Role::library) lib = rows[i].stats.median_ms;
     }
     for (std::size_t i = first; i < rows.size(); ++i) {
       if (rows[i].stats.samples == 0) continue;
@@ -464,13 +464,8 @@ int run(const common::CliOptions& opt) {
     return 0;
   }
   if (!c.opt.input.empty()) throw common::UsageError("nbody reads snapshot directories: use --batch-dir DIR");
-  for (const auto& name : c.opt.versions)
-    if (!find_version(name)) {
-      std::string known;
-      for (const auto& v : versions()) known += " " + v.name;
-      throw common::UsageError("--version: unknown version '" + name + "' (known:" + known + ")");
-    }
-  c.selected = c.opt.versions;
+  for (const Version* v : common::select_versions(versions(), c.opt.versions))
+    if (!c.opt.versions.empty()) c.selected.push_back(v->name);
   for (long long n : c.opt.sizes)
     if (n < 1 || n > (std::int64_t{1} << 31) - 1)
       throw common::UsageError("--n: " + std::to_string(n) + " bodies is out of range (allowed: 1 to 2^31-1)");

@@ -219,25 +219,15 @@ void draw_topdown(const std::string& path, const Case& c, const double (&T)[4][4
 int run(const common::CliOptions& o) {
   if (o.list) {
     for (const auto& v : versions())
-      std::printf("%-4s %-16s %s%s\n", v.id.c_str(), v.name.c_str(), v.idea.c_str(),
-                  v.make ? "" : ("  [" + v.unavailable + "]").c_str());
-    std::printf("%-4s %-16s %s\n", "v7", "v7_batched", "many alignments in one graph launch (batch rows, multi-hypothesis search)");
+      std::printf("%-4s %-24s %s%s\n", v.id.c_str(), v.name.c_str(), v.idea.c_str(),
+                  v.make || v.batched ? "" : ("  [" + v.unavailable + "]").c_str());
     return 0;
   }
-  for (const auto& name : o.versions) {
-    const bool known = name == "v7_batched" || std::any_of(versions().begin(), versions().end(), [&](const Version& v) {
-                         return v.name == name || v.id == name;
-                       });
-    if (!known) {
-      std::string all;
-      for (const auto& v : versions()) all += " " + v.name;
-      throw common::UsageError("--version: unknown version '" + name + "' (known:" + all + " v7_batched)");
-    }
-  }
-  auto selected = [&](const std::string& id, const std::string& name) {
-    return o.versions.empty() || std::find(o.versions.begin(), o.versions.end(), name) != o.versions.end() ||
-           std::find(o.versions.begin(), o.versions.end(), id) != o.versions.end();
-  };
+  const std::vector<const Version*> chosen = common::select_versions(versions(), o.versions);
+  auto selected = [&](const Version& v) { return std::find(chosen.begin(), chosen.end(), &v) != chosen.end(); };
+  const Version* batched = nullptr;
+  for (const auto& v : versions())
+    if (v.batched) batched = &v;
   if (o.flag("launch-bench")) {
     for (const auto& f : o.given)
       if (f != "launch-bench")
@@ -320,7 +310,8 @@ int run(const common::CliOptions& o) {
     const std::string base_params = "case=" + c.name + " search=" + search_name(c.params.search);
     // Map build rows: CPU, and GPU (checked equal to the CPU's, voxel for voxel)
     {
-      ResultRow r = common::make_row("ndt_graph", "cpu", "target map build (VoxelGridCovariance + cell hash), one thread",
+      ResultRow r = common::make_row("ndt_graph", common::with_role(versions(), Role::reference)->name,
+                                     "target map build (VoxelGridCovariance + cell hash), one thread",
                                      static_cast<std::int64_t>(c.target.size()), base_params + " row=map_build", env.device_label);
       r.stats = common::bench_cpu([&] { build_voxel_map(c.target, static_cast<float>(c.params.resolution)); }, bench);
       r.metric = c.target.size() / (r.stats.median_ms * 1e3);
@@ -356,7 +347,7 @@ int run(const common::CliOptions& o) {
     double prev_ms = common::kNoValue, lib_ms = common::kNoValue, cpu_ms = common::kNoValue;
     std::map<std::string, double> ms_of;  // this case's times by version name
     for (const auto& v : versions()) {
-      if (!selected(v.id, v.name) && v.role != Role::reference) continue;
+      if (v.batched || (!selected(v) && v.role != Role::reference)) continue;
       common::NvtxRange version_range(v.name.c_str());
       ResultRow r = common::make_row("ndt_graph", v.name, v.idea, static_cast<std::int64_t>(c.source.size()),
                                      base_params + " row=align", env.device_label);
@@ -523,7 +514,7 @@ int run(const common::CliOptions& o) {
     progress.step(c.name);
   }
   // Batched alignments and the multi-hypothesis search (v7)
-  if (env.gpu && !o.flag("no-batch") && !single && selected("v7", "v7_batched")) {
+  if (env.gpu && !o.flag("no-batch") && !single && batched && selected(*batched)) {
     const Case* koide = nullptr;
     const Case* room = nullptr;
     for (const auto& c : cases) {
@@ -544,7 +535,7 @@ int run(const common::CliOptions& o) {
         for (int q = 0; q < 6; ++q) it.guess[q] = bc.guess[q] + (k == 0 ? 0.0 : (q < 3 ? 0.05 : 0.005) * U(rng));
         items.push_back(it);
       }
-      ResultRow r = common::make_row("ndt_graph", "v7_batched", "many alignments in one graph launch (WHILE node over all)",
+      ResultRow r = common::make_row("ndt_graph", batched->name, batched->idea,
                                      static_cast<std::int64_t>(bc.source.size()),
                                      "case=" + bc.name + " row=batch batch=" + std::to_string(b), env.device_label);
       common::run_guarded(r, true, [&] {
@@ -566,7 +557,7 @@ int run(const common::CliOptions& o) {
       });
       if (r.passed != "PASS") any_fail = true;
       rows.push_back(r);
-      std::cout << "  v7_batched x" << b << ": " << fmt(r.stats.median_ms, 3) << " ms, " << fmt(r.metric, 0)
+      std::cout << "  " << batched->name << " x" << b << ": " << fmt(r.stats.median_ms, 3) << " ms, " << fmt(r.metric, 0)
                 << " alignments/s  " << r.passed << "\n";
     }
     if (room) {  // multi-hypothesis: from a guess 2 m / 30 deg off PCL's answer
@@ -591,7 +582,7 @@ int run(const common::CliOptions& o) {
             it.guess[5] += iyaw * 15.0 * 3.14159265358979323846 / 180.0;
             items.push_back(it);
           }
-      ResultRow r = common::make_row("ndt_graph", "v7_batched", "multi-hypothesis initial-pose search: best likelihood of a grid of guesses",
+      ResultRow r = common::make_row("ndt_graph", batched->name, "multi-hypothesis initial-pose search: best likelihood of a grid of guesses",
                                      static_cast<std::int64_t>(room->source.size()),
                                      "case=room_tutorial row=hypotheses hypotheses=" + std::to_string(items.size()) +
                                          " single_err_cm=" + fmt(100 * lone_cm, 2) + " single_err_deg=" + fmt(lone_deg, 3),

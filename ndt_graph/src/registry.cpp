@@ -56,6 +56,8 @@ const std::vector<Version>& versions() {
         {"v6", "v6_parallel_line_search",
          "the line search's step candidates evaluated in one pass (PCL's test picks): one pass per iteration",
          Role::version, true, 7, make_v6_parallel_line_search, "", kMaxCandidates},
+        {"v7", "v7_batched", "many alignments in one graph launch (WHILE node over all): batch rows, multi-hypothesis search",
+         Role::version, true, 5, nullptr, "", 1, "v5_graph_while", true},
         {"v8", "v8_programmatic_launch",
          "v4 with each kernel a programmatic dependent of the one before (Hopper PDL): launches overlap the running kernel",
          Role::version, true, 3, make_v8_programmatic_launch, "", 1, "v4_graph_batch"},

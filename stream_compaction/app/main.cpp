@@ -280,8 +280,8 @@ void fill_ratios(common::RowList& rows, std::size_t from) {
   for (std::size_t i = from; i < rows.size(); ++i) {
     const sc::Version* v = sc::find_version(rows[i].version);
     if (!v || rows[i].stats.samples == 0) continue;
-    if (!v->needs_gpu && std::isnan(cpu)) cpu = rows[i].stats.median_ms;
-    if (v->is_library && v->name.find("cub") != std::string::npos) lib = rows[i].stats.median_ms;
+    if (v->role == common::Role::reference) cpu = rows[i].stats.median_ms;
+    if (v->role == common::Role::library) lib = rows[i].stats.median_ms;
   }
   for (std::size_t i = from; i < rows.size(); ++i) {
     if (rows[i].stats.samples == 0) continue;
@@ -318,12 +318,8 @@ int run(const common::CliOptions& opt) {
                   v.idea.c_str());
     return 0;
   }
-  for (const auto& name : c.opt.versions)
-    if (!sc::find_version(name)) {
-      std::string known;
-      for (const auto& v : sc::versions()) known += " " + v.name;
-      throw common::UsageError("--version: unknown version '" + name + "' (known:" + known + ")");
-    }
+  // by name, or by id across the operations (--version v5: scan_lookback and compact_lookback)
+  const std::vector<const sc::Version*> selected = common::select_versions(sc::versions(), c.opt.versions);
   std::vector<sc::Op> ops;
   for (const auto& o : common::split(c.opt.extra["op"], ',')) {
     if (o == "all") ops = {sc::Op::Scan, sc::Op::Compact, sc::Op::Sort};
@@ -373,10 +369,6 @@ int run(const common::CliOptions& opt) {
   if (c.opt.reps > 0) c.bench.min_samples = c.bench.max_samples = c.opt.reps;
   print_header(c, sizes);
 
-  std::vector<const sc::Version*> selected;
-  for (const auto& v : sc::versions())
-    if (c.opt.versions.empty() || std::find(c.opt.versions.begin(), c.opt.versions.end(), v.name) != c.opt.versions.end())
-      selected.push_back(&v);
 
   common::RowList rows, stage, e2e, sweep;
   int total_steps = 0;

@@ -18,6 +18,7 @@
 #include "common/results.hpp"
 #include "stream_compaction/check.hpp"
 #include "stream_compaction/host.hpp"
+#include "stream_compaction/registry.hpp"
 #include "stream_compaction/tuning.hpp"
 
 namespace sc = StreamCompaction;
@@ -28,6 +29,7 @@ namespace {
 struct Candidate {
   std::string name;
   sc::Op op;
+  bool library;  // the operation's baseline (x lib)
   std::function<void(std::int64_t n, int* out, std::int64_t* count, const int* in, dev::ScratchTree&, cudaStream_t)> run;
 };
 
@@ -37,19 +39,34 @@ std::string shape(const V& v) {
          std::to_string(v.poll_delay_ns);
 }
 
+// From the registry: every GPU version with a fixed shape (not block-tunable, not staged), the
+// versions with tile variants once per variant, and the library baseline of each operation.
 std::vector<Candidate> candidates() {
   std::vector<Candidate> c;
-  c.push_back({"scan_cub", sc::Op::Scan, [](auto n, int* o, auto*, const int* i, auto& s, auto st) { dev::scan_cub(n, o, i, s, st); }});
-  c.push_back({"scan_warp_shuffle", sc::Op::Scan, [](auto n, int* o, auto*, const int* i, auto& s, auto st) { dev::scan_warp_shuffle(n, o, i, s, st); }});
-  for (const auto& v : dev::lookback_scan_variants())
-    c.push_back({"scan_lookback[" + shape(v) + "]", sc::Op::Scan,
-                 [f = v.scan](auto n, int* o, auto*, const int* i, auto& s, auto st) { f(n, o, i, s, st); }});
-  c.push_back({"compact_cub", sc::Op::Compact, [](auto n, int* o, auto* k, const int* i, auto& s, auto st) { dev::compact_cub(n, o, k, i, s, st); }});
-  for (const auto& v : dev::fused_compact_variants())
-    c.push_back({"compact_fused[" + shape(v) + "]", sc::Op::Compact,
-                 [f = v.compact](auto n, int* o, auto* k, const int* i, auto& s, auto st) { f(n, o, k, i, s, st); }});
-  c.push_back({"sort_cub", sc::Op::Sort, [](auto n, int* o, auto*, const int* i, auto& s, auto st) { dev::sort_cub(n, o, i, s, st); }});
-  c.push_back({"sort_radix", sc::Op::Sort, [](auto n, int* o, auto*, const int* i, auto& s, auto st) { dev::sort_radix(n, o, i, s, st); }});
+  for (const auto& v : sc::versions()) {
+    if (!v.needs_gpu || v.block_tunable || v.has_stages) continue;
+    if (v.tile_variants && v.op == sc::Op::Scan) {
+      for (const auto& t : dev::lookback_scan_variants())
+        c.push_back({v.name + "[" + shape(t) + "]", v.op, false,
+                     [f = t.scan](auto n, int* o, auto*, const int* i, auto& s, auto st) { f(n, o, i, s, st); }});
+    } else if (v.tile_variants && v.op == sc::Op::Compact) {
+      for (const auto& t : dev::fused_compact_variants())
+        c.push_back({v.name + "[" + shape(t) + "]", v.op, false,
+                     [f = t.compact](auto n, int* o, auto* k, const int* i, auto& s, auto st) { f(n, o, k, i, s, st); }});
+    } else {
+      c.push_back({v.name, v.op, v.role == common::Role::library,
+                   [run = v.run](std::int64_t n, int* o, std::int64_t* k, const int* i, dev::ScratchTree& s, cudaStream_t st) {
+                     sc::RunArgs a;
+                     a.n = n;
+                     a.out = o;
+                     a.in = i;
+                     a.count = k;
+                     a.scratch = &s;
+                     a.stream = st;
+                     run(a);
+                   }});
+    }
+  }
   return c;
 }
 
@@ -67,7 +84,7 @@ int run(const common::CliOptions& opt) {
   common::DeviceBuffer<int> d_in(n), d_out(n);
   common::DeviceBuffer<std::int64_t> d_count(1);
   std::vector<common::ResultRow> rows;
-  double library_ms = 0;
+  double library_ms = common::kNoValue;
   for (sc::Op op : {sc::Op::Scan, sc::Op::Compact, sc::Op::Sort}) {
     std::vector<int> in(n), ref(n), got(n);
     std::uint64_t s = opt.seed + static_cast<int>(op);
@@ -81,6 +98,8 @@ int run(const common::CliOptions& opt) {
     else if (op == sc::Op::Compact) kept = sc::Host::compact_without_scan(n, ref.data(), in.data());
     else sc::Host::reference_radix_sort(n, ref.data(), in.data());
     CUDA_CHECK(cudaMemcpy(d_in.get(), in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
+    const std::size_t first = rows.size();
+    library_ms = common::kNoValue;
     for (const auto& c : candidates()) {
       if (c.op != op) continue;
       dev::ScratchTree scratch;
@@ -108,11 +127,12 @@ int run(const common::CliOptions& opt) {
         r.metric = bytes / (r.stats.median_ms * 1e-3) / 1e9;
         r.metric_unit = "GB/s";
         r.pct_of_ceiling = 100 * r.metric / ceil.copy_gbs;
-        if (c.name.find("cub") != std::string::npos) library_ms = r.stats.median_ms;
-        r.speedup_vs_library = library_ms / r.stats.median_ms;
+        if (c.library) library_ms = r.stats.median_ms;
       }
       rows.push_back(r);
     }
+    for (std::size_t i = first; i < rows.size(); ++i)  // x lib: against this operation's library row
+      if (rows[i].stats.samples) rows[i].speedup_vs_library = library_ms / rows[i].stats.median_ms;
   }
   common::print_table(std::cout, rows);
   if (!opt.csv.empty()) common::write_csv_atomic(opt.csv, rows);

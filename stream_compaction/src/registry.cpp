@@ -98,36 +98,37 @@ void run_cub_sort(const RunArgs& a) { Device::sort_cub(a.n, a.out, a.in, *a.scra
 
 const std::vector<Version>& versions() {
   using namespace Device;
+  using common::Role;
   static const std::vector<Version> table = {
-      // id, name, op, idea, needs_gpu, is_library, block_tunable, has_stages, run, cost
-      {"cpu", "scan_cpu", Op::Scan, "sequential exclusive scan, one pass", false, false, false, false, run_cpu_scan, cost_none},
-      {"v1", "scan_naive", Op::Scan, "Hillis-Steele in global memory: all threads at once, O(n log n) adds", true, false, true, false, run_scan<scan_naive>, cost_naive},
-      {"v2", "scan_work_efficient", Op::Scan, "Blelloch up/down-sweep in global memory, only active threads launched", true, false, true, false, run_scan<scan_work_efficient>, cost_work_efficient},
-      {"v3", "scan_shared_mem", Op::Scan, "Blelloch per block in shared memory, conflict-free padding, recursive block sums", true, false, true, false, run_scan<scan_shared_mem>, cost_shared},
-      {"v4", "scan_warp_shuffle", Op::Scan, "15 items/thread, 16-byte loads, warp-shuffle block scan, reduce-then-scan", true, false, false, false, run_scan<scan_warp_shuffle>, cost_warp},
-      {"v5", "scan_lookback", Op::Scan, "single pass: decoupled look-back between tiles, 8 bytes per element", true, false, false, false, run_scan<scan_lookback>, cost_single_pass},
-      {"thrust", "scan_thrust", Op::Scan, "library: thrust::exclusive_scan", true, true, false, false, run_scan<scan_thrust>, cost_single_pass},
-      {"cub", "scan_cub", Op::Scan, "library: cub::DeviceScan::ExclusiveSum", true, true, false, false, run_scan<scan_cub>, cost_single_pass},
+      // id, name, op, idea, needs_gpu, role, block_tunable, has_stages, run, cost[, tile_variants]
+      {"cpu", "scan_cpu", Op::Scan, "sequential exclusive scan, one pass", false, Role::reference, false, false, run_cpu_scan, cost_none},
+      {"v1", "scan_naive", Op::Scan, "Hillis-Steele in global memory: all threads at once, O(n log n) adds", true, Role::version, true, false, run_scan<scan_naive>, cost_naive},
+      {"v2", "scan_work_efficient", Op::Scan, "Blelloch up/down-sweep in global memory, only active threads launched", true, Role::version, true, false, run_scan<scan_work_efficient>, cost_work_efficient},
+      {"v3", "scan_shared_mem", Op::Scan, "Blelloch per block in shared memory, conflict-free padding, recursive block sums", true, Role::version, true, false, run_scan<scan_shared_mem>, cost_shared},
+      {"v4", "scan_warp_shuffle", Op::Scan, "15 items/thread, 16-byte loads, warp-shuffle block scan, reduce-then-scan", true, Role::version, false, false, run_scan<scan_warp_shuffle>, cost_warp},
+      {"v5", "scan_lookback", Op::Scan, "single pass: decoupled look-back between tiles, 8 bytes per element", true, Role::version, false, false, run_scan<scan_lookback>, cost_single_pass, true},
+      {"thrust", "scan_thrust", Op::Scan, "library: thrust::exclusive_scan", true, Role::version, false, false, run_scan<scan_thrust>, cost_single_pass},
+      {"cub", "scan_cub", Op::Scan, "library: cub::DeviceScan::ExclusiveSum", true, Role::library, false, false, run_scan<scan_cub>, cost_single_pass},
 
-      {"cpu", "compact_cpu", Op::Compact, "sequential loop keeping nonzeros, no scan", false, false, false, false, run_cpu_compact, cost_none},
-      {"cpu-scan", "compact_cpu_scan", Op::Compact, "CPU map -> scan -> scatter (the GPU algorithm, sequentially)", false, false, false, false, run_cpu_compact_scan, cost_none},
-      {"v1", "compact_naive", Op::Compact, "map -> v1 naive scan -> scatter", true, false, true, true, run_compact<scan_naive>, cost_map_scan_scatter<cost_naive>},
-      {"v2", "compact_work_efficient", Op::Compact, "map -> v2 work-efficient scan -> scatter", true, false, true, true, run_compact<scan_work_efficient>, cost_map_scan_scatter<cost_work_efficient>},
-      {"v3", "compact_shared_mem", Op::Compact, "map -> v3 shared-memory scan -> scatter", true, false, true, true, run_compact<scan_shared_mem>, cost_map_scan_scatter<cost_shared>},
-      {"v4", "compact_warp_shuffle", Op::Compact, "map -> v4 warp-shuffle scan -> scatter", true, false, true, true, run_compact<scan_warp_shuffle>, cost_map_scan_scatter<cost_warp>},
-      {"v5", "compact_lookback", Op::Compact, "map -> v5 look-back scan -> scatter", true, false, true, true, run_compact<scan_lookback>, cost_map_scan_scatter<cost_single_pass>},
-      {"fused", "compact_fused", Op::Compact, "one pass: flags, look-back scan and coalesced scatter fused, 4n + 4k bytes", true, false, false, false, run_fused, cost_fused_compact},
-      {"cub", "compact_cub", Op::Compact, "library: cub::DeviceSelect::If", true, true, false, false, run_cub_select, cost_fused_compact},
+      {"cpu", "compact_cpu", Op::Compact, "sequential loop keeping nonzeros, no scan", false, Role::reference, false, false, run_cpu_compact, cost_none},
+      {"cpu-scan", "compact_cpu_scan", Op::Compact, "CPU map -> scan -> scatter (the GPU algorithm, sequentially)", false, Role::version, false, false, run_cpu_compact_scan, cost_none},
+      {"v1", "compact_naive", Op::Compact, "map -> v1 naive scan -> scatter", true, Role::version, true, true, run_compact<scan_naive>, cost_map_scan_scatter<cost_naive>},
+      {"v2", "compact_work_efficient", Op::Compact, "map -> v2 work-efficient scan -> scatter", true, Role::version, true, true, run_compact<scan_work_efficient>, cost_map_scan_scatter<cost_work_efficient>},
+      {"v3", "compact_shared_mem", Op::Compact, "map -> v3 shared-memory scan -> scatter", true, Role::version, true, true, run_compact<scan_shared_mem>, cost_map_scan_scatter<cost_shared>},
+      {"v4", "compact_warp_shuffle", Op::Compact, "map -> v4 warp-shuffle scan -> scatter", true, Role::version, true, true, run_compact<scan_warp_shuffle>, cost_map_scan_scatter<cost_warp>},
+      {"v5", "compact_lookback", Op::Compact, "map -> v5 look-back scan -> scatter", true, Role::version, true, true, run_compact<scan_lookback>, cost_map_scan_scatter<cost_single_pass>},
+      {"fused", "compact_fused", Op::Compact, "one pass: flags, look-back scan and coalesced scatter fused, 4n + 4k bytes", true, Role::version, false, false, run_fused, cost_fused_compact, true},
+      {"cub", "compact_cub", Op::Compact, "library: cub::DeviceSelect::If", true, Role::library, false, false, run_cub_select, cost_fused_compact},
 
-      {"cpu", "sort_std", Op::Sort, "std::sort (introsort), one core", false, false, false, false, run_std_sort, cost_none},
-      {"radix", "sort_radix", Op::Sort, "LSD radix, 8-bit digits: upsweep histograms, look-back scan, stable shared-memory ranking", true, false, false, false, run_radix, cost_radix},
-      {"cub", "sort_cub", Op::Sort, "library: cub::DeviceRadixSort::SortKeys (one-sweep)", true, true, false, false, run_cub_sort, cost_cub_radix},
+      {"cpu", "sort_std", Op::Sort, "std::sort (introsort), one core", false, Role::reference, false, false, run_std_sort, cost_none},
+      {"radix", "sort_radix", Op::Sort, "LSD radix, 8-bit digits: upsweep histograms, look-back scan, stable shared-memory ranking", true, Role::version, false, false, run_radix, cost_radix},
+      {"cub", "sort_cub", Op::Sort, "library: cub::DeviceRadixSort::SortKeys (one-sweep)", true, Role::library, false, false, run_cub_sort, cost_cub_radix},
   };
   return table;
 }
 
 const Version* find_version(const std::string& name) {
-  for (const auto& v : versions())
+  for (const auto& v : versions())  // by name only: ids repeat across operations
     if (v.name == name) return &v;
   return nullptr;
 }

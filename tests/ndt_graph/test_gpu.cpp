@@ -111,7 +111,7 @@ TEST(NdtGpu, EmptySourceIsAnErrorAndAFarSourceHasNoCorrespondences) {
   const VoxelMap map = build_voxel_map(p.target, 1.0f);
   common::PointCloud empty;
   for (const auto& v : versions()) {
-    if (!v.needs_gpu) continue;
+    if (!v.needs_gpu || !v.make) continue;
     Problem pr;
     pr.map = &map;
     pr.target = &p.target;

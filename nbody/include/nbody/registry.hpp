@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/registry.hpp"
 #include "common/roofline.hpp"
 #include "nbody/cpu.hpp"
 #include "nbody/gpu.hpp"
@@ -18,16 +19,19 @@ struct Version {
   std::string idea;
   Mode mode;         // Step: a force kernel timed per step; Batch / MultiGpu: measured in those modes
   bool needs_gpu;
-  bool is_library;   // the baseline a user would run instead (multi-threaded CPU)
+  common::Role role;  // reference (x CPU), library (the baseline a user would run instead), version
   CpuAccelFn cpu = nullptr;
   AccelLauncher gpu = nullptr;
+  // The launch shape it picks for n bodies, for the row's params ("block=256"); nullptr: fixed.
+  std::string (*shape)(long long n) = nullptr;
+  bool best = false;  // the fastest single-GPU kernel: the batch, multi-GPU and drift modes use it
 };
 
 const std::vector<Version>& versions();
 const Version* find_version(const std::string& name);
-// The fastest single-GPU kernel, used by the batch and multi-GPU versions.
+// The fastest single-GPU kernel (the entry marked best), used by the batch and multi-GPU versions.
+const Version& best_version();
 AccelLauncher best_kernel();
-const char* best_kernel_name();
 
 // Roofline cost of one step of n bodies: 20 FLOP per interaction, positions read once per tile
 // pass from L2 are not DRAM traffic, so bytes = state read + written (32 B per body), 2 launches.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/registry.hpp"
 #include "common/bench.hpp"
 #include "ndt_graph/ndt.hpp"
 
@@ -31,7 +32,7 @@ class Runner {
   virtual double kernel_ns() const;
 };
 
-enum class Role { reference, version, library };
+using Role = common::Role;
 
 struct Version {
   std::string id, name, idea;
@@ -47,6 +48,9 @@ struct Version {
   // The version this one adds its idea to, when it is not the one listed before it ("x prev" is
   // taken against that one).
   std::string builds_on = "";
+  // Many alignments in one launch (make_batch_runner): the batch and multi-hypothesis rows, not
+  // the per-alignment table (make is null).
+  bool batched = false;
   NdtParams params_for(NdtParams base) const {
     base.line_search_candidates = line_search_candidates;
     return base;

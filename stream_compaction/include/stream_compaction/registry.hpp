@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/registry.hpp"
 #include "common/roofline.hpp"
 #include "stream_compaction/device.hpp"
 
@@ -32,12 +33,14 @@ struct Version {
   Op op;
   std::string idea;  // one line
   bool needs_gpu;
-  bool is_library;
+  common::Role role;     // reference (x CPU), library (CUB: the x lib baseline), version
   bool block_tunable;    // takes the block size as a parameter (block-size sweep)
   bool has_stages;       // map -> scan -> scatter: reports sub-timings
   void (*run)(const RunArgs&);
   // Bytes and launches it moves/makes for n elements (kept: elements kept by a compaction).
   common::CostModel (*cost)(std::int64_t n, std::int64_t kept, int block);
+  // Its tile shapes are listed in tuning.hpp (stream_compaction_tune times each next to CUB).
+  bool tile_variants = false;
 };
 
 const std::vector<Version>& versions();
