@@ -201,7 +201,7 @@ std::string usage(const std::string& program, const std::string& summary, const 
   os << "usage: " << program << " [flags]\n" << summary << "\n\n";
   const std::pair<const char*, const char*> common_flags[] = {
       {"list", "  --list               list the versions and their ideas, then exit\n"},
-      {"version", "  --version A,B        run only these versions (names from --list)\n"},
+      {"version", "  --version A,B        run only these versions (names or ids from --list)\n"},
       {"n", "  --n N[,N...]         sizes: 1000, 2^20, 2^20-3, 1<<20\n"},
       {"sweep", "  --sweep              sweep the sizes of the full benchmark\n"},
       {"reps", "  --reps R             exactly R timed samples (default: until the median is stable)\n"},
