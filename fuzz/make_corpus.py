@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""Writes the seed corpus of the fuzz targets (fuzz/corpus/<target>/): small valid inputs of
-every format variant the readers accept, from which libFuzzer mutates. Synthetic only: the
-course's real scans may not be committed (their licences). Run once; the output is committed."""
+"""Writes the synthetic seeds of the fuzz targets into OUT_DIR/<target>/: small valid inputs of
+every format variant the readers accept (PCD ascii / binary / binary_compressed, organized,
+padding and multi-count fields; KITTI points and labels; snapshot CSVs; command lines), from
+which libFuzzer mutates. scripts/fuzz.sh runs it before each fuzzing run and adds the real
+sample files from $COURSE_DATA_DIR beside them; nothing of either is kept in the repository.
+
+usage: make_corpus.py OUT_DIR"""
 import os
 import struct
+import sys
 
-here = os.path.dirname(os.path.abspath(__file__))
+out = sys.argv[1] if len(sys.argv) == 2 else sys.exit(__doc__)
 
 
 def put(target, name, data):
-    d = os.path.join(here, "corpus", target)
+    d = os.path.join(out, target)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, name), "wb") as f:
         f.write(data if isinstance(data, bytes) else data.encode())
