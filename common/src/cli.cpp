@@ -120,6 +120,12 @@ double parse_number(const std::string& text, const std::string& flag, double lo,
 }
 
 bool CliOptions::was_given(const std::string& name) const {
+  if (name == "n" || name == "sizes") return !sizes.empty();
+  if (name == "sweep") return sweep;
+  if (name == "cold") return cold;
+  if (name == "input") return !input.empty();
+  if (name == "version") return !versions.empty();
+  if (name == "reps") return reps > 0;
   return std::find(given.begin(), given.end(), name) != given.end();
 }
 
@@ -222,16 +228,8 @@ std::string usage(const std::string& program, const std::string& summary, const 
 }
 
 void reject_ignored_flags(const CliOptions& o, const std::string& program, const std::vector<std::string>& ignores) {
-  for (const auto& f : ignores) {
-    const bool given = (f == "n" || f == "sizes") ? !o.sizes.empty()
-                       : f == "sweep"             ? o.sweep
-                       : f == "cold"              ? o.cold
-                       : f == "input"             ? !o.input.empty()
-                       : f == "version"           ? !o.versions.empty()
-                       : f == "reps"              ? o.reps > 0
-                                                  : false;
-    if (given) throw UsageError("--" + f + " is not used by " + program + " (see --help)");
-  }
+  for (const auto& f : ignores)
+    if (o.was_given(f)) throw UsageError("--" + f + " is not used by " + program + " (see --help)");
 }
 
 }  // namespace common

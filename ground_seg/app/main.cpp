@@ -156,10 +156,8 @@ int run(const common::CliOptions& o) {
       const char* rname = improved ? "improved" : "seed";
       common::NvtxRange rule_range(rname);
       const Result ref = segment_cpu(in.cloud, p);  // what every version is checked against
-      const Result* written = nullptr;              // the outputs: the last selected version that passed
-      std::string written_by;
-      std::vector<Result> kept;
-      kept.reserve(selected.size());
+      Result written;          // the outputs: the result of the last selected version that passed
+      std::string written_by;  // empty: none passed
       for (const Version* vp : selected) {
         const Version& v = *vp;
         if (!v.run) continue;  // v5: the streamed section below
@@ -224,8 +222,7 @@ int run(const common::CliOptions& o) {
                         " fp=" + std::to_string(a.fp) + " fn=" + std::to_string(a.fn);
           }
           for (auto g : res.is_ground) ground += g;
-          kept.push_back(std::move(res));
-          written = &kept.back();
+          written = std::move(res);
           written_by = v.name;
         }
         const bool scored = common::is_pass(r) && !in.labels.empty();
@@ -250,18 +247,18 @@ int run(const common::CliOptions& o) {
       // the output files: the first input under the first rule run (seed, or improved alone)
       const bool file_outputs = &in == &inputs.front() && (!improved || rule == "improved") &&
                                 (!o.extra.at("ply").empty() || !o.extra.at("labels-out").empty() || !o.extra.at("cells-out").empty());
-      if (!written && ((!images.empty() && pictured) || file_outputs)) {
+      if (written_by.empty() && ((!images.empty() && pictured) || file_outputs)) {
         std::fprintf(stderr, "ground_seg: %s, rule %s: no version passed, so no image or output file is written for it\n",
                      in.name.c_str(), rname);
         continue;
       }
       if (!images.empty() && pictured)
-        write_topdown_png(images + "/topdown_" + file_stem(in.name) + "_" + rname + ".png", in.cloud, written->is_ground,
+        write_topdown_png(images + "/topdown_" + file_stem(in.name) + "_" + rname + ".png", in.cloud, written.is_ground,
                           in.labels, p);
       if (file_outputs) {
-        if (!o.extra.at("ply").empty()) write_labelled_ply(o.extra.at("ply"), in.cloud, written->is_ground);
-        if (!o.extra.at("labels-out").empty()) write_labels(o.extra.at("labels-out"), in.cloud, written->is_ground);
-        if (!o.extra.at("cells-out").empty()) write_cell_stats_csv(o.extra.at("cells-out"), written->cells, p);
+        if (!o.extra.at("ply").empty()) write_labelled_ply(o.extra.at("ply"), in.cloud, written.is_ground);
+        if (!o.extra.at("labels-out").empty()) write_labels(o.extra.at("labels-out"), in.cloud, written.is_ground);
+        if (!o.extra.at("cells-out").empty()) write_cell_stats_csv(o.extra.at("cells-out"), written.cells, p);
         std::printf("  (output files of %s from %s's checked result)\n", in.name.c_str(), written_by.c_str());
       }
     }

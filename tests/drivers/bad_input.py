@@ -9,6 +9,7 @@ usage: bad_input.py --stream-compaction BIN --nbody BIN --ground-seg BIN --ndt-g
 """
 import argparse
 import csv
+import math
 import os
 import shutil
 import struct
@@ -68,7 +69,7 @@ def kitti_bin(path, n=2000):
         a = 6.283185307 * i / n
         r = 5.0 + (i % 37) * 0.5
         z = -1.7 if i % 5 else 0.5
-        pts.append(struct.pack("<4f", r * __import__("math").cos(a), r * __import__("math").sin(a), z, 0.5))
+        pts.append(struct.pack("<4f", r * math.cos(a), r * math.sin(a), z, 0.5))
     return write(path, b"".join(pts))
 
 

@@ -34,7 +34,9 @@ struct CliOptions {
   std::map<std::string, std::string> extra;  // every ExtraFlag, defaulted
   std::vector<std::string> given;             // the ExtraFlags on the command line, in order
 
-  bool was_given(const std::string& name) const;  // an ExtraFlag set on the command line
+  // A flag set on the command line: a common one ("n", "sweep", "cold", "input", "version",
+  // "reps") or an ExtraFlag.
+  bool was_given(const std::string& name) const;
 
   bool flag(const std::string& name) const;  // a boolean ExtraFlag
   // An integer ExtraFlag (size syntax, see parse_size) within [lo, hi]; the error names the flag,
