@@ -82,17 +82,12 @@ __global__ void small_stats_kernel(const int* __restrict__ list, const unsigned*
     const float z = has ? zs[offset[k] + lane] : 0.f;
     double s = has ? static_cast<double>(z) : 0.0;
     float lo = has ? z : INFINITY, hi = has ? z : -INFINITY;
-#pragma unroll
-    for (int o = P / 2; o > 0; o /= 2) {
-      s += __shfl_xor_sync(0xffffffffu, s, o, P);
-      lo = fminf(lo, __shfl_xor_sync(0xffffffffu, lo, o, P));
-      hi = fmaxf(hi, __shfl_xor_sync(0xffffffffu, hi, o, P));
-    }
+    s = common::warp_reduce<P>(s, common::Sum{});
+    lo = common::warp_reduce<P>(lo, common::Min{});
+    hi = common::warp_reduce<P>(hi, common::Max{});
     const float mean = live && cnt ? static_cast<float>(s / cnt) : 0.f;
     const double d = has ? static_cast<double>(z) - mean : 0.0;
-    double q = d * d;
-#pragma unroll
-    for (int o = P / 2; o > 0; o /= 2) q += __shfl_xor_sync(0xffffffffu, q, o, P);
+    const double q = common::warp_reduce<P>(d * d, common::Sum{});
     if (live && lane == 0) {
       c.mean[k] = mean;
       c.var[k] = static_cast<float>(q / cnt);
@@ -106,7 +101,7 @@ template <int BLOCK>
 __global__ void large_stats_kernel(const int* __restrict__ list, const unsigned* __restrict__ len,
                                    const unsigned* __restrict__ offset, const float* __restrict__ zs, DeviceCells c) {
   __shared__ double red[BLOCK / 32];
-  __shared__ float fred[2][BLOCK / 32];
+  __shared__ float fred[BLOCK / 32];
   for (unsigned e = blockIdx.x; e < *len; e += gridDim.x) {
     const int k = list[e];
     const unsigned cnt = c.count[k], base = offset[k];
@@ -119,27 +114,16 @@ __global__ void large_stats_kernel(const int* __restrict__ list, const unsigned*
       hi = fmaxf(hi, z);
     }
     s = common::block_reduce_sum<BLOCK>(s, red);
-#pragma unroll
-    for (int o = 16; o > 0; o /= 2) {
-      lo = fminf(lo, __shfl_xor_sync(0xffffffffu, lo, o));
-      hi = fmaxf(hi, __shfl_xor_sync(0xffffffffu, hi, o));
-    }
-    if (common::lane_id() == 0) {
-      fred[0][common::warp_id()] = lo;
-      fred[1][common::warp_id()] = hi;
-    }
+    lo = common::block_reduce<BLOCK>(lo, common::Min{}, INFINITY, fred);
+    hi = common::block_reduce<BLOCK>(hi, common::Max{}, -INFINITY, fred);
     const float mean = static_cast<float>(s / cnt);
     double q = 0;
     for (unsigned j = threadIdx.x; j < cnt; j += BLOCK) {
       const double d = static_cast<double>(zs[base + j]) - mean;
       q += d * d;
     }
-    q = common::block_reduce_sum<BLOCK>(q, red);  // its barriers also publish fred
+    q = common::block_reduce_sum<BLOCK>(q, red);
     if (threadIdx.x == 0) {
-      for (int w = 0; w < BLOCK / 32; ++w) {
-        lo = fminf(lo, fred[0][w]);
-        hi = fmaxf(hi, fred[1][w]);
-      }
       c.mean[k] = mean;
       c.var[k] = static_cast<float>(q / cnt);
       c.min[k] = lo;

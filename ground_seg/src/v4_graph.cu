@@ -35,8 +35,7 @@ Engine::Engine(const Params& p, int capacity)
   ground_.resize(cells_);
   labels_.resize(cap_);
   // size the scan's scratch once, outside any capture
-  StreamCompaction::Device::scan_lookback(cells_, reinterpret_cast<int*>(offset_.get()),
-                                          reinterpret_cast<const int*>(count_.get()), scan_scratch_, stream_.get(), 0);
+  StreamCompaction::Device::scan_lookback(cells_, offset_.get(), count_.get(), scan_scratch_, stream_.get());
   stream_.sync();
 }
 
@@ -57,8 +56,7 @@ void Engine::enqueue_frame(int n) {
   const unsigned pblocks = std::max(1, (n + 255) / 256);
   assign_kernel<<<pblocks, 256, 0, s>>>(g_, x, y, n, cell_of_.get(), row_of_.get(), count_.get(), outside_.get());
   CUDA_CHECK_LAST();
-  StreamCompaction::Device::scan_lookback(cells_, reinterpret_cast<int*>(offset_.get()),
-                                          reinterpret_cast<const int*>(count_.get()), scan_scratch_, s, 0);
+  StreamCompaction::Device::scan_lookback(cells_, offset_.get(), count_.get(), scan_scratch_, s);
   group_kernel<<<(cells_ + 255) / 256, 256, 0, s>>>(count_.get(), cells_, lists_.get(), lens_.get());
   CUDA_CHECK_LAST();
   scatter_kernel<<<pblocks, 256, 0, s>>>(z, n, cell_of_.get(), row_of_.get(), offset_.get(), zs_.get());

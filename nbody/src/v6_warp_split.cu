@@ -4,6 +4,7 @@
 // partial sums are combined with __shfl_xor_sync, in a fixed order (deterministic). Prediction: up
 // to S x faster than v4 while N x S < ~270k threads; identical to v4 (S = 1) beyond, so the
 // crossover sits near N ~ 64k on a 132-SM GPU.
+#include "common/block_primitives.cuh"
 #include "common/device_info.hpp"
 #include "common/cuda_check.hpp"
 #include "interaction.cuh"
@@ -31,12 +32,11 @@ __global__ void __launch_bounds__(kBlock) warp_split_kernel(const float4* __rest
     for (int k = group_lane; k < kBlock; k += S) interact(tile[k], pi.x, pi.y, pi.z, eps2, ax, ay, az);
     __syncthreads();
   }
-#pragma unroll
-  for (int offset = S / 2; offset > 0; offset /= 2) {  // groups are aligned, so xor stays inside
-    ax += __shfl_xor_sync(0xffffffffu, ax, offset);
-    ay += __shfl_xor_sync(0xffffffffu, ay, offset);
-    az += __shfl_xor_sync(0xffffffffu, az, offset);
-  }
+  float a[3] = {ax, ay, az};
+  common::warp_reduce_n<S>(a, common::Sum{});  // groups are aligned, so the butterfly stays inside
+  ax = a[0];
+  ay = a[1];
+  az = a[2];
   if (group_lane == 0 && t < count) acc[t] = make_float4(G * ax, G * ay, G * az, 0.f);
 }
 

@@ -18,14 +18,16 @@
 namespace StreamCompaction {
 namespace Device {
 
-template <int BLOCK, int ITEMS>
+// T: a 4-byte element type (int, unsigned).
+template <int BLOCK, int ITEMS, typename T = int>
 struct TileIO {
   static constexpr int kTile = BLOCK * ITEMS;
   static_assert(kTile % 4 == 0, "tile must be a whole number of int4");
+  static_assert(sizeof(T) == 4, "tiles move 4-byte elements in 16-byte vectors");
 
-  // Reads in[base, base + kTile) (zeros past n) into v; smem holds kTile ints.
-  __device__ static void load(const int* __restrict__ in, std::int64_t base, std::int64_t n, int* smem,
-                              int (&v)[ITEMS]) {
+  // Reads in[base, base + kTile) (zeros past n) into v; smem holds kTile values.
+  __device__ static void load(const T* __restrict__ in, std::int64_t base, std::int64_t n, T* smem,
+                              T (&v)[ITEMS]) {
     const std::int64_t remaining = n - base;
     if (remaining >= kTile && (reinterpret_cast<std::uintptr_t>(in) & 15) == 0) {
       const int4* src = reinterpret_cast<const int4*>(in + base);
@@ -33,7 +35,7 @@ struct TileIO {
 #pragma unroll
       for (int i = threadIdx.x; i < kTile / 4; i += BLOCK) dst[i] = src[i];
     } else {
-      for (int i = threadIdx.x; i < kTile; i += BLOCK) smem[i] = i < remaining ? in[base + i] : 0;
+      for (int i = threadIdx.x; i < kTile; i += BLOCK) smem[i] = i < remaining ? in[base + i] : T(0);
     }
     __syncthreads();
 #pragma unroll
@@ -42,8 +44,8 @@ struct TileIO {
   }
 
   // Writes v (blocked) to out[base, min(n, base + kTile)).
-  __device__ static void store(int* __restrict__ out, std::int64_t base, std::int64_t n, int* smem,
-                               const int (&v)[ITEMS]) {
+  __device__ static void store(T* __restrict__ out, std::int64_t base, std::int64_t n, T* smem,
+                               const T (&v)[ITEMS]) {
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) smem[threadIdx.x * ITEMS + k] = v[k];
     __syncthreads();
@@ -59,12 +61,16 @@ struct TileIO {
   }
 };
 
-// Status word: flag in the high half, value in the low half, published with one 64-bit store.
+// Status word: flag in the high half, the value's 32 bits in the low half, published with one
+// 64-bit store.
 enum : unsigned { kStatusEmpty = 0, kStatusAggregate = 1, kStatusPrefix = 2 };
-__device__ __forceinline__ unsigned long long pack_status(unsigned flag, int value) {
+template <typename T>
+__device__ __forceinline__ unsigned long long pack_status(unsigned flag, T value) {
+  static_assert(sizeof(T) == 4, "a status word holds a 4-byte value");
   return (static_cast<unsigned long long>(flag) << 32) | static_cast<unsigned>(value);
 }
-__device__ __forceinline__ void publish_status(unsigned long long* status, std::int64_t tile, unsigned flag, int value) {
+template <typename T>
+__device__ __forceinline__ void publish_status(unsigned long long* status, std::int64_t tile, unsigned flag, T value) {
   cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(status[tile]).store(
       pack_status(flag, value), cuda::memory_order_relaxed);
 }
@@ -98,17 +104,17 @@ void for_each_tuning_shape(F&& f) {
 }
 
 // Called by every thread of the block with the tile's aggregate; returns the sum of all earlier
-// tiles. `s_prefix` is one shared int. FIRST_DELAY_NS: sleep after publishing the aggregate
+// tiles. `s_prefix` is one shared T. FIRST_DELAY_NS: sleep after publishing the aggregate
 // before the first poll, so that predecessors have likely published their prefixes (then one
 // window read suffices); POLL_DELAY_NS: sleep between polls of a window that is not ready.
 // Zero means spin. (CUB's sm90 tuning for int32 scan uses 1245 and 648 ns.) Grids under 500
 // tiles never sleep: there the wait is latency, not contention.
-template <int FIRST_DELAY_NS = 0, int POLL_DELAY_NS = 0>
-__device__ __forceinline__ int lookback_exclusive_prefix(unsigned long long* status, std::int64_t tile,
-                                                         int aggregate, int* s_prefix) {
+template <int FIRST_DELAY_NS = 0, int POLL_DELAY_NS = 0, typename T>
+__device__ __forceinline__ T lookback_exclusive_prefix(unsigned long long* status, std::int64_t tile, T aggregate,
+                                                       T* s_prefix) {
   if (threadIdx.x < 32) {
     const unsigned lane = common::lane_id();
-    int prefix = 0;
+    T prefix = 0;
     if (tile == 0) {
       if (lane == 0) publish_status(status, 0, kStatusPrefix, aggregate);
     } else {
@@ -118,7 +124,7 @@ __device__ __forceinline__ int lookback_exclusive_prefix(unsigned long long* sta
       if (FIRST_DELAY_NS > 0 && sleepy) __nanosleep(FIRST_DELAY_NS);
       for (;;) {
         const std::int64_t idx = window - lane;
-        unsigned long long w = pack_status(kStatusPrefix, 0);  // "before tile 0": prefix 0
+        unsigned long long w = pack_status(kStatusPrefix, T(0));  // "before tile 0": prefix 0
         if (idx >= 0)
           w = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(status[idx]).load(
               cuda::memory_order_relaxed);
@@ -131,7 +137,7 @@ __device__ __forceinline__ int lookback_exclusive_prefix(unsigned long long* sta
           if (POLL_DELAY_NS > 0 && sleepy) __nanosleep(POLL_DELAY_NS);
           continue;
         }
-        const int contribution = ((needed >> lane) & 1u) ? static_cast<int>(static_cast<unsigned>(w)) : 0;
+        const T contribution = ((needed >> lane) & 1u) ? static_cast<T>(static_cast<unsigned>(w)) : T(0);
         prefix += common::warp_reduce_sum(contribution);
         if (done) break;
         window -= 32;

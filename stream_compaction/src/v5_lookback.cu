@@ -24,45 +24,46 @@ constexpr int kDefaultFirstDelay = 1245;
 constexpr int kDefaultPollDelay = 648;
 static_assert(kDefaultBlock * kDefaultItems == tiles::kLookback, "the tests' tile sizes (tuning.hpp) follow this shape");
 
-template <int kBlock, int kItems, int kFirstDelay, int kPollDelay>
-__global__ void __launch_bounds__(kBlock) lookback_scan_kernel(std::int64_t n, int* __restrict__ out,
-                                                               const int* __restrict__ in,
+// T: int or unsigned (wrap-around sums either way).
+template <int kBlock, int kItems, int kFirstDelay, int kPollDelay, typename T>
+__global__ void __launch_bounds__(kBlock) lookback_scan_kernel(std::int64_t n, T* __restrict__ out,
+                                                               const T* __restrict__ in,
                                                                unsigned long long* status,
                                                                unsigned* tile_counter) {
-  using IO = TileIO<kBlock, kItems>;
-  __shared__ int tile[IO::kTile];
-  __shared__ int scan_tmp[kBlock / 32 + 1];
+  using IO = TileIO<kBlock, kItems, T>;
+  __shared__ T tile[IO::kTile];
+  __shared__ T scan_tmp[kBlock / 32 + 1];
   __shared__ unsigned s_tile;
-  __shared__ int s_prefix;
+  __shared__ T s_prefix;
   if (threadIdx.x == 0) s_tile = atomicAdd(tile_counter, 1u);
   __syncthreads();
   const std::int64_t tile_index = s_tile;
   const std::int64_t base = tile_index * IO::kTile;
-  int v[kItems];
+  T v[kItems];
   IO::load(in, base, n, tile, v);
-  int thread_sum = 0;
+  T thread_sum = 0;
 #pragma unroll
   for (int k = 0; k < kItems; ++k) thread_sum += v[k];
-  int block_total;
-  int running = common::block_exclusive_scan<kBlock>(thread_sum, block_total, scan_tmp);
+  T block_total;
+  T running = common::block_exclusive_scan<kBlock>(thread_sum, block_total, scan_tmp);
   running += lookback_exclusive_prefix<kFirstDelay, kPollDelay>(status, tile_index, block_total, &s_prefix);
 #pragma unroll
   for (int k = 0; k < kItems; ++k) {
-    const int x = v[k];
+    const T x = v[k];
     v[k] = running;
     running += x;
   }
   IO::store(out, base, n, tile, v);
 }
 
-template <int kBlock, int kItems, int kFirstDelay = 0, int kPollDelay = 0>
-void launch_lookback_scan(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream) {
+template <int kBlock, int kItems, int kFirstDelay = 0, int kPollDelay = 0, typename T = int>
+void launch_lookback_scan(std::int64_t n, T* out, const T* in, ScratchTree& scratch, cudaStream_t stream) {
   check_n(n, "scan_lookback");
   if (n == 0) return;
   const unsigned tiles = grid_for(n, kBlock * kItems);
   // status words and the tile counter, cleared in one memset
   const LookbackState lb = prepare_lookback(scratch, tiles, stream);
-  lookback_scan_kernel<kBlock, kItems, kFirstDelay, kPollDelay><<<tiles, kBlock, 0, stream>>>(n, out, in, lb.status, lb.tile_counter);
+  lookback_scan_kernel<kBlock, kItems, kFirstDelay, kPollDelay, T><<<tiles, kBlock, 0, stream>>>(n, out, in, lb.status, lb.tile_counter);
   CUDA_CHECK_LAST();
 }
 
@@ -82,6 +83,10 @@ const std::vector<ScanVariant>& lookback_scan_variants() {
 }
 
 void scan_lookback(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int) {
+  launch_lookback_scan<kDefaultBlock, kDefaultItems, kDefaultFirstDelay, kDefaultPollDelay>(n, out, in, scratch, stream);
+}
+
+void scan_lookback(std::int64_t n, unsigned* out, const unsigned* in, ScratchTree& scratch, cudaStream_t stream) {
   launch_lookback_scan<kDefaultBlock, kDefaultItems, kDefaultFirstDelay, kDefaultPollDelay>(n, out, in, scratch, stream);
 }
 

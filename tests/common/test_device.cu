@@ -1,6 +1,8 @@
 // Device info, ceilings and the shared warp/block primitives on a GPU; skipped without one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -52,6 +54,57 @@ void check_block_primitives() {
   }
 }
 
+// Min and max over groups of WIDTH lanes (warp_reduce) and over the block (block_reduce), and the
+// three sums of warp_reduce_n, for one block of BLOCK threads.
+template <int BLOCK, int WIDTH>
+__global__ void reduce_ops_kernel(const float* in, float* group_min, float* group_max, float* block_minmax,
+                                  float* group_sums) {
+  __shared__ float smem[BLOCK / 32];
+  const float v = in[threadIdx.x];
+  const float lo = common::warp_reduce<WIDTH>(v, common::Min{});
+  const float hi = common::warp_reduce<WIDTH>(v, common::Max{});
+  float three[3] = {v, 2 * v, 1.0f};
+  common::warp_reduce_n<WIDTH>(three, common::Sum{});
+  if (threadIdx.x % WIDTH == 0) {
+    group_min[threadIdx.x / WIDTH] = lo;
+    group_max[threadIdx.x / WIDTH] = hi;
+    for (int k = 0; k < 3; ++k) group_sums[3 * (threadIdx.x / WIDTH) + k] = three[k];
+  }
+  const float bmin = common::block_reduce<BLOCK>(v, common::Min{}, INFINITY, smem);
+  const float bmax = common::block_reduce<BLOCK>(v, common::Max{}, -INFINITY, smem);
+  if (threadIdx.x == 0) {
+    block_minmax[0] = bmin;
+    block_minmax[1] = bmax;
+  }
+}
+
+template <int BLOCK, int WIDTH>
+void check_reduce_ops() {
+  std::vector<float> h(BLOCK);
+  for (int i = 0; i < BLOCK; ++i) h[i] = static_cast<float>((i * 7919) % 101) - 50.f;  // small integers: exact sums
+  constexpr int groups = BLOCK / WIDTH;
+  common::DeviceBuffer<float> in(BLOCK), gmin(groups), gmax(groups), bmm(2), gsum(3 * groups);
+  CUDA_CHECK(cudaMemcpy(in.get(), h.data(), BLOCK * sizeof(float), cudaMemcpyHostToDevice));
+  reduce_ops_kernel<BLOCK, WIDTH><<<1, BLOCK>>>(in.get(), gmin.get(), gmax.get(), bmm.get(), gsum.get());
+  CUDA_CHECK_LAST();
+  std::vector<float> lo(groups), hi(groups), mm(2), sums(3 * groups);
+  CUDA_CHECK(cudaMemcpy(lo.data(), gmin.get(), groups * sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(hi.data(), gmax.get(), groups * sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(mm.data(), bmm.get(), 2 * sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(sums.data(), gsum.get(), 3 * groups * sizeof(float), cudaMemcpyDeviceToHost));
+  for (int g = 0; g < groups; ++g) {
+    const auto first = h.begin() + g * WIDTH, last = first + WIDTH;
+    EXPECT_EQ(lo[g], *std::min_element(first, last)) << "group " << g;
+    EXPECT_EQ(hi[g], *std::max_element(first, last)) << "group " << g;
+    const float s = std::accumulate(first, last, 0.f);
+    EXPECT_EQ(sums[3 * g], s);
+    EXPECT_EQ(sums[3 * g + 1], 2 * s);
+    EXPECT_EQ(sums[3 * g + 2], static_cast<float>(WIDTH));
+  }
+  EXPECT_EQ(mm[0], *std::min_element(h.begin(), h.end()));
+  EXPECT_EQ(mm[1], *std::max_element(h.begin(), h.end()));
+}
+
 }  // namespace
 
 TEST(DeviceInfo, NoDeviceIsAPlainNo) {
@@ -86,4 +139,13 @@ TEST(BlockPrimitives, ScanAndReduceMatchTheHostFor32To1024Threads) {
   check_block_primitives<96>();
   check_block_primitives<256>();
   check_block_primitives<1024>();
+}
+
+TEST(BlockPrimitives, MinMaxAndMultiValueReductionsOverLaneGroupsAndBlocks) {
+  REQUIRE_GPU();
+  check_reduce_ops<32, 32>();
+  check_reduce_ops<128, 8>();
+  check_reduce_ops<256, 4>();
+  check_reduce_ops<1024, 1>();
+  check_reduce_ops<1024, 16>();
 }

@@ -12,8 +12,10 @@
 #include "common/device_info.hpp"
 #include "sizes.hpp"
 #include "stream_compaction/check.hpp"
+#include "stream_compaction/device.hpp"
 #include "stream_compaction/host.hpp"
 #include "stream_compaction/registry.hpp"
+#include "stream_compaction/tuning.hpp"
 
 namespace sc = StreamCompaction;
 
@@ -110,6 +112,29 @@ TEST(GpuScan, SumsPastInt32WrapLikeTheCpu) {
   std::vector<int> in((1 << 20) + 3, INT_MAX / 1000);
   for (const auto& v : sc::versions())
     if (v.needs_gpu && v.op == sc::Op::Scan) EXPECT_TRUE(run_and_check(v, in).ok) << v.name;
+}
+
+// The unsigned overload (ground_seg's cell offsets) is the same kernel on another type: values
+// past INT_MAX must come out as the unsigned wrap-around sums, at every tile boundary.
+TEST(GpuScan, UnsignedLookbackScanMatchesTheHost) {
+  REQUIRE_GPU();
+  const std::int64_t t = sc::Device::tiles::kLookback;
+  for (std::int64_t n : {std::int64_t{1}, t - 1, t, t + 1, 3 * t + 17, std::int64_t{1} << 20}) {
+    std::vector<unsigned> h(n);
+    for (std::int64_t i = 0; i < n; ++i) h[i] = (i % 7 == 0) ? 0x7fffffffu + static_cast<unsigned>(i) : static_cast<unsigned>(i % 1000);
+    common::DeviceBuffer<unsigned> d_in(n), d_out(n);
+    CUDA_CHECK(cudaMemcpy(d_in.get(), h.data(), n * sizeof(unsigned), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(d_out.get(), 0xab, n * sizeof(unsigned)));
+    sc::Device::ScratchTree scratch;
+    sc::Device::scan_lookback(n, d_out.get(), d_in.get(), scratch, nullptr);
+    std::vector<unsigned> out(n);
+    CUDA_CHECK(cudaMemcpy(out.data(), d_out.get(), n * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    unsigned run = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(out[i], run) << "n " << n << " index " << i;
+      run += h[i];
+    }
+  }
 }
 
 TEST(GpuCompact, AllKeptNoneKeptAlternating) {

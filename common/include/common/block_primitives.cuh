@@ -22,27 +22,62 @@ __device__ __forceinline__ T warp_inclusive_scan(T v) {
   return v;
 }
 
-// Butterfly sum: every lane ends with the warp total.
-template <typename T>
-__device__ __forceinline__ T warp_reduce_sum(T v) {
+// Reduction operators for the reductions below (any associative, commutative operation works).
+struct Sum {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+struct Min {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return b < a ? b : a; }
+};
+struct Max {
+  template <typename T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return a < b ? b : a; }
+};
+
+// Butterfly reduction over aligned groups of WIDTH lanes (a power of two, at most 32): every lane
+// ends with its group's result. The order of operations is fixed (offsets WIDTH/2, ..., 1), so
+// the result is deterministic. All 32 lanes must take part.
+template <int WIDTH = 32, typename T, typename Op>
+__device__ __forceinline__ T warp_reduce(T v, Op op) {
+  static_assert(WIDTH >= 1 && WIDTH <= 32 && (WIDTH & (WIDTH - 1)) == 0, "WIDTH must be a power of two <= 32");
 #pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
+  for (int offset = WIDTH / 2; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(kFullMask, v, offset, WIDTH));
   return v;
 }
 
-// Block sum; every thread gets the total. `smem` holds BLOCK/32 values. Ends with a barrier, so
-// smem may be reused right after.
-template <int BLOCK, typename T>
-__device__ __forceinline__ T block_reduce_sum(T v, T* smem) {
+// N values at once (e.g. the three components of an acceleration), each reduced as above.
+template <int WIDTH = 32, int N, typename T, typename Op>
+__device__ __forceinline__ void warp_reduce_n(T (&v)[N], Op op) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) v[k] = warp_reduce<WIDTH>(v[k], op);
+}
+
+template <typename T>
+__device__ __forceinline__ T warp_reduce_sum(T v) {
+  return warp_reduce(v, Sum{});
+}
+
+// Block reduction; every thread gets the result. `identity` is the operator's neutral value (0 for
+// Sum, +inf for Min, ...). `smem` holds BLOCK/32 values. Ends with a barrier, so smem may be
+// reused right after.
+template <int BLOCK, typename T, typename Op>
+__device__ __forceinline__ T block_reduce(T v, Op op, T identity, T* smem) {
   static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
   constexpr int kWarps = BLOCK / 32;
-  v = warp_reduce_sum(v);
+  v = warp_reduce(v, op);
   if (lane_id() == 0) smem[warp_id()] = v;
   __syncthreads();
-  T total = lane_id() < kWarps ? smem[lane_id()] : T(0);
-  total = warp_reduce_sum(total);
+  T total = lane_id() < kWarps ? smem[lane_id()] : identity;
+  total = warp_reduce(total, op);
   __syncthreads();
   return total;
+}
+
+template <int BLOCK, typename T>
+__device__ __forceinline__ T block_reduce_sum(T v, T* smem) {
+  return block_reduce<BLOCK>(v, Sum{}, T(0), smem);
 }
 
 // Block-wide exclusive scan of one value per thread, reduce-then-scan across warps: a warp scan,
