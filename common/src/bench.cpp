@@ -42,33 +42,59 @@ void L2Flusher::flush(cudaStream_t s) {
 BenchStats bench_gpu(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
                      const BenchOptions& o, L2Flusher* flusher) {
   EventTimer timer;
-  for (int i = 0; i < o.warmup; ++i) work(stream);
-  CUDA_CHECK(cudaStreamSynchronize(stream));
+  return bench_loop(
+      [&](bool recording) -> double {
+        if (!recording) {
+          work(stream);
+          CUDA_CHECK(cudaStreamSynchronize(stream));
+          return 0;
+        }
+        if (flusher && o.flush_l2) flusher->flush(stream);
+        timer.start(stream);
+        work(stream);
+        return timer.stop_ms(stream);
+      },
+      o);
+}
+
+BenchStats bench_loop(const std::function<double(bool)>& sample, const BenchOptions& o) {
+  for (int i = 0; i < o.warmup; ++i) (void)sample(false);
   std::vector<double> samples;
-  const auto t0 = std::chrono::steady_clock::now();
+  const WallTimer total;
   for (;;) {
-    if (flusher && o.flush_l2) flusher->flush(stream);
-    timer.start(stream);
-    work(stream);
-    samples.push_back(timer.stop_ms(stream));
-    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (should_stop(samples, el, o)) break;
+    samples.push_back(sample(true));
+    if (should_stop(samples, total.elapsed_ms() * 1e-3, o)) break;
   }
   return summarize(samples);
 }
 
 BenchStats bench_cpu(const std::function<void()>& work, const BenchOptions& o) {
-  for (int i = 0; i < o.warmup; ++i) work();
-  std::vector<double> samples;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (;;) {
-    const auto a = std::chrono::steady_clock::now();
-    work();
-    const auto b = std::chrono::steady_clock::now();
-    samples.push_back(std::chrono::duration<double, std::milli>(b - a).count());
-    if (should_stop(samples, std::chrono::duration<double>(b - t0).count(), o)) break;
-  }
-  return summarize(samples);
+  return bench_loop(
+      [&](bool) {
+        const WallTimer t;
+        work();
+        return t.elapsed_ms();
+      },
+      o);
+}
+
+void StageTimes::add(const std::string& stage, double ms) {
+  for (auto& [name, samples] : stages_)
+    if (name == stage) {
+      samples.push_back(ms);
+      return;
+    }
+  stages_.push_back({stage, {ms}});
+}
+
+std::vector<std::pair<std::string, BenchStats>> StageTimes::summary() const {
+  std::vector<std::pair<std::string, BenchStats>> out;
+  for (const auto& [name, samples] : stages_) out.push_back({name, summarize(samples)});
+  return out;
+}
+
+void record_timing_node(cudaEvent_t event, cudaStream_t stream) {
+  CUDA_CHECK(cudaEventRecordWithFlags(event, stream, cudaEventRecordExternal));
 }
 
 EventTimer::EventTimer() {

@@ -13,4 +13,19 @@ Environment detect_environment() {
   return e;
 }
 
+ResultRow meta_row(const std::string& subproject, const Environment& env) {
+  ResultRow r = make_row(subproject, "", "the run's device, measured ceilings and parameters", 0, "", env.device_label,
+                         "", "meta");
+  r.passed = "PASS";
+  if (!env.gpu) return r;
+  r.add_metric("copy_bandwidth", env.ceilings.copy_gbs, "GB/s");
+  r.add_metric("fp32_fma_peak", env.ceilings.fma_gflops, "GFLOP/s");
+  r.add_metric("launch_latency", env.ceilings.launch_us, "us");
+  r.add_metric("sm_count", env.device.sm_count, "");
+  r.add_metric("sm_clock", env.device.sm_clock_khz / 1e3, "MHz");
+  r.add_metric("l2", env.device.l2_bytes / 1048576.0, "MiB");
+  r.add_metric("compute_capability", env.device.cc_major + env.device.cc_minor / 10.0, "");
+  return r;
+}
+
 }  // namespace common

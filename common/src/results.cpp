@@ -112,9 +112,9 @@ bool run_guarded(ResultRow& r, bool needs_gpu, const std::function<void()>& body
 
 const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> cols = {
-      "subproject", "version", "idea", "n", "params", "median_ms", "min_ms", "max_ms", "noise",
-      "samples", "metric", "metric_unit", "pct_of_ceiling", "speedup_vs_cpu", "speedup_vs_prev",
-      "speedup_vs_library", "predicted_ms", "passed", "device", "cuda", "git_sha"};
+      "subproject", "kind", "version", "role", "idea", "n", "params", "median_ms", "min_ms", "max_ms", "noise",
+      "samples", "metric", "metric_unit", "pct_of_ceiling", "ceiling", "speedup_vs_cpu", "speedup_vs_prev",
+      "speedup_vs_library", "predicted_ms", "metrics", "passed", "device", "cuda", "git_sha"};
   return cols;
 }
 
@@ -138,12 +138,12 @@ static std::string num(double v) {
 std::string to_csv_line(const ResultRow& r) {
   const bool timed = r.stats.samples > 0;
   const std::vector<std::string> f = {
-      r.subproject, r.version, r.idea, std::to_string(r.n), r.params,
+      r.subproject, r.kind, r.version, r.role, r.idea, std::to_string(r.n), r.params,
       timed ? num(r.stats.median_ms) : "", timed ? num(r.stats.min_ms) : "",
       timed ? num(r.stats.max_ms) : "", timed ? num(r.stats.noise) : "",
-      std::to_string(r.stats.samples), num(r.metric), r.metric_unit, num(r.pct_of_ceiling),
+      std::to_string(r.stats.samples), num(r.metric), r.metric_unit, num(r.pct_of_ceiling), r.ceiling,
       num(r.speedup_vs_cpu), num(r.speedup_vs_prev), num(r.speedup_vs_library),
-      num(r.predicted_ms), r.passed, r.device, r.cuda, r.git_sha};
+      num(r.predicted_ms), format_metrics(r.metrics), r.passed, r.device, r.cuda, r.git_sha};
   std::string line;
   for (std::size_t i = 0; i < f.size(); ++i) {
     if (i) line += ',';
@@ -198,9 +198,12 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
 }
 
 ResultRow make_row(const std::string& subproject, const std::string& version, const std::string& idea,
-                   std::int64_t n, const std::string& params, const std::string& device) {
+                   std::int64_t n, const std::string& params, const std::string& device, const std::string& role,
+                   const std::string& kind) {
   ResultRow r;
   r.subproject = subproject;
+  r.kind = kind;
+  r.role = role;
   r.version = version;
   r.idea = idea;
   r.n = n;
@@ -228,9 +231,87 @@ int finish_run(std::ostream& os, const std::string& name, const std::vector<Resu
     os << "\nwrote " << rows.size() << " rows to " << csv_path << "\n";
   }
   int pass = 0, fail = 0, skip = 0;
-  for (const auto& r : rows) (is_pass(r) ? pass : is_fail(r) ? fail : skip)++;
+  for (const auto& r : rows)
+    if (r.kind != "meta") (is_pass(r) ? pass : is_fail(r) ? fail : skip)++;
   os << "\n" << name << ": " << pass << " PASS, " << fail << " FAIL, " << skip << " skipped\n";
   return fail ? 1 : 0;
+}
+
+static void check_metric_text(const std::string& s, const char* what) {
+  if (s.find_first_of("[]=;") != std::string::npos)
+    throw std::invalid_argument(std::string("metric ") + what + " '" + s + "' holds one of [ ] = ;");
+}
+
+ResultRow& ResultRow::add_metric(const std::string& name, double value, const std::string& unit) {
+  check_metric_text(name, "name");
+  check_metric_text(unit, "unit");
+  if (name.empty()) throw std::invalid_argument("metric without a name");
+  metrics.push_back({name, value, unit});
+  return *this;
+}
+
+double ResultRow::metric_named(const std::string& name) const {
+  for (const auto& m : metrics)
+    if (m.name == name) return m.value;
+  return kNoValue;
+}
+
+std::string format_metrics(const std::vector<Metric>& ms) {
+  std::string out;
+  for (const auto& m : ms) {
+    if (!out.empty()) out += ';';
+    out += m.name + "[" + m.unit + "]=" + num(m.value);
+  }
+  return out;
+}
+
+std::vector<Metric> parse_metrics(const std::string& s) {
+  std::vector<Metric> out;
+  std::size_t pos = 0;
+  while (pos < s.size()) {
+    std::size_t end = s.find(';', pos);
+    if (end == std::string::npos) end = s.size();
+    const std::string item = s.substr(pos, end - pos);
+    const std::size_t open = item.find('['), close = item.find("]="), eq = item.find('=');
+    if (open == std::string::npos || close == std::string::npos || open == 0 || close < open || eq != close + 1)
+      throw std::invalid_argument("metrics: '" + item + "' is not name[unit]=value");
+    Metric m{item.substr(0, open), kNoValue, item.substr(open + 1, close - open - 1)};
+    const std::string v = item.substr(eq + 1);
+    if (!v.empty()) {
+      char* stop = nullptr;
+      m.value = std::strtod(v.c_str(), &stop);
+      if (stop == v.c_str() || *stop) throw std::invalid_argument("metrics: value '" + v + "' of " + m.name + " is not a number");
+    }
+    out.push_back(m);
+    pos = end + 1;
+  }
+  return out;
+}
+
+void fill_ratios(const std::vector<ResultRow*>& group, const std::function<std::string(const std::string&)>& builds_on) {
+  double cpu = kNoValue, lib = kNoValue, prev = kNoValue;
+  for (const ResultRow* r : group) {
+    if (!r->stats.samples) continue;
+    if (r->role == "reference" && std::isnan(cpu)) cpu = r->stats.median_ms;
+    if (r->role == "library" && std::isnan(lib)) lib = r->stats.median_ms;
+  }
+  std::vector<std::pair<std::string, double>> seen;  // version -> time, for builds_on
+  for (ResultRow* r : group) {
+    if (!r->stats.samples) continue;
+    const double t = r->stats.median_ms;
+    r->speedup_vs_cpu = cpu / t;
+    r->speedup_vs_library = lib / t;
+    if (r->role == "library") continue;
+    double base = prev;
+    if (builds_on) {
+      const std::string b = builds_on(r->version);
+      for (const auto& [name, ms] : seen)
+        if (!b.empty() && name == b) base = ms;
+    }
+    r->speedup_vs_prev = base / t;
+    prev = t;
+    seen.push_back({r->version, t});
+  }
 }
 
 bool is_pass(const ResultRow& r) { return r.passed == "PASS"; }
@@ -265,6 +346,7 @@ void print_table(std::ostream& os, const std::vector<ResultRow>& rows) {
      << std::setw(8) << "xprev" << std::setw(7) << "xlib" << std::setw(11) << "pred ms" << "  "
      << "check\n";
   for (const auto& r : rows) {
+    if (r.kind == "meta") continue;  // printed by the driver as its header
     const bool timed = r.stats.samples > 0;
     os << std::left << std::setw(24) << r.version << std::setw(10) << size_label(r.n) << std::setw(20)
        << r.params << std::right << std::setw(11) << (timed ? fixed(r.stats.median_ms, 4) : "-")

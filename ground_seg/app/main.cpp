@@ -140,6 +140,16 @@ int run(const common::CliOptions& o) {
   const std::string images = o.extra.at("images");
   if (!images.empty()) common::make_output_dir(images, "images");
   common::RowList rows, extra_rows;
+  rows.push_back(common::meta_row("ground_seg", env));
+  rows.back()
+      .add_metric("cell", base.cell, "m")
+      .add_metric("grid_x", base.nx(), "cells")
+      .add_metric("grid_y", base.ny(), "cells")
+      .add_metric("point_threshold", base.point_threshold, "points")
+      .add_metric("var_threshold", base.var_threshold, "m^2")
+      .add_metric("height_threshold", base.height_threshold, "m")
+      .add_metric("target_frame", kTargetFrameMs, "ms")
+      .add_metric("target_rate", kTargetFramesPerSecond, "frames/s");
   std::cout << "ground_seg: cell " << base.cell << " m, grid " << base.nx() << " x " << base.ny() << ", point threshold "
             << base.point_threshold << ", variance < " << base.var_threshold << " m^2, height < " << base.height_threshold
             << " m (seed " << o.seed << ")\n";
@@ -162,8 +172,7 @@ int run(const common::CliOptions& o) {
         const Version& v = *vp;
         if (!v.run) continue;  // v5: the streamed section below
         ResultRow r = common::make_row("ground_seg", v.name, v.idea, static_cast<std::int64_t>(in.cloud.size()),
-                                       "input=" + in.name + " rule=" + rname + (v.needs_gpu ? " timing=end_to_end" : ""),
-                                       env.device_label);
+                                       "input=" + in.name + " rule=" + rname, env.device_label, common::role_name(v.role));
         if (v.needs_gpu && !env.gpu) {
           r.passed = "skipped: no CUDA device";
           rows.push_back(r);
@@ -191,13 +200,12 @@ int run(const common::CliOptions& o) {
               engine.wait();
               kernels.push_back(engine.kernel_ms());
             }, bench);
-            r.params += " from=pinned";
-            ResultRow from_vector = r;
-            from_vector.params = "input=" + in.name + " rule=" + rname + " timing=end_to_end from=std::vector";
+            ResultRow from_vector = r;  // the same from a std::vector
+            from_vector.kind = "from_vector";
             from_vector.stats = common::bench_cpu([&] { engine.launch(in.cloud); engine.wait(); }, bench);
             extra_rows.push_back(from_vector);
-            ResultRow k = r;
-            k.params = "input=" + in.name + " rule=" + rname + " timing=kernels";
+            ResultRow k = r;  // the kernels alone, timed by event nodes inside the graph
+            k.kind = "kernels";
             k.stats = common::summarize(kernels);
             common::CostModel all{};
             for (const auto& [stage, cost] : stage_costs(in.cloud.size(), p)) {
@@ -218,8 +226,11 @@ int run(const common::CliOptions& o) {
             a = score(in.cloud, res.is_ground, in.labels);
             r.metric = 100 * a.f1();
             r.metric_unit = "F1%";
-            r.params += " precision=" + fmt(100 * a.precision()) + " recall=" + fmt(100 * a.recall()) + " iou=" + fmt(100 * a.iou()) +
-                        " fp=" + std::to_string(a.fp) + " fn=" + std::to_string(a.fn);
+            r.add_metric("precision", 100 * a.precision(), "%")
+                .add_metric("recall", 100 * a.recall(), "%")
+                .add_metric("iou", 100 * a.iou(), "%")
+                .add_metric("false_positives", static_cast<double>(a.fp), "points")
+                .add_metric("false_negatives", static_cast<double>(a.fn), "points");
           }
           for (auto g : res.is_ground) ground += g;
           written = std::move(res);
@@ -234,7 +245,8 @@ int run(const common::CliOptions& o) {
         if (v.role == common::Role::reference && !improved) {  // grid population, once per input
           for (const auto& [bucket, cells] : population_histogram(ref.cells)) {
             ResultRow h = common::make_row("ground_seg", v.name, v.idea, static_cast<std::int64_t>(in.cloud.size()),
-                                           "input=" + in.name + " histogram=" + bucket, env.device_label);
+                                           "input=" + in.name + " points_per_cell=" + bucket, env.device_label, "",
+                                           "histogram");
             h.metric = static_cast<double>(cells);
             h.metric_unit = "cells";
             h.passed = "PASS";
@@ -264,20 +276,10 @@ int run(const common::CliOptions& o) {
     }
     for (const char* rn : {"seed", "improved"}) {  // ratios within each (input, rule) block
       const std::string tag = "input=" + in.name + " rule=" + rn;
-      double cpu = common::kNoValue, cub = common::kNoValue, prev = common::kNoValue;
+      std::vector<ResultRow*> group;
       for (auto& r : rows)
-        if (r.params.rfind(tag, 0) == 0 && r.params.find("histogram") == std::string::npos && r.stats.samples) {
-          const Version* v = find_version(r.version);
-          if (v && v->role == common::Role::reference) cpu = r.stats.median_ms;
-          if (v && v->role == common::Role::library) cub = r.stats.median_ms;
-        }
-      for (auto& r : rows)
-        if (r.params.rfind(tag, 0) == 0 && r.params.find("histogram") == std::string::npos && r.stats.samples) {
-          r.speedup_vs_cpu = cpu / r.stats.median_ms;
-          r.speedup_vs_library = cub / r.stats.median_ms;
-          r.speedup_vs_prev = prev / r.stats.median_ms;
-          prev = r.stats.median_ms;
-        }
+        if (r.kind == "version" && r.params == tag) group.push_back(&r);
+      common::fill_ratios(group);
     }
     if (in.cloud.dropped_nonfinite || in.cloud.dropped_no_return)
       std::printf("  (%s: %zu NaN/inf points and %zu no-return points dropped by the reader)\n", in.name.c_str(),
@@ -289,32 +291,34 @@ int run(const common::CliOptions& o) {
     const Version* v3 = *phased;
     const Input& in = inputs.back();  // the real scan when present
     Params p = base;
-    std::vector<Phases> samples;
+    Phases phases;
+    common::BenchStats frames;
     common::NvtxRange range("per-phase table");
     ResultRow failed = common::make_row("ground_seg", v3->name, v3->idea, static_cast<std::int64_t>(in.cloud.size()),
-                                        "input=" + in.name + " phase=all", env.device_label);
+                                        "input=" + in.name, env.device_label, common::role_name(v3->role), "phase");
     if (!common::run_guarded(failed, true, [&] {
-          // the timed work (labels only), so the phases add up to the frame in the version table
-          (void)v3->phases(in.cloud, p, nullptr, Outputs::labels);  // warm-up
-          for (int rep = 0; rep < (o.quick ? 3 : 21); ++rep) {
-            Phases ph;
-            (void)v3->phases(in.cloud, p, &ph, Outputs::labels);
-            samples.push_back(ph);
-          }
+          // the timed work (labels only), so the phases add up to the frame in the version table;
+          // the same warm-up and stopping rule as every other row
+          frames = common::bench_loop(
+              [&](bool recording) {
+                const common::WallTimer t;
+                (void)v3->phases(in.cloud, p, recording ? &phases : nullptr, Outputs::labels);
+                return t.elapsed_ms();
+              },
+              bench);
         }))
       rows.push_back(failed);
     else
-      std::printf("\nper-phase table, %s, %s (median of %zu frames):\n", in.name.c_str(), v3->name.c_str(), samples.size());
-    for (std::size_t i = 0; !samples.empty() && i < samples[0].size(); ++i) {
-      std::vector<double> t;
-      for (const auto& ph : samples) t.push_back(ph[i].second);
+      std::printf("\nper-phase table, %s, %s (median of %d frames):\n", in.name.c_str(), v3->name.c_str(), frames.samples);
+    for (const auto& [phase, stats] : phases.summary()) {
       ResultRow r = common::make_row("ground_seg", v3->name, v3->idea, static_cast<std::int64_t>(in.cloud.size()),
-                                     "input=" + in.name + " phase=" + samples[0][i].first, env.device_label);
-      r.stats = common::summarize(t);
+                                     "input=" + in.name + " phase=" + phase, env.device_label, common::role_name(v3->role),
+                                     "phase");
+      r.stats = stats;
       r.passed = "PASS";
       for (const auto& [stage, cost] : stage_costs(in.cloud.size(), p))
-        if (stage == samples[0][i].first) r.predicted_ms = common::predict(cost, env.spec).total_ms;
-      std::printf("  %-28s %8.3f ms   predicted %s\n", samples[0][i].first.c_str(), r.stats.median_ms,
+        if (stage == phase) r.predicted_ms = common::predict(cost, env.spec).total_ms;
+      std::printf("  %-28s %8.3f ms   predicted %s\n", phase.c_str(), r.stats.median_ms,
                   std::isnan(r.predicted_ms) ? "-" : (fmt(r.predicted_ms * 1e3, 1) + " us").c_str());
       rows.push_back(r);
     }
@@ -329,20 +333,29 @@ int run(const common::CliOptions& o) {
     if (env.gpu) std::printf("\nstreamed frames (%s: one frame engine per stream), %s:\n", v5.name.c_str(), in.name.c_str());
     for (int streams : {1, 2, 4, 8}) {
       common::NvtxRange range((v5.name + " streams=" + std::to_string(streams)).c_str());
-      const int frames = o.quick ? 50 : 2000;
+      const int frames = o.quick ? 50 : 500;  // per sample
       ResultRow r = common::make_row("ground_seg", v5.name, v5.idea, static_cast<std::int64_t>(in.cloud.size()),
-                                     "input=" + in.name + " streams=" + std::to_string(streams), env.device_label);
+                                     "input=" + in.name + " streams=" + std::to_string(streams), env.device_label,
+                                     common::role_name(v5.role), "streams");
       if (!env.gpu) {
         r.passed = "skipped: no CUDA device";
         rows.push_back(r);
         continue;
       }
       common::run_guarded(r, true, [&] {
-        const StreamedRun sr = segment_gpu_streamed(in.cloud, p, streams, frames, &streamed);
-        r.params += " latency_ms=" + fmt(sr.median_latency_ms, 4);
+        // each sample: `frames` frames through the engines, ms per frame; the bench's stopping rule
+        std::vector<double> latency;
+        r.stats = common::bench_loop(
+            [&](bool) {
+              const StreamedRun sr = segment_gpu_streamed(in.cloud, p, streams, frames, &streamed);
+              latency.push_back(sr.median_latency_ms);
+              return sr.total_ms / frames;
+            },
+            bench);
+        const StreamedRun sr{1e3 / r.stats.median_ms, common::summarize(latency).median_ms, 0};
         r.metric = sr.frames_per_second;
         r.metric_unit = "frames/s";
-        r.stats = common::summarize({sr.total_ms / frames});
+        r.add_metric("latency", sr.median_latency_ms, "ms").add_metric("frames_per_sample", frames, "frames");
         Result got;  // v5 hands back labels only: no cells, no outside count
         got.is_ground = streamed;
         got.outside = reference.outside;

@@ -18,7 +18,6 @@
 namespace ground_seg {
 
 using common::DeviceBuffer;
-using Clock = std::chrono::steady_clock;
 
 std::vector<std::pair<std::string, common::CostModel>> stage_costs(std::size_t n, const Params& p) {
   const double N = static_cast<double>(n), C = static_cast<double>(p.nx()) * p.ny();
@@ -33,12 +32,11 @@ Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Ph
   const gpu::Grid g = gpu::make_grid(p);
   const int n = static_cast<int>(pc.size());
   const int cells = g.nx * g.ny;
-  auto t = Clock::now();
+  common::WallTimer t;
   auto mark = [&](const char* name) {
     CUDA_CHECK(cudaDeviceSynchronize());
-    const auto now = Clock::now();
-    if (phases) phases->push_back({name, std::chrono::duration<double, std::milli>(now - t).count()});
-    t = now;
+    if (phases) phases->add(name, t.elapsed_ms());
+    t.restart();
   };
   struct Buffers {  // allocated per frame, as the seed's code did
     DeviceBuffer<float> x, y, z, zs, mean, var, mn, mx;

@@ -45,11 +45,11 @@ void Engine::enqueue_frame(int n) {
   float* x = xyz_.get();
   float* y = x + cap_;
   float* z = y + cap_;
-  CUDA_CHECK(cudaEventRecordWithFlags(ev_start_.get(), s, cudaEventRecordExternal));  // a timing node in the graph
+  common::record_timing_node(ev_start_.get(), s);
   CUDA_CHECK(cudaMemcpyAsync(x, h_xyz_.get(), n * sizeof(float), cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaMemcpyAsync(y, h_xyz_.get() + cap_, n * sizeof(float), cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaMemcpyAsync(z, h_xyz_.get() + 2 * static_cast<std::size_t>(cap_), n * sizeof(float), cudaMemcpyHostToDevice, s));
-  CUDA_CHECK(cudaEventRecordWithFlags(ev_k0_.get(), s, cudaEventRecordExternal));  // a timing node in the graph
+  common::record_timing_node(ev_k0_.get(), s);
   CUDA_CHECK(cudaMemsetAsync(count_.get(), 0, cells_ * sizeof(unsigned), s));
   CUDA_CHECK(cudaMemsetAsync(lens_.get(), 0, kGroups * sizeof(unsigned), s));
   CUDA_CHECK(cudaMemsetAsync(outside_.get(), 0, sizeof(unsigned), s));
@@ -77,9 +77,9 @@ void Engine::enqueue_frame(int n) {
   CUDA_CHECK_LAST();
   if (g_.improved) improve_cells(g_, c, s);
   label_points(g_, x, y, z, n, c, labels_.get(), s);
-  CUDA_CHECK(cudaEventRecordWithFlags(ev_k1_.get(), s, cudaEventRecordExternal));  // a timing node in the graph
+  common::record_timing_node(ev_k1_.get(), s);
   CUDA_CHECK(cudaMemcpyAsync(h_labels_.get(), labels_.get(), n, cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaEventRecordWithFlags(ev_end_.get(), s, cudaEventRecordExternal));  // a timing node in the graph
+  common::record_timing_node(ev_end_.get(), s);
 }
 
 void Engine::launch(const common::PointCloud& pc) {
@@ -137,8 +137,8 @@ Result segment_gpu_graph(const common::PointCloud& pc, const Params& p, Phases* 
   engine.launch(pc);
   engine.wait();
   if (phases) {
-    phases->push_back({"graph: H2D + kernels + D2H (first launch)", engine.frame_ms()});
-    phases->push_back({"of which kernels", engine.kernel_ms()});
+    phases->add("graph: H2D + kernels + D2H (first launch)", engine.frame_ms());
+    phases->add("of which kernels", engine.kernel_ms());
   }
   return engine.result(static_cast<int>(pc.size()), out);
 }

@@ -26,7 +26,7 @@ StreamedRun segment_gpu_streamed(const common::PointCloud& pc, const Params& p, 
   }
   for (auto& e : engines) e->wait();
   std::vector<double> latency;
-  const auto t0 = std::chrono::steady_clock::now();
+  const common::WallTimer clock;
   for (int f = 0; f < frames; ++f) {
     auto& e = *engines[f % streams];
     if (f >= streams) {  // this engine's previous frame: done before its buffers are reused
@@ -39,7 +39,7 @@ StreamedRun segment_gpu_streamed(const common::PointCloud& pc, const Params& p, 
     e->wait();
     latency.push_back(e->frame_ms());
   }
-  const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double total = clock.elapsed_ms();
   if (last_labels) last_labels->assign(engines[(frames - 1) % streams]->labels(), engines[(frames - 1) % streams]->labels() + pc.size());
   StreamedRun r;
   r.total_ms = total;

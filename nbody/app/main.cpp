@@ -100,8 +100,18 @@ void check_flags_used(const common::CliOptions& o, const std::vector<std::string
       if (o.was_given(f)) throw common::UsageError(std::string("--") + f + " sizes generated snapshots; --batch-dir reads them instead");
 }
 
-ResultRow base_row(const Context& c, const Version& v, long long n, const std::string& params) {
-  return common::make_row("nbody", v.name, v.idea, n, params, c.device_label);
+// The row's kind is its mode (the tag's leading "mode=X"; a batch's per-file rows are
+// "batch_file"); params keep the rest.
+ResultRow base_row(const Context& c, const Version& v, long long n, const std::string& tag) {
+  std::string kind = "step", params = tag;
+  if (params.rfind("mode=", 0) == 0) {
+    const std::size_t end = params.find(' ');
+    kind = params.substr(5, end == std::string::npos ? std::string::npos : end - 5);
+    params = end == std::string::npos ? "" : params.substr(end + 1);
+  }
+  if (params.find("file=") != std::string::npos) kind = "batch_file";
+  return common::make_row("nbody", v.name, v.idea, n, params, c.device_label, common::role_name(v.role),
+                          kind == "step" ? "version" : kind);
 }
 
 // A list of body counts, each in [1, 2^31 - 1] and checked against the memory it implies.
@@ -119,7 +129,10 @@ void fill_rate(const Context& c, ResultRow& r, double interactions) {
   const double s = r.stats.median_ms * 1e-3;
   r.metric = interactions / s / 1e9;
   r.metric_unit = "Ginter/s";
-  if (c.gpu) r.pct_of_ceiling = 100.0 * kFlopsPerInteraction * interactions / s / (c.ceilings.fma_gflops * 1e9);
+  if (c.gpu) {
+    r.pct_of_ceiling = 100.0 * kFlopsPerInteraction * interactions / s / (c.ceilings.fma_gflops * 1e9);
+    r.ceiling = "fp32_fma_peak";
+  }
 }
 
 // Accuracy of one version against float64 on a sample of bodies, and momentum balance.
@@ -207,21 +220,9 @@ void step_mode(Context& c, common::RowList& rows) {
       }
       rows.push_back(r);
     }
-    double cpu = common::kNoValue, lib = common::kNoValue, prev = common::kNoValue;
-    for (std::size_t i = first; i < rows.size(); ++i) {
-      if (rows[i].stats.samples == 0) continue;
-      const Version* v = find_version(rows[i].version);
-      if (v && v->role == common::Role::reference) cpu = rows[i].stats.median_ms;
-      if (v && v->role == common::Role::library) lib = rows[i].stats.median_ms;
-    }
-    for (std::size_t i = first; i < rows.size(); ++i) {
-      if (rows[i].stats.samples == 0) continue;
-      const double t = rows[i].stats.median_ms;
-      rows[i].speedup_vs_cpu = cpu / t;
-      rows[i].speedup_vs_library = lib / t;
-      rows[i].speedup_vs_prev = prev / t;
-      prev = t;
-    }
+    std::vector<ResultRow*> group;
+    for (std::size_t i = first; i < rows.size(); ++i) group.push_back(&rows[i]);
+    common::fill_ratios(group);
   }
 }
 
@@ -282,10 +283,11 @@ void batch_mode(Context& c, common::RowList& rows) {
     auto emit = [&](const std::string& pipeline, const BatchResult& res, const std::string& status, int gpus) {
       ResultRow r = base_row(c, v5, n, tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus));
       r.passed = status;
-      r.stats = common::summarize(res.file_ms);
-      r.stats.median_ms = res.total_ms / files.size();  // per file, end to end including I/O
+      r.stats = common::summarize(res.file_ms);  // per file (completion to completion), end to end including I/O
       r.metric = interactions / (res.total_ms * 1e-3) / 1e9;
       r.metric_unit = "Ginter/s";
+      r.add_metric("total", res.total_ms, "ms").add_metric("mean_per_file", res.total_ms / files.size(), "ms");
+      r.add_metric("gpus", gpus, "");
       rows.push_back(r);
       for (std::size_t k = 0; k < res.file_ms.size(); ++k) {
         ResultRow f = base_row(c, v5, n, tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus) + " file=" + std::to_string(k));
@@ -368,14 +370,16 @@ void scaling_mode(Context& c, common::RowList& rows) {
       ResultRow r = base_row(c, v7, n, "mode=scaling gpus=" + std::to_string(g));
       common::run_guarded(r, true, [&] {
         Bodies b = initial;
-        const double ms = multi_gpu_simulate(b, p, g, best_kernel());
+        r.stats = multi_gpu_simulate(b, p, g, best_kernel());
+        const double ms = r.stats.median_ms;
         const bool same = b.x == single.x && b.y == single.y && b.z == single.z && b.vx == single.vx;
         r.passed = same ? "PASS" : "FAIL: state differs from the single-GPU kernel's";
-        r.stats = common::summarize({ms});
-        r.stats.median_ms = ms;
         fill_rate(c, r, double(n) * double(n));
         r.pct_of_ceiling = common::kNoValue;  // several GPUs: no single-GPU ceiling
-        r.speedup_vs_prev = single_ms / ms;   // vs the best kernel on one GPU without NCCL
+        r.ceiling.clear();
+        r.add_metric("gpus", g, "");
+        r.add_metric("one_gpu_step", single_ms, "ms");  // the best kernel on one GPU without NCCL
+        r.add_metric("speedup_vs_one_gpu", single_ms / ms, "x");
       });
       rows.push_back(r);
     }
@@ -409,7 +413,8 @@ void tune_mode(Context& c, common::RowList& rows) {
         sys.upload(initial, nullptr);
         r.stats = common::bench_gpu([&](cudaStream_t st) { gpu_simulate(sys, one, k.launch, st); }, nullptr, c.bench);
         fill_rate(c, r, double(n) * double(n));
-        r.pct_of_ceiling = 100.0 * r.metric * 1e9 / c.issue_ceiling_ips;  // here: % of the issue ceiling
+        r.pct_of_ceiling = 100.0 * r.metric * 1e9 / c.issue_ceiling_ips;
+        r.ceiling = "issue_ceiling";
       });
       rows.push_back(r);
     }
@@ -525,6 +530,15 @@ int run(const common::CliOptions& opt) {
     std::cout << "device: no CUDA device: CPU versions run, GPU versions are listed as skipped\n\n";
   }
   common::RowList rows;
+  rows.push_back(common::meta_row("nbody", c));
+  rows.back()
+      .add_metric("G", c.params.G, "")
+      .add_metric("eps", c.params.eps, "")
+      .add_metric("dt", c.params.dt, "")
+      .add_metric("flops_per_interaction", kFlopsPerInteraction, "FLOP")
+      .add_metric("instructions_per_interaction", kIssuePerInteraction, "")
+      .add_metric("seed", static_cast<double>(c.opt.seed), "");
+  if (c.gpu) rows.back().add_metric("issue_ceiling", c.issue_ceiling_ips / 1e9, "Ginter/s");
   for (const auto& m : modes) {
     common::NvtxRange range(m.c_str());
     if (m == "step") step_mode(c, rows);
@@ -535,11 +549,11 @@ int run(const common::CliOptions& opt) {
   }
   std::vector<ResultRow> shown;
   for (const auto& r : rows)
-    if (r.params.find("file=") == std::string::npos && r.params.find("mode=drift") == std::string::npos) shown.push_back(r);
+    if (r.kind != "batch_file" && r.kind != "drift") shown.push_back(r);
   common::print_table(std::cout, shown);
   std::vector<ResultRow> drift_last;
   for (const auto& r : rows)
-    if (r.params.find("mode=drift") != std::string::npos && r.params.find("step=") != std::string::npos &&
+    if (r.kind == "drift" && r.params.find("step=") != std::string::npos &&
         r.params.substr(r.params.find("step=") + 5) == std::to_string(c.opt.quick ? 100 : 1000))
       drift_last.push_back(r);
   if (!drift_last.empty()) {

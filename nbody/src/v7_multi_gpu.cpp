@@ -44,13 +44,13 @@ struct Rank {
 
 }  // namespace
 
-double multi_gpu_simulate(Bodies& b, const Params& p, int gpus, AccelLauncher accel) {
+common::BenchStats multi_gpu_simulate(Bodies& b, const Params& p, int gpus, AccelLauncher accel) {
   if (gpus < 1 || gpus > device_count())
     throw std::invalid_argument("multi_gpu_simulate: " + std::to_string(gpus) + " GPUs asked, " +
                                 std::to_string(device_count()) + " present");
   if (!(p.eps > 0)) throw std::invalid_argument("softening eps must be > 0 (each body's own term divides by eps^3)");
   const int n = static_cast<int>(b.size());
-  if (n == 0 || p.steps <= 0) return 0.0;
+  if (n == 0 || p.steps <= 0) return {};
   const int chunk = (n + gpus - 1) / gpus;
   const int padded = chunk * gpus;
   std::vector<float4> h_pos(padded, make_float4(0.f, 0.f, 0.f, 0.f)), h_vel(padded, make_float4(0.f, 0.f, 0.f, 0.f));
@@ -127,10 +127,10 @@ double multi_gpu_simulate(Bodies& b, const Params& p, int gpus, AccelLauncher ac
   if (p.integrator == Integrator::Leapfrog) forces();
   std::vector<double> step_ms;
   for (int s = 0; s < p.steps; ++s) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const common::WallTimer t;
     step();
     sync_all();
-    step_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    step_ms.push_back(t.elapsed_ms());
   }
   // Every rank holds all positions; velocities live with their owners.
   CUDA_CHECK(cudaSetDevice(0));
@@ -155,10 +155,10 @@ double multi_gpu_simulate(Bodies& b, const Params& p, int gpus, AccelLauncher ac
   CUDA_CHECK(cudaSetDevice(0));
   // The first step includes NCCL's lazy set-up: report the median of the others.
   if (step_ms.size() > 1) step_ms.erase(step_ms.begin());
-  return common::summarize(step_ms).median_ms;
+  return common::summarize(step_ms);
 }
 #else
-double multi_gpu_simulate(Bodies&, const Params&, int, AccelLauncher) {
+common::BenchStats multi_gpu_simulate(Bodies&, const Params&, int, AccelLauncher) {
   throw std::runtime_error("multi-GPU version: built without NCCL");
 }
 #endif

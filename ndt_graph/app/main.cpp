@@ -235,10 +235,11 @@ int run(const common::CliOptions& o) {
     if (!o.versions.empty()) throw common::UsageError("--version is not read by --launch-bench (it times empty kernels only)");
     const common::Environment env = common::detect_environment();
     common::RowList rows;
+    rows.push_back(common::meta_row("ndt_graph", env));
     const int iterations = o.quick ? 256 : 2048;
     if (!env.gpu) {
       ResultRow r = common::make_row("ndt_graph", "launch_strategies", "launch-strategy micro-benchmark", iterations,
-                                     "row=launch", env.device_label);
+                                     "", env.device_label, "", "launch");
       r.passed = "skipped: no CUDA device";
       rows.push_back(r);
       return common::finish_run(std::cout, "ndt_graph", rows, o.csv);
@@ -246,8 +247,8 @@ int run(const common::CliOptions& o) {
     std::cout << "launch strategies: 5 dependent empty kernels per iteration, " << iterations
               << " iterations per run, median of 7 runs\n";
     for (const auto& l : launch_strategy_benchmark(iterations, 7)) {
-      ResultRow r = common::make_row("ndt_graph", l.name, l.idea, iterations,
-                                     "row=launch blocks=" + std::to_string(l.blocks), env.device_label);
+      ResultRow r = common::make_row("ndt_graph", l.name, l.idea, iterations, "blocks=" + std::to_string(l.blocks),
+                                     env.device_label, "", "launch");
       r.stats = l.stats;
       r.metric = l.us_per_iteration;
       r.metric_unit = "us/iteration";
@@ -277,6 +278,14 @@ int run(const common::CliOptions& o) {
   const std::string images = o.extra.at("images");
   if (!images.empty()) common::make_output_dir(images, "images");
   common::RowList rows;
+  rows.push_back(common::meta_row("ndt_graph", env));
+  rows.back()
+      .add_metric("resolution", base.resolution, "m")
+      .add_metric("step_size", base.step_size, "")
+      .add_metric("epsilon", base.epsilon, "")
+      .add_metric("max_iterations", base.max_iterations, "")
+      .add_metric("outlier_ratio", base.outlier_ratio, "")
+      .add_metric("seed", static_cast<double>(o.seed), "");
   // --pose-out and --trace-csv: checked now, written whole (atomically) at the end
   const std::vector<std::string> inputs = {o.extra.at("target"), o.extra.at("source")};
   std::ostringstream pose_out, trace_csv;
@@ -312,14 +321,16 @@ int run(const common::CliOptions& o) {
     {
       ResultRow r = common::make_row("ndt_graph", common::with_role(versions(), Role::reference)->name,
                                      "target map build (VoxelGridCovariance + cell hash), one thread",
-                                     static_cast<std::int64_t>(c.target.size()), base_params + " row=map_build", env.device_label);
+                                     static_cast<std::int64_t>(c.target.size()), base_params, env.device_label, "reference",
+                                     "map_build");
       r.stats = common::bench_cpu([&] { build_voxel_map(c.target, static_cast<float>(c.params.resolution)); }, bench);
       r.metric = c.target.size() / (r.stats.median_ms * 1e3);
       r.metric_unit = "Mpts/s";
       r.passed = "PASS";
       rows.push_back(r);
       ResultRow g = common::make_row("ndt_graph", "gpu_map_build", "sort by cell + per-voxel statistics + hash insert on the GPU",
-                                     static_cast<std::int64_t>(c.target.size()), base_params + " row=map_build", env.device_label);
+                                     static_cast<std::int64_t>(c.target.size()), base_params, env.device_label, "version",
+                                     "map_build");
       if (!env.gpu) {
         g.passed = "skipped: no CUDA device";
       } else {
@@ -327,12 +338,12 @@ int run(const common::CliOptions& o) {
           float ms = 0;
           const VoxelMap gm = build_voxel_map_gpu(c.target, static_cast<float>(c.params.resolution), &ms);
           const std::string diff = compare_maps(map, gm);
-          std::vector<double> samples;
-          for (int k = 0; k < (o.quick ? 5 : 21); ++k) {
-            build_voxel_map_gpu(c.target, static_cast<float>(c.params.resolution), &ms);
-            samples.push_back(ms);
-          }
-          g.stats = common::summarize(samples);
+          g.stats = common::bench_loop(  // the build's own event time, the upload excluded
+              [&](bool) {
+                build_voxel_map_gpu(c.target, static_cast<float>(c.params.resolution), &ms);
+                return double(ms);
+              },
+              bench);
           g.metric = c.target.size() / (g.stats.median_ms * 1e3);
           g.metric_unit = "Mpts/s";
           g.speedup_vs_cpu = r.stats.median_ms / g.stats.median_ms;
@@ -344,13 +355,12 @@ int run(const common::CliOptions& o) {
       rows.push_back(g);
     }
     AlignResult& reference = c.reference;
-    double prev_ms = common::kNoValue, lib_ms = common::kNoValue, cpu_ms = common::kNoValue;
-    std::map<std::string, double> ms_of;  // this case's times by version name
+    const std::size_t first_align = rows.size();
     for (const auto& v : versions()) {
       if (v.batched || (!selected(v) && v.role != Role::reference)) continue;
       common::NvtxRange version_range(v.name.c_str());
       ResultRow r = common::make_row("ndt_graph", v.name, v.idea, static_cast<std::int64_t>(c.source.size()),
-                                     base_params + " row=align", env.device_label);
+                                     base_params, env.device_label, common::role_name(v.role));
       if (v.needs_gpu && !env.gpu) {
         r.passed = "skipped: no CUDA device";
         rows.push_back(r);
@@ -385,7 +395,6 @@ int run(const common::CliOptions& o) {
       }
       AlignResult res;
       std::string verdict = "PASS";
-      std::ostringstream info;
       if (!common::run_guarded(r, v.needs_gpu, [&] {
         runner->run();
         res = runner->result();
@@ -397,7 +406,8 @@ int run(const common::CliOptions& o) {
             pose_error(res.T, c.pcl.T, e_cm, e_deg);
             e_cm *= 100;
             const double lrel = std::fabs(res.likelihood - c.pcl.likelihood) / std::fabs(c.pcl.likelihood);
-            info << " err_pcl_cm=" << fmt(e_cm, 4) << " err_pcl_deg=" << fmt(e_deg, 5) << " pcl_iterations=" << c.pcl.iterations;
+            r.add_metric("err_pcl", e_cm, "cm").add_metric("err_pcl_rotation", e_deg, "deg");
+            r.add_metric("pcl_iterations", c.pcl.iterations, "");
             if (e_cm > 0.5 || e_deg > 0.05 || std::abs(res.iterations - c.pcl.iterations) > 1 || lrel > 1e-3)
               verdict = "FAIL: the reference is off PCL's recorded result (" + fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) +
                         " deg, " + std::to_string(res.iterations) + " vs " + std::to_string(c.pcl.iterations) +
@@ -406,7 +416,7 @@ int run(const common::CliOptions& o) {
           if (c.have_truth) {
             double t_cm, t_deg;
             pose_error(res.T, c.truth, t_cm, t_deg);
-            info << " err_truth_cm=" << fmt(100 * t_cm, 3) << " err_truth_deg=" << fmt(t_deg, 4);
+            r.add_metric("err_truth", 100 * t_cm, "cm").add_metric("err_truth_rotation", t_deg, "deg");
             if (100 * t_cm > 2.0 || t_deg > 0.1)
               verdict = "FAIL: the simulated pair's known transform is not recovered (" + fmt(100 * t_cm, 2) + " cm, " +
                         fmt(t_deg, 3) + " deg)";
@@ -416,7 +426,7 @@ int run(const common::CliOptions& o) {
         } else {
           pose_error(res.T, reference.T, e_cm, e_deg);
           e_cm *= 100;
-          info << " err_ref_cm=" << fmt(e_cm, 4) << " err_ref_deg=" << fmt(e_deg, 5);
+          r.add_metric("err_ref", e_cm, "cm").add_metric("err_ref_rotation", e_deg, "deg");
           // A version with its own line search is checked against the CPU running that line search;
           // its distance from PCL's path (the reference) is reported above.
           AlignResult own = reference;
@@ -426,8 +436,8 @@ int run(const common::CliOptions& o) {
             own_name = "the CPU reference with the same line search";
             pose_error(res.T, own.T, e_cm, e_deg);
             e_cm *= 100;
-            info << " reference_iterations=" << reference.iterations << " reference_evaluations=" << reference.evaluations
-                 << " err_own_ref_cm=" << fmt(e_cm, 4) << " err_own_ref_deg=" << fmt(e_deg, 5);
+            r.add_metric("reference_iterations", reference.iterations, "").add_metric("reference_evaluations", reference.evaluations, "");
+            r.add_metric("err_own_ref", e_cm, "cm").add_metric("err_own_ref_rotation", e_deg, "deg");
           }
           const bool library = v.role == Role::library;
           const double tol_cm = library ? 0.5 : 1.0, tol_deg = library ? 0.05 : 0.1;
@@ -452,15 +462,16 @@ int run(const common::CliOptions& o) {
         r.metric = 1e3 * t.stats.median_ms / std::max(1, res.iterations);
         r.metric_unit = "us/iteration";
         const double kernel_us_iter = t.kernel_ns / 1e3 / std::max(1, res.iterations);
-        info << " iterations=" << res.iterations << " evaluations=" << res.evaluations << " solve_fallbacks=" << res.solve_fallbacks
-             << " converged=" << res.converged
-             << " likelihood=" << fmt(res.likelihood, 6);
+        r.add_metric("iterations", res.iterations, "").add_metric("evaluations", res.evaluations, "");
+        r.add_metric("solve_fallbacks", res.solve_fallbacks, "").add_metric("converged", res.converged, "");
+        r.add_metric("likelihood", res.likelihood, "");
         if (std::isfinite(kernel_us_iter))
-          info << " kernel_us_per_iter=" << fmt(kernel_us_iter, 2) << " other_us_per_iter=" << fmt(r.metric - kernel_us_iter, 2);
+          r.add_metric("kernel_per_iteration", kernel_us_iter, "us").add_metric("other_per_iteration", r.metric - kernel_us_iter, "us");
         if (v.needs_gpu && std::isfinite(launch_us)) {
           // the floor of a device loop: two dependent launches per evaluation at the lone-launch latency
           const double floor_us = 2.0 * launch_us * res.evaluations;
           r.pct_of_ceiling = 100.0 * floor_us / (1e3 * t.stats.median_ms);
+          r.ceiling = "launch_latency";
           r.predicted_ms = v.predicted_us_per_eval * res.evaluations / 1e3;
         }
           })) {
@@ -469,18 +480,8 @@ int run(const common::CliOptions& o) {
         std::cout << "  " << v.name << ": " << r.passed << "\n";
         continue;
       }
-      r.params += info.str();
       r.passed = verdict;
       if (verdict != "PASS") any_fail = true;
-      if (v.role == Role::reference) cpu_ms = r.stats.median_ms;
-      if (v.role == Role::library) lib_ms = r.stats.median_ms;
-      r.speedup_vs_cpu = cpu_ms / r.stats.median_ms;
-      if (v.role != Role::library) {  // the library is a baseline, not a step of the ladder
-        const auto base = ms_of.find(v.builds_on);
-        r.speedup_vs_prev = (base != ms_of.end() ? base->second : prev_ms) / r.stats.median_ms;
-        prev_ms = r.stats.median_ms;
-      }
-      ms_of[v.name] = r.stats.median_ms;
       rows.push_back(r);
       std::cout << "  " << v.name << ": " << res.iterations << " it, " << fmt(r.stats.median_ms, 3) << " ms, "
                 << res.reason() << ", pose " << fmt(res.pose[0], 5) << " " << fmt(res.pose[1], 5) << " " << fmt(res.pose[2], 5)
@@ -503,9 +504,15 @@ int run(const common::CliOptions& o) {
       if (v.role == Role::reference && res.status != Status::converged)
         std::cout << "  note: " << res.reason() << "\n";
     }
-    for (auto& r : rows)
-      if (r.params.rfind(base_params + " row=align", 0) == 0 && std::isfinite(lib_ms) && r.stats.median_ms > 0)
-        r.speedup_vs_library = lib_ms / r.stats.median_ms;
+    {  // this case's alignment rows: x CPU, x PCL (the library) and x prev along builds_on
+      std::vector<ResultRow*> group;
+      for (std::size_t i = first_align; i < rows.size(); ++i)
+        if (rows[i].kind == "version" && rows[i].params == base_params) group.push_back(&rows[i]);
+      common::fill_ratios(group, [](const std::string& name) {
+        const Version* v = common::find_version(versions(), name);
+        return v ? v->builds_on : std::string();
+      });
+    }
     if (!images.empty()) {
       double G[4][4];
       pose_to_matrix4(c.guess, G);
@@ -537,7 +544,8 @@ int run(const common::CliOptions& o) {
       }
       ResultRow r = common::make_row("ndt_graph", batched->name, batched->idea,
                                      static_cast<std::int64_t>(bc.source.size()),
-                                     "case=" + bc.name + " row=batch batch=" + std::to_string(b), env.device_label);
+                                     "case=" + bc.name + " batch=" + std::to_string(b), env.device_label,
+                                     common::role_name(batched->role), "batch");
       common::run_guarded(r, true, [&] {
         auto runner = make_batch_runner();
         runner->prepare(map, items, bc.params);
@@ -547,7 +555,7 @@ int run(const common::CliOptions& o) {
         pose_error(res[0].T, ref.T, e_cm, e_deg);
         int unconverged = 0;
         for (const auto& q : res) unconverged += !q.converged;
-        r.params += " unconverged=" + std::to_string(unconverged) + " err_ref_cm=" + fmt(100 * e_cm, 4);
+        r.add_metric("unconverged", unconverged, "alignments").add_metric("err_ref", 100 * e_cm, "cm");
         r.stats = common::bench_cpu([&] { runner->run(); }, bench);
         r.metric = b / (r.stats.median_ms / 1e3);
         r.metric_unit = "alignments/s";
@@ -584,9 +592,9 @@ int run(const common::CliOptions& o) {
           }
       ResultRow r = common::make_row("ndt_graph", batched->name, "multi-hypothesis initial-pose search: best likelihood of a grid of guesses",
                                      static_cast<std::int64_t>(room->source.size()),
-                                     "case=room_tutorial row=hypotheses hypotheses=" + std::to_string(items.size()) +
-                                         " single_err_cm=" + fmt(100 * lone_cm, 2) + " single_err_deg=" + fmt(lone_deg, 3),
-                                     env.device_label);
+                                     "case=room_tutorial hypotheses=" + std::to_string(items.size()), env.device_label,
+                                     common::role_name(batched->role), "hypotheses");
+      r.add_metric("single_err", 100 * lone_cm, "cm").add_metric("single_err_rotation", lone_deg, "deg");
       double b_cm = 0, b_deg = 0;
       common::run_guarded(r, true, [&] {
         auto runner = make_batch_runner();
@@ -597,7 +605,7 @@ int run(const common::CliOptions& o) {
         for (std::size_t k = 1; k < res.size(); ++k)
           if (res[k].likelihood > res[best].likelihood) best = k;
         pose_error(res[best].T, rref.T, b_cm, b_deg);
-        r.params += " best_err_cm=" + fmt(100 * b_cm, 3) + " best_err_deg=" + fmt(b_deg, 4);
+        r.add_metric("best_err", 100 * b_cm, "cm").add_metric("best_err_rotation", b_deg, "deg");
         r.stats = common::bench_cpu([&] { runner->run(); }, bench);
         r.metric = items.size() / (r.stats.median_ms / 1e3);
         r.metric_unit = "alignments/s";
@@ -619,19 +627,20 @@ int run(const common::CliOptions& o) {
       const common::PointCloud raw = c.name == "sim_street" ? common::simulate_lidar_scan({}, o.seed).cloud
                                                             : common::read_point_cloud(c.source_file);
       ResultRow r = common::make_row("ndt_graph", "gpu_voxel_filter", "VoxelGrid on the GPU: sort by leaf, segmented sums in file order",
-                                     static_cast<std::int64_t>(raw.size()), "case=" + c.name + " row=filter leaf=0.2", env.device_label);
+                                     static_cast<std::int64_t>(raw.size()), "case=" + c.name + " leaf=0.2", env.device_label,
+                                     "version", "filter");
       common::run_guarded(r, true, [&] {
         const auto cpu = voxel_grid_filter(raw, 0.2f);
         float ms = 0;
         const auto gpuf = voxel_grid_filter_gpu(raw, 0.2f, &ms);
         const bool same = cpu.x == gpuf.x && cpu.y == gpuf.y && cpu.z == gpuf.z;
-        r.params += " out=" + std::to_string(gpuf.size());
-        std::vector<double> samples;
-        for (int k = 0; k < (o.quick ? 5 : 21); ++k) {
-          voxel_grid_filter_gpu(raw, 0.2f, &ms);
-          samples.push_back(ms);
-        }
-        r.stats = common::summarize(samples);
+        r.add_metric("points_out", static_cast<double>(gpuf.size()), "points");
+        r.stats = common::bench_loop(
+            [&](bool) {
+              voxel_grid_filter_gpu(raw, 0.2f, &ms);
+              return double(ms);
+            },
+            bench);
         const auto cs = common::bench_cpu([&] { voxel_grid_filter(raw, 0.2f); }, bench);
         r.speedup_vs_cpu = cs.median_ms / r.stats.median_ms;
         r.metric = raw.size() / (r.stats.median_ms * 1e3);

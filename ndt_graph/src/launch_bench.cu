@@ -63,10 +63,10 @@ std::vector<LaunchStrategyResult> launch_strategy_benchmark(int iterations, int 
     for (int r = 0; r < repeats + 1; ++r) {
       CUDA_CHECK(cudaMemsetAsync(counter.get(), 0, sizeof(int), s));
       stream.sync();
-      const auto t0 = std::chrono::steady_clock::now();
+      const common::WallTimer t;
       run();
       stream.sync();
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      const double ms = t.elapsed_ms();
       int count = 0;
       CUDA_CHECK(cudaMemcpy(&count, counter.get(), sizeof(int), cudaMemcpyDeviceToHost));
       if (count != 5 * iterations)

@@ -113,8 +113,12 @@ struct SizeRun {
   std::int64_t kept = 0;
 };
 
-ResultRow base_row(const Context& c, const sc::Version& v, std::int64_t n, const std::string& params) {
-  return common::make_row("stream_compaction", v.name, v.idea, n, params, c.device_label);
+ResultRow base_row(const Context& c, const sc::Version& v, std::int64_t n, const std::string& params,
+                   const std::string& kind = "version") {
+  ResultRow r = common::make_row("stream_compaction", v.name, v.idea, n, params, c.device_label,
+                                 common::role_name(v.role), kind);
+  if (v.needs_gpu) r.ceiling = "copy_bandwidth";
+  return r;
 }
 
 // Runs one version once on poisoned output and checks it; returns the row's status.
@@ -185,8 +189,7 @@ void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, i
                 const int* d_in, sc::Device::ScratchTree& scratch, common::RowList& rows) {
   sc::Device::CompactStageEvents ev{};
   for (cudaEvent_t* e : {&ev.start, &ev.after_map, &ev.after_scan, &ev.after_scatter}) CUDA_CHECK(cudaEventCreate(e));
-  std::vector<double> t[3];
-  const int samples = c.opt.quick ? 5 : 30;
+  common::StageTimes stages;
   sc::RunArgs a;
   a.n = s.n;
   a.out = d_out;
@@ -196,20 +199,27 @@ void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, i
   a.stream = c.stream;
   a.block = block;
   a.stages = &ev;
-  for (int i = 0; i < samples + 2; ++i) {
-    v.run(a);
-    CUDA_CHECK(cudaEventSynchronize(ev.after_scatter));
-    if (i < 2) continue;  // warm-up
-    float ms[3];
-    CUDA_CHECK(cudaEventElapsedTime(&ms[0], ev.start, ev.after_map));
-    CUDA_CHECK(cudaEventElapsedTime(&ms[1], ev.after_map, ev.after_scan));
-    CUDA_CHECK(cudaEventElapsedTime(&ms[2], ev.after_scan, ev.after_scatter));
-    for (int k = 0; k < 3; ++k) t[k].push_back(ms[k]);
-  }
-  const char* names[3] = {"map", "scan", "scatter"};
-  for (int k = 0; k < 3; ++k) {
-    ResultRow r = base_row(c, v, s.n, params_of(v, block, std::string("stage=") + names[k]));
-    r.stats = common::summarize(t[k]);
+  // the stopping rule of every other row, on the whole compaction; each stage keeps its samples
+  common::bench_loop(
+      [&](bool recording) {
+        v.run(a);
+        CUDA_CHECK(cudaEventSynchronize(ev.after_scatter));
+        float ms[3];
+        CUDA_CHECK(cudaEventElapsedTime(&ms[0], ev.start, ev.after_map));
+        CUDA_CHECK(cudaEventElapsedTime(&ms[1], ev.after_map, ev.after_scan));
+        CUDA_CHECK(cudaEventElapsedTime(&ms[2], ev.after_scan, ev.after_scatter));
+        if (recording) {
+          stages.add("map", ms[0]);
+          stages.add("scan", ms[1]);
+          stages.add("scatter", ms[2]);
+        }
+        return double(ms[0]) + ms[1] + ms[2];
+      },
+      c.bench);
+  for (const auto& [stage, stats] : stages.summary()) {
+    ResultRow r = base_row(c, v, s.n, params_of(v, block, "stage=" + stage), "stage");
+    r.ceiling.clear();
+    r.stats = stats;
     r.passed = "PASS";
     rows.push_back(r);
   }
@@ -245,7 +255,8 @@ void end_to_end_rows(Context& c, const std::vector<const sc::Version*>& vs, cons
       }
       CUDA_CHECK(cudaMemcpyAsync(h_out, d_out.get(), count * sizeof(int), cudaMemcpyDeviceToHost, st));
     };
-    ResultRow r = base_row(c, *v, n, params_of(*v, block, "timing=end_to_end"));
+    ResultRow r = base_row(c, *v, n, params_of(*v, block), "end_to_end");
+    r.ceiling.clear();
     common::run_guarded(r, true, [&] {
       work(c.stream);  // sizes the scratch, checks
       CUDA_CHECK(cudaStreamSynchronize(c.stream));
@@ -276,21 +287,9 @@ std::vector<std::int64_t> choose_sizes(const common::CliOptions& o) {
 }
 
 void fill_ratios(common::RowList& rows, std::size_t from) {
-  double cpu = common::kNoValue, lib = common::kNoValue, prev = common::kNoValue;
-  for (std::size_t i = from; i < rows.size(); ++i) {
-    const sc::Version* v = sc::find_version(rows[i].version);
-    if (!v || rows[i].stats.samples == 0) continue;
-    if (v->role == common::Role::reference) cpu = rows[i].stats.median_ms;
-    if (v->role == common::Role::library) lib = rows[i].stats.median_ms;
-  }
-  for (std::size_t i = from; i < rows.size(); ++i) {
-    if (rows[i].stats.samples == 0) continue;
-    const double t = rows[i].stats.median_ms;
-    rows[i].speedup_vs_cpu = cpu / t;
-    rows[i].speedup_vs_library = lib / t;
-    rows[i].speedup_vs_prev = prev / t;
-    prev = t;
-  }
+  std::vector<ResultRow*> group;
+  for (std::size_t i = from; i < rows.size(); ++i) group.push_back(&rows[i]);
+  common::fill_ratios(group);
 }
 
 void print_header(const Context& c, const std::vector<std::int64_t>& sizes) {
@@ -371,6 +370,8 @@ int run(const common::CliOptions& opt) {
 
 
   common::RowList rows, stage, e2e, sweep;
+  rows.push_back(common::meta_row("stream_compaction", c));
+  rows.back().add_metric("seed", static_cast<double>(c.opt.seed), "");
   int total_steps = 0;
   for (sc::Op op : ops)
     for (const auto* v : selected) total_steps += (v->op == op) * static_cast<int>(sizes.size());
@@ -442,7 +443,7 @@ int run(const common::CliOptions& opt) {
     for (const auto* v : selected) {
       if (v->op != sc::Op::Scan || !v->block_tunable) continue;
       for (int b = 16; b <= 1024; b *= 2) {
-        ResultRow r = base_row(c, *v, n, params_of(*v, b, "sweep=block"));
+        ResultRow r = base_row(c, *v, n, params_of(*v, b), "block_sweep");
         common::run_guarded(r, true, [&] {
           r.passed = check_version(c, *v, s, b, d_out.get(), d_count.get(), d_in.get(), scratch);
           if (common::is_pass(r)) time_version(c, *v, s, b, d_out.get(), d_count.get(), d_in.get(), scratch, r);

@@ -15,6 +15,7 @@
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
 #include "common/device_info.hpp"
+#include "common/environment.hpp"
 #include "common/results.hpp"
 #include "stream_compaction/check.hpp"
 #include "stream_compaction/host.hpp"
@@ -76,14 +77,15 @@ int run(const common::CliOptions& opt) {
     return 0;
   }
   const std::int64_t n = opt.sizes.empty() ? (std::int64_t{1} << 28) : opt.sizes.front();
-  const auto device = common::query_device();
-  const auto ceil = common::measure_ceilings(device);
+  const common::Environment env = common::detect_environment();
+  const auto& device = env.device;
+  const auto& ceil = env.ceilings;
   std::printf("tuning at n = %lld on %s, copy %.0f GB/s\n\n", static_cast<long long>(n), device.name.c_str(), ceil.copy_gbs);
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreate(&stream));
   common::DeviceBuffer<int> d_in(n), d_out(n);
   common::DeviceBuffer<std::int64_t> d_count(1);
-  std::vector<common::ResultRow> rows;
+  std::vector<common::ResultRow> rows = {common::meta_row("stream_compaction", env)};
   double library_ms = common::kNoValue;
   for (sc::Op op : {sc::Op::Scan, sc::Op::Compact, sc::Op::Sort}) {
     std::vector<int> in(n), ref(n), got(n);
@@ -110,16 +112,11 @@ int run(const common::CliOptions& opt) {
       CUDA_CHECK(cudaMemcpy(got.data(), d_out.get(), n * sizeof(int), cudaMemcpyDeviceToHost));
       CUDA_CHECK(cudaMemcpy(&count, d_count.get(), sizeof(count), cudaMemcpyDeviceToHost));
       const auto cr = sc::check_output(op, n, ref.data(), kept, got.data(), count);
-      common::ResultRow r;
-      r.subproject = "stream_compaction";
-      r.version = c.name;
-      r.idea = "tile-shape tuning";
-      r.n = n;
-      r.params = std::string("op=") + sc::op_name(op) + " tune=1";
+      common::ResultRow r = common::make_row("stream_compaction", c.name, "tile-shape tuning", n,
+                                             std::string("op=") + sc::op_name(op), device.name,
+                                             c.library ? "library" : "version", "tune");
+      r.ceiling = "copy_bandwidth";
       r.passed = cr.ok ? "PASS" : "FAIL: " + cr.message;
-      r.device = device.name;
-      r.cuda = common::cuda_runtime_version();
-      r.git_sha = common::git_sha();
       if (cr.ok) {
         r.stats = common::bench_gpu([&](cudaStream_t st) { c.run(n, d_out.get(), d_count.get(), d_in.get(), scratch, st); },
                                     stream, common::BenchOptions{});

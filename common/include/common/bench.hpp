@@ -5,8 +5,11 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/device_buffer.hpp"
@@ -43,9 +46,42 @@ class L2Flusher {
   DeviceBuffer<unsigned char> buffer_;
 };
 
+// The loop both benches below use, for work that times itself (a host-driven pipeline, a run
+// whose stages are timed separately): `sample(recording)` does one run and returns its ms;
+// the first o.warmup calls get recording = false and their times are dropped, then samples are
+// taken until should_stop.
+BenchStats bench_loop(const std::function<double(bool recording)>& sample, const BenchOptions& o);
+
 BenchStats bench_gpu(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
                      const BenchOptions& options, L2Flusher* flusher = nullptr);
 BenchStats bench_cpu(const std::function<void()>& work, const BenchOptions& options);
+
+// Host wall clock since construction or the last restart().
+class WallTimer {
+ public:
+  WallTimer() : t0_(std::chrono::steady_clock::now()) {}
+  void restart() { t0_ = std::chrono::steady_clock::now(); }
+  double elapsed_ms() const { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point t0_;
+};
+
+// Samples per named stage (a pipeline's phases, a kernel sequence's steps), in first-seen order;
+// summary() gives each stage's statistics (median of its samples).
+class StageTimes {
+ public:
+  void add(const std::string& stage, double ms);
+  std::vector<std::pair<std::string, BenchStats>> summary() const;
+  bool empty() const { return stages_.empty(); }
+
+ private:
+  std::vector<std::pair<std::string, std::vector<double>>> stages_;
+};
+
+// Records `event` on `stream` as a node of the graph being captured there (an external event
+// record, readable after the graph's launch completes), so a graph can time its own sections.
+void record_timing_node(cudaEvent_t event, cudaStream_t stream);
 
 // Events around a region on one stream, for one-off figures (per-stage sub-timings).
 class EventTimer {

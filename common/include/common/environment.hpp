@@ -4,6 +4,7 @@
 
 #include "common/ceilings.hpp"
 #include "common/device_info.hpp"
+#include "common/results.hpp"
 #include "common/roofline.hpp"
 
 namespace common {
@@ -18,5 +19,10 @@ struct Environment {
 
 // Queries device 0 and measures its ceilings when a GPU is visible; otherwise gpu = false.
 Environment detect_environment();
+
+// The run's metadata record (kind "meta"): the device and, with a GPU, its measured ceilings
+// (copy_bandwidth, fp32_fma_peak, launch_latency) and shape (sm_count, sm_clock, l2) as
+// metrics. A driver adds the parameters its plots need (add_metric) before pushing it first.
+ResultRow meta_row(const std::string& subproject, const Environment& env);
 
 }  // namespace common

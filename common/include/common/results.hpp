@@ -1,5 +1,15 @@
 // One row per (sub-project, version, size, params). The console table and the CSV are printed
 // from the same rows; the CSV is written atomically (temp file + rename).
+//
+// CSV columns (README, "CSV format"):
+//  - kind: what the row measures. "meta" is the run's metadata record (first row: the device,
+//    its measured ceilings and the parameters the plots need, as metrics); "version" is a
+//    version's headline timing; the rest are sub-project kinds ("stage", "phase", "batch", ...).
+//  - role: reference / version / library (the registry's role; empty outside the ladder).
+//  - params: what was run (input, rule, mode, shape); never results.
+//  - median_ms over `samples` samples (always a median), metric/metric_unit the headline rate,
+//    pct_of_ceiling a percentage of the meta row's metric named in `ceiling`.
+//  - metrics: further named results with units, "name[unit]=value" joined by ';'.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -14,19 +24,44 @@ namespace common {
 
 constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 
+struct Metric {
+  std::string name;
+  double value = kNoValue;
+  std::string unit;
+};
+
 struct ResultRow {
-  std::string subproject, version, idea;
+  std::string subproject, kind = "version", version, role, idea;
   std::int64_t n = 0;
   std::string params;
   BenchStats stats;
   double metric = kNoValue;
   std::string metric_unit;
   double pct_of_ceiling = kNoValue;
+  std::string ceiling;  // the meta row's metric that pct_of_ceiling divides by
+  std::vector<Metric> metrics;
   double speedup_vs_cpu = kNoValue, speedup_vs_prev = kNoValue, speedup_vs_library = kNoValue;
   double predicted_ms = kNoValue;
   std::string passed;  // "PASS", "FAIL: reason" or "skipped: reason"
   std::string device, cuda, git_sha;
+
+  ResultRow& add_metric(const std::string& name, double value, const std::string& unit);
+  double metric_named(const std::string& name) const;  // kNoValue when absent
 };
+
+// "name[unit]=value;..." and back (the CSV's metrics column). Names and units must not hold
+// '[', ']', '=' or ';' (checked: std::invalid_argument).
+std::string format_metrics(const std::vector<Metric>& m);
+std::vector<Metric> parse_metrics(const std::string& s);
+
+// Fills speedup_vs_cpu, speedup_vs_library and speedup_vs_prev of one comparison group (rows of
+// the same input and size, in ladder order): x CPU and x lib divide the time of the group's
+// reference and library rows by each row's; x prev divides the time of the step before (the
+// version named by builds_on(version) when that returns a name present in the group). The
+// library row is a baseline, not a step: it gets no x prev and is nobody's previous step. Rows
+// without samples are left alone.
+void fill_ratios(const std::vector<ResultRow*>& group,
+                 const std::function<std::string(const std::string& version)>& builds_on = nullptr);
 
 // The rows of one run, in the order a driver produces them. push_back also appends the row to the
 // run's journal when one is open (see open_row_journal), so a run that crashes or is killed keeps
@@ -77,7 +112,8 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path);
 void print_table(std::ostream& os, const std::vector<ResultRow>& rows);
 // A row with the identity columns filled (device, CUDA version, $COURSE_GIT_SHA).
 ResultRow make_row(const std::string& subproject, const std::string& version, const std::string& idea,
-                   std::int64_t n, const std::string& params, const std::string& device);
+                   std::int64_t n, const std::string& params, const std::string& device,
+                   const std::string& role = "", const std::string& kind = "version");
 // Writes the CSV (when a path is given), prints "<name>: P PASS, F FAIL, S skipped" and returns
 // the driver's exit status: 1 on any FAIL.
 int finish_run(std::ostream& os, const std::string& name, const std::vector<ResultRow>& rows,

@@ -1,6 +1,7 @@
 // GPU versions of the ground segmentation. Each takes host points and returns the same Result as
 // the CPU reference (labels and cell statistics), so every version is checked against it.
 #pragma once
+#include "common/bench.hpp"
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,8 +29,8 @@ namespace ground_seg {
 // writes two flags per cell; labels read x, y, z and write a byte per point (13 B/point).
 std::vector<std::pair<std::string, common::CostModel>> stage_costs(std::size_t n, const Params& p);
 
-// Per-phase wall times of one frame (ms), in order: the seed's per-phase table.
-using Phases = std::vector<std::pair<std::string, double>>;
+// Per-phase wall times (ms) of the frames run with it, in order: the seed's per-phase table.
+using Phases = common::StageTimes;
 
 // v3: the seed's design (assign + histogram with atomic row index, host scan and grouping,
 // scatter, grouped warp-shuffle / block statistics, tiled classification), buffers allocated per

@@ -1,6 +1,7 @@
 // The batch workload of the seed experiment (a directory of snapshots, each advanced p.steps
 // steps and written out) and the multi-GPU versions.
 #pragma once
+#include "common/bench.hpp"
 #include <string>
 #include <vector>
 
@@ -32,8 +33,9 @@ void write_snapshot_fast(const std::string& path, const Bodies& b);  // to_chars
 // replicated and re-assembled with one NCCL all-gather per position update.
 bool have_nccl();
 int device_count();
-// Advances b in place; returns the median ms per step over the timed steps (after one warm-up
-// step that is also applied), or throws if NCCL or the GPUs are missing.
-double multi_gpu_simulate(Bodies& b, const Params& p, int gpus, AccelLauncher accel);
+// Advances b in place; returns the statistics of the per-step wall times (each step synchronized
+// on every GPU), the first step (NCCL's lazy set-up) left out, or throws if NCCL or the GPUs are
+// missing.
+common::BenchStats multi_gpu_simulate(Bodies& b, const Params& p, int gpus, AccelLauncher accel);
 
 }  // namespace nbody
