@@ -30,20 +30,31 @@ def read_rows(path):
         for k in ("median_ms", "min_ms", "max_ms", "noise", "metric", "pct_of_ceiling", "speedup_vs_cpu",
                   "speedup_vs_prev", "speedup_vs_library", "predicted_ms"):
             r[k] = float(r[k]) if r.get(k) not in (None, "") else math.nan
+        r["m"] = parse_metrics(r.get("metrics", ""))
     return rows
 
 
+def parse_metrics(text):
+    """The CSV's metrics column, "name[unit]=value;...", as {name: value}; units in m_units."""
+    out = {}
+    for item in filter(None, (text or "").split(";")):
+        name, rest = item.split("[", 1)
+        unit, value = rest.split("]=", 1)
+        out[name] = float(value) if value else math.nan
+    return out
+
+
+def meta(rows):
+    """The run's metadata record (kind "meta"): measured ceilings and the parameters the plots
+    need, as {name: value}; empty when the CSV has none."""
+    return next((r["m"] for r in rows if r.get("kind") == "meta"), {})
+
+
+SC_KINDS = {"version": "main", "stage": "stage", "end_to_end": "e2e", "block_sweep": "sweep", "tune": "tune"}
+
+
 def kind(r):
-    p = r["params_d"]
-    if "stage" in p:
-        return "stage"
-    if p.get("timing") == "end_to_end":
-        return "e2e"
-    if p.get("sweep") == "block":
-        return "sweep"
-    if "tune" in p:
-        return "tune"
-    return "main"
+    return SC_KINDS.get(r.get("kind"), r.get("kind"))
 
 
 def timed(r):
@@ -63,10 +74,7 @@ def size_label(n):
 
 
 def copy_bandwidth(rows):
-    for r in rows:
-        if r["metric_unit"] == "GB/s" and r["pct_of_ceiling"] > 0:
-            return r["metric"] / (r["pct_of_ceiling"] / 100.0)
-    return None
+    return meta(rows).get("copy_bandwidth")
 
 
 def fmt(x, digits=2):
@@ -316,21 +324,18 @@ def markdown_tables(rows, tune_rows):
 # ---------------------------------------------------------------------------------------------
 # nbody
 
+NB_KINDS = {"version": "step", "batch_file": "batch"}
+
+
 def nb_kind(r):
-    return r["params_d"].get("mode", "?")
+    return NB_KINDS.get(r.get("kind"), r.get("kind"))
 
 
 def nbody_ceilings(rows, tune_rows):
-    fma = issue = None
-    for r in rows:
-        if nb_kind(r) == "step" and timed(r) and r["pct_of_ceiling"] > 0:
-            fma = r["metric"] / (r["pct_of_ceiling"] / 100.0)
-            break
-    for r in tune_rows:
-        if timed(r) and r["pct_of_ceiling"] > 0:
-            issue = r["metric"] / (r["pct_of_ceiling"] / 100.0)
-            break
-    return fma, issue
+    """FP32 FMA peak and issue ceiling in G interactions/s, from the run's meta record."""
+    m = meta(rows) or meta(tune_rows)
+    fma = m["fp32_fma_peak"] / m["flops_per_interaction"] if "fp32_fma_peak" in m else None
+    return fma, m.get("issue_ceiling")
 
 
 def nbody_plots(rows, tune_rows, out):
@@ -354,7 +359,7 @@ def nbody_plots(rows, tune_rows, out):
             if fma:
                 ax.axhline(fma, color="black", linestyle=":", label=f"FP32 FMA peak / 20 FLOP = {fma:.0f}")
             if issue:
-                ax.axhline(issue, color="#c44e52", linestyle="--", label=f"issue ceiling (13.25 instr.) = {issue:.0f}")
+                ax.axhline(issue, color="#c44e52", linestyle="--", label=f"issue ceiling ({meta(rows or tune_rows).get('instructions_per_interaction', 0):g} instr.) = {issue:.0f}")
             ax.set_ylabel("G interactions / s")
             ax.set_title(f"n = {size_label(n)}")
             ax.legend(fontsize=8)
@@ -413,7 +418,7 @@ def nbody_plots(rows, tune_rows, out):
             rs = sorted([r for r in drift if r["params_d"]["integrator"] == integ], key=lambda r: int(r["params_d"]["step"]))
             ax.plot([int(r["params_d"]["step"]) for r in rs], [r["metric"] for r in rs], marker="o", ms=3, label=integ)
         ax.set_yscale("log")
-        ax.set_xlabel("steps (dt = 1e-3)")
+        ax.set_xlabel(f"steps (dt = {meta(rows).get('dt', math.nan):g})")
         ax.set_ylabel("|E - E0| / |E0|")
         ax.set_title(f"energy drift per integrator, N = {drift[0]['n']} Plummer sphere")
         ax.legend()
@@ -447,7 +452,7 @@ def nbody_tables(rows, tune_rows):
     fma, issue = nbody_ceilings(rows, tune_rows)
     lines.append(f"Device: **{device}**, CUDA {rows[0]['cuda']}, commit `{sha}`."
                  + (f" Measured FP32 FMA peak / 20 FLOP = **{fma:.0f} G interactions/s**;" if fma else "")
-                 + (f" issue ceiling at 13.25 instructions per interaction = **{issue:.0f} G interactions/s**." if issue else ""))
+                 + (f" issue ceiling at {meta(rows or tune_rows).get('instructions_per_interaction', 0):g} instructions per interaction = **{issue:.0f} G interactions/s**." if issue else ""))
     lines.append("")
     step = [r for r in rows if nb_kind(r) == "step"]
     for n in sorted({r["n"] for r in step})[-3:]:
@@ -490,7 +495,7 @@ def nbody_tables(rows, tune_rows):
     drift = [r for r in rows if nb_kind(r) == "drift" and r["passed"] == "PASS"]
     if drift:
         last = max(int(r["params_d"]["step"]) for r in drift)
-        lines.append(f"**energy drift |E - E0| / |E0| after {last} steps, N = {drift[0]['n']}, dt = 1e-3**: " + ", ".join(
+        lines.append(f"**energy drift |E - E0| / |E0| after {last} steps, N = {drift[0]['n']}, dt = {meta(rows).get('dt', math.nan):g}**: " + ", ".join(
             f"{r['params_d']['integrator']} {r['metric']:.2e}" for r in drift if int(r['params_d']['step']) == last))
         lines.append("")
     tune = [r for r in tune_rows if timed(r)]
@@ -516,32 +521,34 @@ def ground_seg_plots(rows, tune_rows, out):
 
     written = []
     save = make_saver(plt, out, written)
-    hist = [r for r in rows if "histogram" in r["params_d"]]
+    m = meta(rows)
+    hist = [r for r in rows if r["kind"] == "histogram"]
     if hist:
         inputs = list(OrderedDict.fromkeys(r["params_d"]["input"] for r in hist))
         shown = [i for i in inputs if not i.startswith("sim")][:1] + [i for i in inputs if i.startswith("sim")][:1]
         fig, ax = plt.subplots(figsize=(9, 4.5))
         width = 0.8 / max(1, len(shown))
         for k, name in enumerate(shown):
-            rs = [r for r in hist if r["params_d"]["input"] == name and r["params_d"]["histogram"] != "0"]
+            rs = [r for r in hist if r["params_d"]["input"] == name and r["params_d"]["points_per_cell"] != "0"]
             ax.bar([i + k * width for i in range(len(rs))], [r["metric"] for r in rs], width, label=name)
             ax.set_xticks([i + width * (len(shown) - 1) / 2 for i in range(len(rs))])
-            ax.set_xticklabels([r["params_d"]["histogram"] for r in rs], rotation=30)
+            ax.set_xticklabels([r["params_d"]["points_per_cell"] for r in rs], rotation=30)
         ax.set_yscale("log")
         ax.set_xlabel("points in the cell")
         ax.set_ylabel("non-empty cells")
-        ax.set_title("grid population (0.3 m cells)")
+        ax.set_title(f"grid population ({m.get('cell', math.nan):g} m cells)")
         ax.legend()
         save(fig, "grid_population.png")
-    acc = [r for r in rows if r["metric_unit"] == "F1%"]
+    acc = [r for r in rows if r["kind"] == "version" and "precision" in r["m"]]
     if acc:
         fig, ax = plt.subplots(figsize=(9, 4.5))
         names = list(OrderedDict.fromkeys(r["params_d"]["input"] for r in acc))
         for k, rule in enumerate(["seed", "improved"]):
-            vals = [next((float(r["params_d"]["precision"]) for r in acc if r["params_d"]["input"] == n and r["params_d"]["rule"] == rule), 0) for n in names]
-            recs = [next((float(r["params_d"]["recall"]) for r in acc if r["params_d"]["input"] == n and r["params_d"]["rule"] == rule), 0) for n in names]
-            ax.scatter(recs, vals, marker="o" if rule == "seed" else "s", s=60, label=f"{rule} rule")
-            for x, y, n in zip(recs, vals, names):
+            pick = [next((r for r in acc if r["params_d"]["input"] == n and r["params_d"]["rule"] == rule), None) for n in names]
+            pts = [(r["m"]["recall"], r["m"]["precision"], n) for r, n in zip(pick, names) if r]
+            ax.scatter([x for x, _, _ in pts], [y for _, y, _ in pts], marker="o" if rule == "seed" else "s", s=60,
+                       label=f"{rule} rule")
+            for x, y, n in pts:
                 ax.annotate(n.replace("semantickitti_", "SK "), (x, y), fontsize=7, xytext=(4, 2), textcoords="offset points")
         ax.set_xlabel("recall of ground (%)")
         ax.set_ylabel("precision of ground (%)")
@@ -550,52 +557,75 @@ def ground_seg_plots(rows, tune_rows, out):
         ax.legend()
         save(fig, "accuracy.png")
     real = next((r["params_d"]["input"] for r in rows if "input" in r["params_d"] and not r["params_d"]["input"].startswith("sim")), None)
-    frame = [r for r in rows if r["params_d"].get("input") == real and r["params_d"].get("rule") == "seed" and timed(r)
-             and r["params_d"].get("timing") in (None, "end_to_end") and r["params_d"].get("from") in (None, "pinned")]
+    frame = [r for r in rows if r["kind"] == "version" and r["params_d"].get("input") == real
+             and r["params_d"].get("rule") == "seed" and timed(r)]
+    target_us = m.get("target_frame", math.nan) * 1e3
     if frame:
-        fig, ax = plt.subplots(figsize=(8, 4.5))
-        ax.bar([r["version"] for r in frame], [r["median_ms"] * 1e3 for r in frame],
-               color=["#999999" if "cpu" in r["version"] else "#4c72b0" for r in frame])
-        ax.axhline(150, color="#c44e52", linestyle="--", label="target: 150 us end to end")
-        ax.set_yscale("log")
-        ax.set_ylabel("us per frame (host points in -> labels out)")
-        ax.set_title(f"one {frame[0]['n']}-point frame, seed rule, {device_of(rows)}")
-        ax.legend()
+        # a dot per version on a log axis (bars on a log axis would start from an arbitrary baseline)
+        fig, ax = plt.subplots(figsize=(8, 0.5 * len(frame) + 1.8))
+        ys = list(range(len(frame)))[::-1]
+        us = [r["median_ms"] * 1e3 for r in frame]
+        ax.scatter(us, ys, s=60, color=["#999999" if r["role"] == "reference" else "#c44e52" if r["role"] == "library"
+                                         else "#4c72b0" for r in frame], zorder=3)
+        for x, y in zip(us, ys):
+            ax.annotate(f"{x:,.0f} us", (x, y), xytext=(6, 4), textcoords="offset points", fontsize=8)
+        ax.set_yticks(ys)
+        ax.set_yticklabels([f"{r['version']} ({r['role']})" if r["role"] != "version" else r["version"] for r in frame])
+        if not math.isnan(target_us):
+            ax.axvline(target_us, color="#c44e52", linestyle="--", label=f"target: {target_us:g} us end to end")
+            ax.legend(loc="lower right")
+        ax.set_xscale("log")
+        ax.set_xlabel("us per frame, host points in -> host labels out (log scale)")
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+        ax.set_title(f"one {frame[0]['n']:,}-point frame, seed rule, {device_of(rows)}")
         save(fig, "end_to_end.png")
-    phases = [r for r in rows if "phase" in r["params_d"] and timed(r)]
+    phases = [r for r in rows if r["kind"] == "phase" and timed(r)]
     if phases:
         fig, ax = plt.subplots(figsize=(10, 3.8))
         left = 0.0
         cmap = plt.get_cmap("tab20")
+        phased = f"{phases[0]['version']} (by phase)"
         for i, r in enumerate(phases):
-            ax.barh(["v3 (seed design)"], [r["median_ms"] * 1e3], left=left, color=cmap(i % 20), label=r["params_d"]["phase"])
+            ax.barh([phased], [r["median_ms"] * 1e3], left=left, color=cmap(i % 20), label=r["params_d"]["phase"])
             left += r["median_ms"] * 1e3
-        kern = next((r for r in rows if r["version"] == "v4_graph" and r["params_d"].get("timing") == "kernels"
-                     and r["params_d"].get("input") == real and r["params_d"].get("rule") == "seed"), None)
-        e2e = next((r for r in frame if r["version"] == "v4_graph"), None)
+        kern = next((r for r in rows if r["kind"] == "kernels" and r["params_d"].get("input") == real
+                     and r["params_d"].get("rule") == "seed"), None)
+        e2e = next((r for r in frame if kern and r["version"] == kern["version"]), None)
         if kern and e2e:
-            ax.barh(["v4 (one graph)"], [kern["median_ms"] * 1e3], color="#2ca02c", label="v4: kernels")
-            ax.barh(["v4 (one graph)"], [(e2e["median_ms"] - kern["median_ms"]) * 1e3], left=kern["median_ms"] * 1e3,
-                    color="#98df8a", label="v4: copies + graph launch")
-        ax.set_xlabel("us")
+            label = f"{kern['version']} (one graph)"
+            ax.barh([label], [kern["median_ms"] * 1e3], color="#2ca02c", label="graph: kernels")
+            ax.barh([label], [(e2e["median_ms"] - kern["median_ms"]) * 1e3], left=kern["median_ms"] * 1e3,
+                    color="#98df8a", label="graph: copies + launch")
+        ax.set_xlabel("us per frame")
         ax.set_title("where a frame's time goes")
         ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.25))
         save(fig, "phases.png")
-    streams = [r for r in rows if "streams" in r["params_d"]]
+    streams = [r for r in rows if r["kind"] == "streams" and timed(r)]
     if streams:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
+        # two panels with zero-based axes instead of one plot with two offset y axes
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
         xs = [int(r["params_d"]["streams"]) for r in streams]
-        ax.plot(xs, [r["metric"] for r in streams], marker="o", label="frames / s")
-        ax.axhline(10000, color="#c44e52", linestyle="--", label="target: 10,000 frames/s")
-        ax2 = ax.twinx()
-        ax2.plot(xs, [float(r["params_d"]["latency_ms"]) * 1e3 for r in streams], marker="s", color="#999999", label="latency (us)")
-        ax2.set_ylabel("median latency per frame (us)")
+        ax.plot(xs, [r["metric"] for r in streams], marker="o", label="measured")
+        if "target_rate" in m:
+            ax.axhline(m["target_rate"], color="#c44e52", linestyle="--", label=f"target: {m['target_rate']:,.0f} frames/s")
+        ax.set_ylim(bottom=0)
         ax.set_xscale("log", base=2)
+        ax.set_xticks(xs)
+        ax.set_xticklabels([str(x) for x in xs])
         ax.set_xlabel("streams (frames in flight)")
         ax.set_ylabel("frames / s")
-        ax.set_title("v5: throughput vs streams")
-        ax.legend(loc="upper left")
-        ax2.legend(loc="lower right")
+        ax.set_title(f"{streams[0]['version']}: throughput")
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="lower right")
+        ax2.plot(xs, [r["m"].get("latency", math.nan) * 1e3 for r in streams], marker="s", color="#555555")
+        ax2.set_ylim(bottom=0)
+        ax2.set_xscale("log", base=2)
+        ax2.set_xticks(xs)
+        ax2.set_xticklabels([str(x) for x in xs])
+        ax2.set_xlabel("streams (frames in flight)")
+        ax2.set_ylabel("median latency of a frame (us)")
+        ax2.set_title("latency: a frame waits for the frames ahead of it")
+        ax2.grid(True, alpha=0.3)
         save(fig, "streams.png")
     return written
 
@@ -604,66 +634,61 @@ def ground_seg_tables(rows, tune_rows):
     lines = []
     device = device_of(rows)
     sha = next((r["git_sha"] for r in rows), "unknown")
-    lines.append(f"Run on: {device}, commit `{sha}`. Accuracy under the Patchwork++ convention; time is the CPU "
-                 "reference, one thread, median per frame.")
+    lines.append(f"Run on: {device}, commit `{sha}`. Accuracy under the Patchwork++ convention; time is the median per "
+                 "frame; x CPU against the reference, x lib against the library route (CUB).")
     lines.append("")
-    lines.append("| input | rule | version | precision % | recall % | F1 % | IoU % | false ground | missed ground | ms / frame | x CPU | x prev | x CUB route | check |")
+    lines.append("| input | rule | version | precision % | recall % | F1 % | IoU % | false ground | missed ground | ms / frame | x CPU | x prev | x lib | check |")
     lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    main = [r for r in rows if "rule" in r["params_d"] and "histogram" not in r["params_d"]
-            and r["params_d"].get("timing") != "kernels" and r["params_d"].get("from") != "std::vector"]
-    for r in main:
-        d = r["params_d"]
-        block = [b for b in main if b["params_d"]["input"] == d["input"] and b["params_d"]["rule"] == d["rule"]]
-        cpu = next((b["median_ms"] for b in block if b["version"] == "cpu"), math.nan)
-        cub = next((b["median_ms"] for b in block if b["version"] == "v2_cub"), math.nan)
-        i = block.index(r)
-        prev = block[i - 1]["median_ms"] if i > 0 else math.nan
-        t = r["median_ms"]
-        lines.append(f"| {d['input']} | {d['rule']} | `{r['version']}` | {d.get('precision', '-')} | {d.get('recall', '-')} | "
-                     f"{fmt(r['metric'])} | {d.get('iou', '-')} | {d.get('fp', '-')} | {d.get('fn', '-')} | "
-                     f"{fmt(t, 3)} | {fmt(cpu / t, 1)} | {fmt(prev / t)} | {fmt(cub / t)} | {r['passed']} |")
+    for r in [r for r in rows if r["kind"] == "version"]:
+        d, mm = r["params_d"], r["m"]
+        lines.append(f"| {d['input']} | {d['rule']} | `{r['version']}` | {fmt(mm.get('precision'))} | {fmt(mm.get('recall'))} | "
+                     f"{fmt(r['metric'])} | {fmt(mm.get('iou'))} | {fmt(mm.get('false_positives'), 0)} | "
+                     f"{fmt(mm.get('false_negatives'), 0)} | {fmt(r['median_ms'], 3)} | {fmt(r['speedup_vs_cpu'], 1)} | "
+                     f"{fmt(r['speedup_vs_prev'])} | {fmt(r['speedup_vs_library'])} | {r['passed']} |")
     lines.append("GPU times are end to end: host points in, labels out; v1-v3 allocate and copy per frame, v4 replays "
                  "a graph from pinned memory.")
     lines.append("")
-    timing = [r for r in rows if r["params_d"].get("timing") == "kernels" or r["params_d"].get("from") == "std::vector"]
+    timing = [r for r in rows if r["kind"] in ("kernels", "from_vector")]
     if timing:
-        lines.append("**v4 in detail** (us per frame)")
+        lines.append(f"**{timing[0]['version']} in detail** (us per frame)")
         lines.append("")
         lines.append("| input | rule | measured | us | predicted us |")
         lines.append("|---|---|---|---:|---:|")
         for r in timing:
             d = r["params_d"]
-            what = "kernels only (events inside the graph)" if d.get("timing") == "kernels" else "end to end from a std::vector (copy into pinned memory included)"
+            what = "kernels only (events inside the graph)" if r["kind"] == "kernels" else "end to end from a std::vector (copy into pinned memory included)"
             lines.append(f"| {d['input']} | {d['rule']} | {what} | {fmt(r['median_ms'] * 1e3, 1)} | {fmt(r['predicted_ms'] * 1e3, 1)} |")
         lines.append("")
-    phases = [r for r in rows if "phase" in r["params_d"]]
+    phases = [r for r in rows if r["kind"] == "phase" and timed(r)]
     if phases:
-        lines.append(f"**v3 per-phase table, {phases[0]['params_d']['input']}** (median of 21 frames; each phase synchronized; "
-                     "predicted: the stage's DRAM bytes over the measured copy bandwidth plus its launches at the measured "
-                     "lone-launch latency)")
+        lines.append(f"**{phases[0]['version']} per-phase table, {phases[0]['params_d']['input']}** (median of "
+                     f"{phases[0]['samples']} frames; each phase synchronized; predicted: the stage's DRAM bytes over the "
+                     "measured copy bandwidth plus its launches at the measured lone-launch latency)")
         lines.append("")
         lines.append("| phase | us | predicted us |")
         lines.append("|---|---:|---:|")
         for r in phases:
             lines.append(f"| {r['params_d']['phase']} | {fmt(r['median_ms'] * 1e3, 1)} | {fmt(r['predicted_ms'] * 1e3, 1)} |")
         lines.append("")
-    streams = [r for r in rows if "streams" in r["params_d"]]
+    streams = [r for r in rows if r["kind"] == "streams"]
     if streams:
-        lines.append("**v5 streamed frames** (one v4 engine per stream, frames from pinned memory)")
+        lines.append(f"**{streams[0]['version']} streamed frames** (one graph engine per stream, frames from pinned memory; "
+                     "median of samples of many frames)")
         lines.append("")
-        lines.append("| streams | frames / s | median latency us | check |")
-        lines.append("|---:|---:|---:|---|")
+        lines.append("| streams | frames / s | median latency us | samples | check |")
+        lines.append("|---:|---:|---:|---:|---|")
         for r in streams:
-            lines.append(f"| {r['params_d']['streams']} | {fmt(r['metric'], 0)} | {fmt(float(r['params_d']['latency_ms']) * 1e3, 1)} | {r['passed']} |")
+            lines.append(f"| {r['params_d']['streams']} | {fmt(r['metric'], 0)} | {fmt(r['m'].get('latency', math.nan) * 1e3, 1)} | "
+                         f"{r['samples']} | {r['passed']} |")
         lines.append("")
-    hist = [r for r in rows if "histogram" in r["params_d"]]
+    hist = [r for r in rows if r["kind"] == "histogram"]
     if hist:
         first = hist[0]["params_d"]["input"]
         real = next((r["params_d"]["input"] for r in hist if not r["params_d"]["input"].startswith("sim")), first)
         rs = [r for r in hist if r["params_d"]["input"] == real]
         lines.append(f"**grid population, {real}** (cells by point count; the seed's section 1.1)")
         lines.append("")
-        lines.append("| points per cell | " + " | ".join(r["params_d"]["histogram"] for r in rs) + " |")
+        lines.append("| points per cell | " + " | ".join(r["params_d"]["points_per_cell"] for r in rs) + " |")
         lines.append("|---|" + "---:|" * len(rs))
         lines.append("| cells | " + " | ".join(f"{int(r['metric'])}" for r in rs) + " |")
         lines.append("")
@@ -671,7 +696,9 @@ def ground_seg_tables(rows, tune_rows):
 
 
 def ndt_rows(rows, row_kind):
-    return [r for r in rows if r["params_d"].get("row") == row_kind]
+    """Rows of one kind; "align" is the per-version alignment table (kind "version")."""
+    want = "version" if row_kind == "align" else row_kind
+    return [r for r in rows if r.get("kind") == want]
 
 
 def ndt_graph_plots(rows, tune_rows, out, trace_csv=None):
@@ -684,12 +711,12 @@ def ndt_graph_plots(rows, tune_rows, out, trace_csv=None):
     dev = device_of(rows)
     align = [r for r in ndt_rows(rows, "align") if timed(r)]
     cases = list(OrderedDict.fromkeys(r["params_d"]["case"] for r in align))
-    gpu = [r for r in align if "kernel_us_per_iter" in r["params_d"]]
+    gpu = [r for r in align if "kernel_per_iteration" in r["m"]]
     if gpu:  # per-iteration time split: kernels vs the rest (launch, sync, transfers)
         case = next((c for c in cases if any(r["params_d"]["case"] == c for r in gpu) and not c.startswith("sim")),
                     gpu[0]["params_d"]["case"])
         rs = [r for r in gpu if r["params_d"]["case"] == case]
-        kern = [float(r["params_d"]["kernel_us_per_iter"]) for r in rs]
+        kern = [r["m"]["kernel_per_iteration"] for r in rs]
         other = [max(0.0, r["metric"] - k) for r, k in zip(rs, kern)]
         fig, ax = plt.subplots(figsize=(9, 4.5))
         x = range(len(rs))
@@ -761,12 +788,12 @@ def ndt_graph_tables(rows, tune_rows):
                      "% launch floor | x cpu | x prev | x pcl | error vs reference | check |")
         lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
         for r in rs:
-            p = r["params_d"]
-            err = (f"{p['err_ref_cm']} cm / {p['err_ref_deg']} deg" if "err_ref_cm" in p else
-                   f"PCL: {p['err_pcl_cm']} cm / {p['err_pcl_deg']} deg" if "err_pcl_cm" in p else
-                   f"truth: {p['err_truth_cm']} cm" if "err_truth_cm" in p else "-")
-            lines.append(f"| {r['version']} | {p.get('iterations', '-')} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 1)} | "
-                         f"{p.get('kernel_us_per_iter', '-')} | {p.get('other_us_per_iter', '-')} | "
+            p = r["m"]
+            err = (f"{p['err_ref']:.4f} cm / {p['err_ref_rotation']:.5f} deg" if "err_ref" in p else
+                   f"PCL: {p['err_pcl']:.4f} cm / {p['err_pcl_rotation']:.5f} deg" if "err_pcl" in p else
+                   f"truth: {p['err_truth']:.3f} cm" if "err_truth" in p else "-")
+            lines.append(f"| {r['version']} | {fmt(p.get('iterations'), 0)} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 1)} | "
+                         f"{fmt(p.get('kernel_per_iteration'))} | {fmt(p.get('other_per_iteration'))} | "
                          f"{fmt(r['pct_of_ceiling'], 1)} | {fmt(r['speedup_vs_cpu'], 1)} | {fmt(r['speedup_vs_prev'], 2)} | "
                          f"{fmt(r['speedup_vs_library'], 1)} | {err} | {r['passed'][:60]} |")
         lines.append("")
@@ -777,12 +804,12 @@ def ndt_graph_tables(rows, tune_rows):
         lines.append("| case | what | version | points | ms | Mpts/s | x cpu | check |")
         lines.append("|---|---|---|---:|---:|---:|---:|---|")
         for r in other:
-            lines.append(f"| {r['params_d']['case']} | {r['params_d']['row']} | {r['version']} | {r['n']:,} | "
+            lines.append(f"| {r['params_d']['case']} | {r['kind']} | {r['version']} | {r['n']:,} | "
                          f"{fmt(r['median_ms'], 3)} | {fmt(r['metric'], 1)} | {fmt(r['speedup_vs_cpu'], 1)} | {r['passed'][:50]} |")
         lines.append("")
     batch = ndt_rows(rows, "batch")
     if batch:
-        lines.append(f"**batched alignments** ({batch[0]['params_d']['case']}, v7_batched)")
+        lines.append(f"**batched alignments** ({batch[0]['params_d']['case']}, {batch[0]['version']})")
         lines.append("")
         lines.append("| batch | ms per launch | alignments/s | check |")
         lines.append("|---:|---:|---:|---|")
@@ -790,10 +817,11 @@ def ndt_graph_tables(rows, tune_rows):
             lines.append(f"| {r['params_d']['batch']} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 0)} | {r['passed'][:50]} |")
         lines.append("")
     for r in ndt_rows(rows, "hypotheses"):
-        p = r["params_d"]
+        p, mm = r["params_d"], r["m"]
         lines.append(f"**multi-hypothesis search** ({p['case']}, {p['hypotheses']} guesses around one 2 m / 30 deg off "
-                     f"PCL's answer): a single alignment ends {p['single_err_cm']} cm / {p['single_err_deg']} deg off, "
-                     f"the best hypothesis {p['best_err_cm']} cm / {p['best_err_deg']} deg; {fmt(r['median_ms'], 1)} ms "
+                     f"PCL's answer): a single alignment ends {mm.get('single_err', math.nan):.2f} cm / "
+                     f"{mm.get('single_err_rotation', math.nan):.3f} deg off, the best hypothesis "
+                     f"{mm.get('best_err', math.nan):.3f} cm / {mm.get('best_err_rotation', math.nan):.4f} deg; {fmt(r['median_ms'], 1)} ms "
                      f"for all ({fmt(r['metric'], 0)} alignments/s), {r['passed'][:40]}.")
         lines.append("")
     return "\n".join(lines)
