@@ -132,10 +132,8 @@ int run(const common::CliOptions& opt) {
       if (rows[i].stats.samples) rows[i].speedup_vs_library = library_ms / rows[i].stats.median_ms;
   }
   common::print_table(std::cout, rows);
-  if (!opt.csv.empty()) common::write_csv_atomic(opt.csv, rows);
-  for (const auto& r : rows)
-    if (common::is_fail(r)) return 1;
-  return 0;
+  // writes the CSV and removes the row journal driver_main opened for it; 1 on any FAIL
+  return common::finish_run(std::cout, "stream_compaction_tune", rows, opt.csv);
 }
 
 }  // namespace
