@@ -35,7 +35,7 @@ def read_rows(path):
 
 
 def parse_metrics(text):
-    """The CSV's metrics column, "name[unit]=value;...", as {name: value}; units in m_units."""
+    """The CSV's metrics column, "name[unit]=value;...", as {name: value} (the units are for readers)."""
     out = {}
     for item in filter(None, (text or "").split(";")):
         name, rest = item.split("[", 1)
@@ -608,24 +608,18 @@ def ground_seg_plots(rows, tune_rows, out):
         ax.plot(xs, [r["metric"] for r in streams], marker="o", label="measured")
         if "target_rate" in m:
             ax.axhline(m["target_rate"], color="#c44e52", linestyle="--", label=f"target: {m['target_rate']:,.0f} frames/s")
-        ax.set_ylim(bottom=0)
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(xs)
-        ax.set_xticklabels([str(x) for x in xs])
-        ax.set_xlabel("streams (frames in flight)")
-        ax.set_ylabel("frames / s")
-        ax.set_title(f"{streams[0]['version']}: throughput")
-        ax.grid(True, alpha=0.3)
         ax.legend(loc="lower right")
         ax2.plot(xs, [r["m"].get("latency", math.nan) * 1e3 for r in streams], marker="s", color="#555555")
-        ax2.set_ylim(bottom=0)
-        ax2.set_xscale("log", base=2)
-        ax2.set_xticks(xs)
-        ax2.set_xticklabels([str(x) for x in xs])
-        ax2.set_xlabel("streams (frames in flight)")
-        ax2.set_ylabel("median latency of a frame (us)")
-        ax2.set_title("latency: a frame waits for the frames ahead of it")
-        ax2.grid(True, alpha=0.3)
+        for a, ylabel, title in ((ax, "frames / s", f"{streams[0]['version']}: throughput"),
+                                 (ax2, "median latency of a frame (us)", "latency: a frame waits for the frames ahead of it")):
+            a.set_ylim(bottom=0)
+            a.set_xscale("log", base=2)
+            a.set_xticks(xs)
+            a.set_xticklabels([str(x) for x in xs])
+            a.set_xlabel("streams (frames in flight)")
+            a.set_ylabel(ylabel)
+            a.set_title(title)
+            a.grid(True, alpha=0.3)
         save(fig, "streams.png")
     return written
 

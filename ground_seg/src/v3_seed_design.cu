@@ -6,7 +6,6 @@
 // labels. Prediction: the kernels fall to tens of microseconds, but the host round trip for the
 // scan and grouping, per-frame allocation and pageable copies keep the frame near 1 ms — the
 // per-phase table shows which.
-#include <chrono>
 #include <memory>
 #include <vector>
 

@@ -5,7 +5,6 @@
 // >= 10,000 frames/s for 124k-point frames. The frames come from pinned memory (a sensor driver
 // writes there), so the host copy into it is not part of the loop.
 #include <algorithm>
-#include <chrono>
 #include <memory>
 #include <vector>
 

@@ -100,18 +100,10 @@ void check_flags_used(const common::CliOptions& o, const std::vector<std::string
       if (o.was_given(f)) throw common::UsageError(std::string("--") + f + " sizes generated snapshots; --batch-dir reads them instead");
 }
 
-// The row's kind is its mode (the tag's leading "mode=X"; a batch's per-file rows are
-// "batch_file"); params keep the rest.
-ResultRow base_row(const Context& c, const Version& v, long long n, const std::string& tag) {
-  std::string kind = "step", params = tag;
-  if (params.rfind("mode=", 0) == 0) {
-    const std::size_t end = params.find(' ');
-    kind = params.substr(5, end == std::string::npos ? std::string::npos : end - 5);
-    params = end == std::string::npos ? "" : params.substr(end + 1);
-  }
-  if (params.find("file=") != std::string::npos) kind = "batch_file";
-  return common::make_row("nbody", v.name, v.idea, n, params, c.device_label, common::role_name(v.role),
-                          kind == "step" ? "version" : kind);
+// kind: the mode that produced the row ("version" for the per-step ladder, "batch", "batch_file",
+// "scaling", "tune", "drift").
+ResultRow base_row(const Context& c, const Version& v, long long n, const std::string& kind, const std::string& params) {
+  return common::make_row("nbody", v.name, v.idea, n, params, c.device_label, common::role_name(v.role), kind);
 }
 
 // A list of body counts, each in [1, 2^31 - 1] and checked against the memory it implies.
@@ -193,7 +185,7 @@ void step_mode(Context& c, common::RowList& rows) {
     for (const auto& v : versions()) {
       if (v.mode != Mode::Step || !is_selected(c, v)) continue;
       progress.step(v.name + " n=" + std::to_string(n));
-      ResultRow r = base_row(c, v, n, "mode=step integrator=symplectic");
+      ResultRow r = base_row(c, v, n, "version", "integrator=symplectic");
       if (v.needs_gpu && !c.gpu) r.passed = "skipped: no CUDA device";
       else if (v.role == common::Role::reference && n > cpu_max) r.passed = "skipped: above --cpu-max-n";
       else if (v.role == common::Role::library && n > omp_max) r.passed = "skipped: above --openmp-max-n";
@@ -264,8 +256,8 @@ void batch_mode(Context& c, common::RowList& rows) {
   p.steps = c.opt.quick && !c.opt.was_given("steps") ? 2 : static_cast<int>(c.opt.extra_int("steps", 1, (std::int64_t{1} << 31) - 1));
   const Bodies first = read_snapshot_csv(files[0]);
   const long long n = static_cast<long long>(first.size());
-  const std::string tag = "mode=batch files=" + std::to_string(files.size()) + " steps=" + std::to_string(p.steps);
-  ResultRow failed = base_row(c, v5, n, tag);
+  const std::string tag = "files=" + std::to_string(files.size()) + " steps=" + std::to_string(p.steps);
+  ResultRow failed = base_row(c, v5, n, "batch", tag);
   if (!c.gpu) {
     failed.passed = "skipped: no CUDA device";
     rows.push_back(failed);
@@ -281,7 +273,7 @@ void batch_mode(Context& c, common::RowList& rows) {
     const double e0 = total_energy(first, p.G, p.eps), e1 = total_energy(seq.final_states[0], p.G, p.eps);
     const double drift = std::fabs((e1 - e0) / e0);
     auto emit = [&](const std::string& pipeline, const BatchResult& res, const std::string& status, int gpus) {
-      ResultRow r = base_row(c, v5, n, tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus));
+      ResultRow r = base_row(c, v5, n, "batch", tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus));
       r.passed = status;
       r.stats = common::summarize(res.file_ms);  // per file (completion to completion), end to end including I/O
       r.metric = interactions / (res.total_ms * 1e-3) / 1e9;
@@ -290,7 +282,7 @@ void batch_mode(Context& c, common::RowList& rows) {
       r.add_metric("gpus", gpus, "");
       rows.push_back(r);
       for (std::size_t k = 0; k < res.file_ms.size(); ++k) {
-        ResultRow f = base_row(c, v5, n, tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus) + " file=" + std::to_string(k));
+        ResultRow f = base_row(c, v5, n, "batch_file", tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus) + " file=" + std::to_string(k));
         f.passed = status;
         f.stats = common::summarize({res.file_ms[k]});
         rows.push_back(f);
@@ -326,7 +318,7 @@ void scaling_mode(Context& c, common::RowList& rows) {
   const int max_gpus = std::min(c.gpu ? device_count() : 0, static_cast<int>(c.opt.extra_int("gpus-max", 1, 1024)));
   for (long long n : sizes) {
     if (!c.gpu || !have_nccl()) {
-      ResultRow r = base_row(c, v7, n, "mode=scaling");
+      ResultRow r = base_row(c, v7, n, "scaling", "");
       r.passed = !c.gpu ? "skipped: no CUDA device" : "skipped: built without NCCL";
       rows.push_back(r);
       continue;
@@ -338,7 +330,7 @@ void scaling_mode(Context& c, common::RowList& rows) {
     // Single-GPU reference with the same kernel: same steps, final state compared bitwise.
     Bodies single = initial;
     double single_ms = 0;
-    ResultRow reference = base_row(c, v7, n, "mode=scaling gpus=1");
+    ResultRow reference = base_row(c, v7, n, "scaling", "gpus=1");
     const bool have_reference = common::run_guarded(reference, true, [&] {
       DeviceSystem sys;
       common::Stream s;
@@ -362,12 +354,12 @@ void scaling_mode(Context& c, common::RowList& rows) {
       continue;
     }
     if (max_gpus < 2) {
-      ResultRow r = base_row(c, v7, n, "mode=scaling gpus=2");
+      ResultRow r = base_row(c, v7, n, "scaling", "gpus=2");
       r.passed = "skipped: one GPU on this machine (run on nvidia-h200-x2)";
       rows.push_back(r);
     }
     for (int g = 1; g <= max_gpus; ++g) {
-      ResultRow r = base_row(c, v7, n, "mode=scaling gpus=" + std::to_string(g));
+      ResultRow r = base_row(c, v7, n, "scaling", "gpus=" + std::to_string(g));
       common::run_guarded(r, true, [&] {
         Bodies b = initial;
         r.stats = multi_gpu_simulate(b, p, g, best_kernel());
@@ -398,7 +390,7 @@ void tune_mode(Context& c, common::RowList& rows) {
     one.steps = 1;
     one.integrator = Integrator::SymplecticEuler;
     for (const auto& k : multi_body_variants()) {
-      ResultRow r = base_row(c, v8, n, "mode=tune shape=" + k.name);
+      ResultRow r = base_row(c, v8, n, "tune", "shape=" + k.name);
       if (!c.gpu) {
         r.passed = "skipped: no CUDA device";
         rows.push_back(r);
@@ -428,9 +420,9 @@ void drift_mode(Context& c, common::RowList& rows) {
   const Bodies initial = make_plummer(n, c.opt.seed);
   const double e0 = total_energy(initial, c.params.G, c.params.eps);
   for (Integrator integ : {Integrator::ExplicitEuler, Integrator::SymplecticEuler, Integrator::Leapfrog}) {
-    const std::string tag = std::string("mode=drift integrator=") + integrator_name(integ);
+    const std::string tag = std::string("integrator=") + integrator_name(integ);
     if (!c.gpu) {
-      ResultRow r = base_row(c, best, n, tag);
+      ResultRow r = base_row(c, best, n, "drift", tag);
       r.passed = "skipped: no CUDA device";
       rows.push_back(r);
       continue;
@@ -438,7 +430,7 @@ void drift_mode(Context& c, common::RowList& rows) {
     Params p = c.params;
     p.integrator = integ;
     p.steps = every;
-    ResultRow failed = base_row(c, best, n, tag);
+    ResultRow failed = base_row(c, best, n, "drift", tag);
     const bool done = common::run_guarded(failed, true, [&] {
       DeviceSystem sys;
       Bodies b = initial;
@@ -446,7 +438,7 @@ void drift_mode(Context& c, common::RowList& rows) {
       for (int step = every; step <= total; step += every) {
         gpu_simulate(sys, p, best.gpu, nullptr);
         sys.download(b, nullptr);
-        ResultRow r = base_row(c, best, n, tag + " step=" + std::to_string(step));
+        ResultRow r = base_row(c, best, n, "drift", tag + " step=" + std::to_string(step));
         const double drift = std::fabs((total_energy(b, c.params.G, c.params.eps) - e0) / e0);
         r.metric = drift;
         r.metric_unit = "|dE/E0|";
@@ -536,8 +528,8 @@ int run(const common::CliOptions& opt) {
       .add_metric("eps", c.params.eps, "")
       .add_metric("dt", c.params.dt, "")
       .add_metric("flops_per_interaction", kFlopsPerInteraction, "FLOP")
-      .add_metric("instructions_per_interaction", kIssuePerInteraction, "")
-      .add_metric("seed", static_cast<double>(c.opt.seed), "");
+      .add_metric("instructions_per_interaction", kIssuePerInteraction, "");
+  rows.back().params = "seed=" + std::to_string(c.opt.seed);  // exact: a 64-bit seed is not a double
   if (c.gpu) rows.back().add_metric("issue_ceiling", c.issue_ceiling_ips / 1e9, "Ginter/s");
   for (const auto& m : modes) {
     common::NvtxRange range(m.c_str());

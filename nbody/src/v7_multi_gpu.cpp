@@ -6,7 +6,6 @@
 // against ~200 ms of forces: predicted ~1.95x on 2 GPUs, falling at small N where the step is
 // short and the all-gather latency (tens of us) is not.
 #include <algorithm>
-#include <chrono>
 #include <thread>
 #include <vector>
 

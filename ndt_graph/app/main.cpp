@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <sstream>
 #include <cstring>
 #include <random>
@@ -284,8 +283,8 @@ int run(const common::CliOptions& o) {
       .add_metric("step_size", base.step_size, "")
       .add_metric("epsilon", base.epsilon, "")
       .add_metric("max_iterations", base.max_iterations, "")
-      .add_metric("outlier_ratio", base.outlier_ratio, "")
-      .add_metric("seed", static_cast<double>(o.seed), "");
+      .add_metric("outlier_ratio", base.outlier_ratio, "");
+  rows.back().params = "seed=" + std::to_string(o.seed);  // exact: a 64-bit seed is not a double
   // --pose-out and --trace-csv: checked now, written whole (atomically) at the end
   const std::vector<std::string> inputs = {o.extra.at("target"), o.extra.at("source")};
   std::ostringstream pose_out, trace_csv;

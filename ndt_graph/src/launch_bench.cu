@@ -9,7 +9,6 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "common/bench.hpp"
 #include "common/device_info.hpp"

@@ -115,10 +115,8 @@ struct SizeRun {
 
 ResultRow base_row(const Context& c, const sc::Version& v, std::int64_t n, const std::string& params,
                    const std::string& kind = "version") {
-  ResultRow r = common::make_row("stream_compaction", v.name, v.idea, n, params, c.device_label,
-                                 common::role_name(v.role), kind);
-  if (v.needs_gpu) r.ceiling = "copy_bandwidth";
-  return r;
+  return common::make_row("stream_compaction", v.name, v.idea, n, params, c.device_label, common::role_name(v.role),
+                          kind);
 }
 
 // Runs one version once on poisoned output and checks it; returns the row's status.
@@ -182,7 +180,10 @@ void time_version(Context& c, const sc::Version& v, const SizeRun& s, int block,
     row.metric = minimal_bytes(s.op, s.n, s.kept) / seconds / 1e9;
     row.metric_unit = "GB/s";
   }
-  if (c.gpu && v.needs_gpu) row.pct_of_ceiling = 100.0 * minimal_bytes(s.op, s.n, s.kept) / seconds / 1e9 / c.ceilings.copy_gbs;
+  if (c.gpu && v.needs_gpu) {
+    row.pct_of_ceiling = 100.0 * minimal_bytes(s.op, s.n, s.kept) / seconds / 1e9 / c.ceilings.copy_gbs;
+    row.ceiling = "copy_bandwidth";
+  }
 }
 
 void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, int* d_out, std::int64_t* d_count,
@@ -218,7 +219,6 @@ void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, i
       c.bench);
   for (const auto& [stage, stats] : stages.summary()) {
     ResultRow r = base_row(c, v, s.n, params_of(v, block, "stage=" + stage), "stage");
-    r.ceiling.clear();
     r.stats = stats;
     r.passed = "PASS";
     rows.push_back(r);
@@ -256,7 +256,6 @@ void end_to_end_rows(Context& c, const std::vector<const sc::Version*>& vs, cons
       CUDA_CHECK(cudaMemcpyAsync(h_out, d_out.get(), count * sizeof(int), cudaMemcpyDeviceToHost, st));
     };
     ResultRow r = base_row(c, *v, n, params_of(*v, block), "end_to_end");
-    r.ceiling.clear();
     common::run_guarded(r, true, [&] {
       work(c.stream);  // sizes the scratch, checks
       CUDA_CHECK(cudaStreamSynchronize(c.stream));
@@ -371,7 +370,7 @@ int run(const common::CliOptions& opt) {
 
   common::RowList rows, stage, e2e, sweep;
   rows.push_back(common::meta_row("stream_compaction", c));
-  rows.back().add_metric("seed", static_cast<double>(c.opt.seed), "");
+  rows.back().params = "seed=" + std::to_string(c.opt.seed);  // exact: a 64-bit seed is not a double
   int total_steps = 0;
   for (sc::Op op : ops)
     for (const auto* v : selected) total_steps += (v->op == op) * static_cast<int>(sizes.size());
