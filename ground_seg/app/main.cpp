@@ -171,7 +171,7 @@ int run(const common::CliOptions& o) {
       std::string written_by;  // empty: none passed
       for (const Version* vp : selected) {
         const Version& v = *vp;
-        if (!v.run) continue;  // v5: the streamed section below
+        if (!v.make) continue;  // v5: the streamed section below
         ResultRow r = common::make_row("ground_seg", v.name, v.idea, static_cast<std::int64_t>(in.cloud.size()),
                                        "input=" + in.name + " rule=" + rname, env.device_label, common::role_name(v.role));
         if (v.needs_gpu && !env.gpu) {
@@ -182,30 +182,33 @@ int run(const common::CliOptions& o) {
         Result res;
         common::NvtxRange version_range(v.name.c_str());
         common::run_guarded(r, v.needs_gpu, [&] {
-          res = v.run(in.cloud, p, Outputs::labels_and_cells);
+          // one runner per version and frame: prepared (buffers, staging, graph) once, checked
+          // with the cell statistics, then timed from host points to host labels
+          auto runner = v.make();
+          runner->prepare({&in.cloud, p, Outputs::labels_and_cells});
+          runner->run();
+          res = runner->result();
           std::string bad = check_invariants(in.cloud, p, res);
           if (bad.empty()) bad = compare_to_reference(ref, res);
           r.passed = bad.empty() ? "PASS" : "FAIL: " + bad;
           if (!common::is_pass(r)) return;
-          if (v.warm_engine) {  // graph captured once, then replayed per frame
-            FrameEngine engine(p, static_cast<int>(in.cloud.size()));
-            engine.launch(in.cloud);
-            engine.wait();
-            if (compare_to_reference(ref, engine.result(static_cast<int>(in.cloud.size()), Outputs::labels)) != "")
-              throw std::runtime_error("the warm engine's labels differ from the reference's");
-            std::vector<double> kernels;
-            // end to end from pinned host points to host labels (a sensor driver writes into pinned
-            // memory); the same from a std::vector (copy into pinned memory included) is another row
-            r.stats = common::bench_cpu([&] {
-              engine.launch_pinned(static_cast<int>(in.cloud.size()));
-              engine.wait();
-              kernels.push_back(engine.kernel_ms());
-            }, bench);
-            ResultRow from_vector = r;  // the same from a std::vector
+          runner->prepare({&in.cloud, p, Outputs::labels});  // what is timed: the labels alone
+          runner->run();
+          if (compare_to_reference(ref, runner->result()) != "")
+            throw std::runtime_error("the labels-only run differs from the reference");
+          std::vector<double> kernels;
+          // a staging runner (v4) is timed from its pinned input, as a sensor driver would hand it
+          // over; the same from the caller's std::vector (the copy into pinned memory included) is
+          // another row
+          r.stats = common::bench_runner(*runner, bench, &kernels);
+          if (runner->stages_input()) {
+            ResultRow from_vector = r;
             from_vector.kind = "from_vector";
-            from_vector.stats = common::bench_cpu([&] { engine.launch(in.cloud); engine.wait(); }, bench);
+            from_vector.stats = common::bench_runner(*runner, bench, nullptr, true);
             extra_rows.push_back(from_vector);
-            ResultRow k = r;  // the kernels alone, timed by event nodes inside the graph
+          }
+          if (!kernels.empty()) {  // the kernels alone, timed by event nodes inside the graph
+            ResultRow k = r;
             k.kind = "kernels";
             k.stats = common::summarize(kernels);
             common::CostModel all{};
@@ -216,8 +219,6 @@ int run(const common::CliOptions& o) {
             all.launches += 3;  // the scan (memset + kernel) and the grouping
             k.predicted_ms = common::predict(all, env.spec).total_ms;
             extra_rows.push_back(k);
-          } else {
-            r.stats = common::bench_cpu([&] { (void)v.run(in.cloud, p, Outputs::labels); }, bench);
           }
         });
         Accuracy a;
@@ -324,7 +325,7 @@ int run(const common::CliOptions& o) {
       rows.push_back(r);
     }
   }
-  const auto streamed_version = std::find_if(selected.begin(), selected.end(), [](const Version* v) { return !v->run; });
+  const auto streamed_version = std::find_if(selected.begin(), selected.end(), [](const Version* v) { return !v->make; });
   if (streamed_version != selected.end() && !inputs.empty()) {
     const Version& v5 = **streamed_version;
     const Input& in = inputs.back();

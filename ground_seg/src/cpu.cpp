@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include <omp.h>
 
@@ -27,8 +28,14 @@ void Params::validate() const {
   if (improved && (!(local_radius > 0) || !(raised_threshold > 0))) bad("improved-mode radius and threshold must be > 0");
 }
 
-namespace {
+bool Params::operator==(const Params& o) const {
+  return std::tie(x_min, x_max, y_min, y_max, cell, point_threshold, var_threshold, height_threshold, improved,
+                  local_radius, raised_threshold) == std::tie(o.x_min, o.x_max, o.y_min, o.y_max, o.cell,
+                                                              o.point_threshold, o.var_threshold, o.height_threshold,
+                                                              o.improved, o.local_radius, o.raised_threshold);
+}
 
+namespace {
 
 bool cell_of(const Params& p, float x, float y, int& cx, int& cy) {
   if (!(x >= p.x_min && x < p.x_max && y >= p.y_min && y < p.y_max)) return false;

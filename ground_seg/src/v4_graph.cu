@@ -82,24 +82,27 @@ void Engine::enqueue_frame(int n) {
   common::record_timing_node(ev_end_.get(), s);
 }
 
-void Engine::launch(const common::PointCloud& pc) {
+void Engine::stage(const common::PointCloud& pc) {
   const int n = static_cast<int>(pc.size());
   if (n > cap_) throw std::invalid_argument("frame engine: " + std::to_string(n) + " points, capacity " + std::to_string(cap_));
   stream_.sync();  // the pinned buffers are free again
   std::memcpy(h_xyz_.get(), pc.x.data(), n * sizeof(float));
   std::memcpy(h_xyz_.get() + cap_, pc.y.data(), n * sizeof(float));
   std::memcpy(h_xyz_.get() + 2 * static_cast<std::size_t>(cap_), pc.z.data(), n * sizeof(float));
-  launch_pinned(n);
 }
 
-void Engine::launch_pinned(int n) {
+void Engine::capture(int n) {
   if (n > cap_) throw std::invalid_argument("frame engine: " + std::to_string(n) + " points, capacity " + std::to_string(cap_));
+  if (n == graph_n_) return;
   stream_.sync();
-  if (n != graph_n_) {  // a new frame size: capture the frame again
-    graph_n_ = -1;  // until the capture succeeds
-    exec_.capture(stream_.get(), [&](cudaStream_t) { enqueue_frame(n); });
-    graph_n_ = n;
-  }
+  graph_n_ = -1;  // until the capture succeeds
+  exec_.capture(stream_.get(), [&](cudaStream_t) { enqueue_frame(n); });
+  graph_n_ = n;
+}
+
+void Engine::launch(int n) {
+  capture(n);
+  stream_.sync();  // the previous frame is done with the pinned buffers
   exec_.launch(stream_.get());
 }
 
@@ -113,6 +116,12 @@ Result Engine::result(int n, Outputs out) {
   wait();
   unsigned outside = 0;
   CUDA_CHECK(cudaMemcpy(&outside, outside_.get(), 4, cudaMemcpyDeviceToHost));
+  if (out == Outputs::labels) {  // the graph already brought the labels into pinned memory
+    Result r;
+    r.is_ground.assign(h_labels_.get(), h_labels_.get() + n);
+    r.outside = outside;
+    return r;
+  }
   const DeviceCells c{count_.get(), mean_.get(), var_.get(), mn_.get(), mx_.get(), seed_ground_.get(), ground_.get()};
   return download(g_, c, labels_.get(), n, outside, out);
 }
@@ -120,27 +129,47 @@ Result Engine::result(int n, Outputs out) {
 }  // namespace gpu
 
 struct FrameEngine::Impl {
+  Params params;
   gpu::Engine engine;
 };
-FrameEngine::FrameEngine(const Params& p, int capacity) : impl_(new Impl{gpu::Engine(p, capacity)}) {}
+FrameEngine::FrameEngine() = default;
 FrameEngine::~FrameEngine() = default;
-void FrameEngine::launch(const common::PointCloud& pc) { impl_->engine.launch(pc); }
-void FrameEngine::launch_pinned(int n) { impl_->engine.launch_pinned(n); }
-void FrameEngine::wait() { impl_->engine.wait(); }
-const std::uint8_t* FrameEngine::labels() const { return impl_->engine.labels(); }
-float FrameEngine::kernel_ms() const { return impl_->engine.kernel_ms(); }
-float FrameEngine::frame_ms() const { return impl_->engine.frame_ms(); }
-Result FrameEngine::result(int n, Outputs out) { return impl_->engine.result(n, out); }
+
+void FrameEngine::prepare(const Frame& f) {
+  if (!f.cloud) throw std::invalid_argument("frame engine: prepare without a point cloud");
+  f.params.validate();
+  const int n = static_cast<int>(f.cloud->size());
+  if (!impl_ || !(impl_->params == f.params) || n > impl_->engine.capacity()) {
+    impl_.reset();  // the old engine's memory first
+    impl_.reset(new Impl{f.params, gpu::Engine(f.params, n)});
+  }
+  frame_ = f;
+  impl_->engine.stage(*f.cloud);
+  impl_->engine.capture(n);
+}
+
+FrameEngine::Impl& FrameEngine::impl() const {
+  if (!impl_) throw std::logic_error("frame engine: used before prepare()");
+  return *impl_;
+}
+
+void FrameEngine::enqueue() { impl().engine.launch(static_cast<int>(frame_.cloud->size())); }
+void FrameEngine::wait() { impl().engine.wait(); }
+void FrameEngine::restage() { impl().engine.stage(*frame_.cloud); }
+const std::uint8_t* FrameEngine::labels() const { return impl().engine.labels(); }
+double FrameEngine::kernel_ms() const { return impl().engine.kernel_ms(); }
+float FrameEngine::frame_ms() const { return impl().engine.frame_ms(); }
+Result FrameEngine::result() { return impl().engine.result(static_cast<int>(frame_.cloud->size()), frame_.outputs); }
 
 Result segment_gpu_graph(const common::PointCloud& pc, const Params& p, Phases* phases, Outputs out) {
-  FrameEngine engine(p, static_cast<int>(pc.size()));
-  engine.launch(pc);
-  engine.wait();
+  FrameEngine engine;
+  engine.prepare({&pc, p, out});
+  engine.run();
   if (phases) {
     phases->add("graph: H2D + kernels + D2H (first launch)", engine.frame_ms());
     phases->add("of which kernels", engine.kernel_ms());
   }
-  return engine.result(static_cast<int>(pc.size()), out);
+  return engine.result();
 }
 
 }  // namespace ground_seg

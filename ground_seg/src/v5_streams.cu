@@ -20,8 +20,9 @@ StreamedRun segment_gpu_streamed(const common::PointCloud& pc, const Params& p, 
   if (streams < 1 || frames < 1) throw std::invalid_argument("segment_gpu_streamed: streams and frames must be >= 1");
   std::vector<std::unique_ptr<FrameEngine>> engines;
   for (int s = 0; s < streams; ++s) {
-    engines.push_back(std::make_unique<FrameEngine>(p, static_cast<int>(pc.size())));
-    engines.back()->launch(pc);  // fills the pinned input, captures the graph, warms up
+    engines.push_back(std::make_unique<FrameEngine>());
+    engines.back()->prepare({&pc, p, Outputs::labels});  // stages the input, captures the graph
+    engines.back()->enqueue();                             // warm-up
   }
   for (auto& e : engines) e->wait();
   std::vector<double> latency;
@@ -32,14 +33,15 @@ StreamedRun segment_gpu_streamed(const common::PointCloud& pc, const Params& p, 
       e.wait();
       latency.push_back(e.frame_ms());
     }
-    e.launch_pinned(static_cast<int>(pc.size()));
+    e.enqueue();
   }
   for (auto& e : engines) {
     e->wait();
     latency.push_back(e->frame_ms());
   }
   const double total = clock.elapsed_ms();
-  if (last_labels) last_labels->assign(engines[(frames - 1) % streams]->labels(), engines[(frames - 1) % streams]->labels() + pc.size());
+  const auto& last = *engines[(frames - 1) % streams];
+  if (last_labels) last_labels->assign(last.labels(), last.labels() + pc.size());
   StreamedRun r;
   r.total_ms = total;
   r.frames_per_second = frames / (total * 1e-3);

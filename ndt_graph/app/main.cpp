@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <cstring>
 #include <random>
@@ -446,21 +447,18 @@ int run(const common::CliOptions& o) {
                       std::to_string(own.iterations) + " iterations from " + own_name;
         }
         // time
-        struct {
-          common::BenchStats stats;
-          double kernel_ns;
-        } t;
-        t.stats = common::bench_cpu([&] { runner->run(); }, bench);
-        t.kernel_ns = runner->kernel_ns();
+        std::vector<double> kernel_ms;  // each timed run's own kernel time, where the version measures it
+        const common::BenchStats stats = common::bench_runner(*runner, bench, &kernel_ms);
         const AlignResult again = runner->result();
         // Versions that sum with atomics or per-thread partials may differ in the last bits between
         // runs, never by more than this.
         const std::string repeat = compare_to_reference(again, res, 1e-3, 1e-4, 0);
         if (!repeat.empty()) verdict = "FAIL: a repeated run gave another result: " + repeat;
-        r.stats = t.stats;
-        r.metric = 1e3 * t.stats.median_ms / std::max(1, res.iterations);
+        r.stats = stats;
+        r.metric = 1e3 * stats.median_ms / std::max(1, res.iterations);
         r.metric_unit = "us/iteration";
-        const double kernel_us_iter = t.kernel_ns / 1e3 / std::max(1, res.iterations);
+        const double kernel_us_iter = kernel_ms.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                                        : 1e3 * common::summarize(kernel_ms).median_ms / std::max(1, res.iterations);
         r.add_metric("iterations", res.iterations, "").add_metric("evaluations", res.evaluations, "");
         r.add_metric("solve_fallbacks", res.solve_fallbacks, "").add_metric("converged", res.converged, "");
         r.add_metric("likelihood", res.likelihood, "");
@@ -469,7 +467,7 @@ int run(const common::CliOptions& o) {
         if (v.needs_gpu && std::isfinite(launch_us)) {
           // the floor of a device loop: two dependent launches per evaluation at the lone-launch latency
           const double floor_us = 2.0 * launch_us * res.evaluations;
-          r.pct_of_ceiling = 100.0 * floor_us / (1e3 * t.stats.median_ms);
+          r.pct_of_ceiling = 100.0 * floor_us / (1e3 * stats.median_ms);
           r.ceiling = "launch_latency";
           r.predicted_ms = v.predicted_us_per_eval * res.evaluations / 1e3;
         }
@@ -547,15 +545,15 @@ int run(const common::CliOptions& o) {
                                      common::role_name(batched->role), "batch");
       common::run_guarded(r, true, [&] {
         auto runner = make_batch_runner();
-        runner->prepare(map, items, bc.params);
+        runner->prepare({&map, items, bc.params});
         runner->run();
-        const auto res = runner->results();
+        const auto res = runner->result();
         double e_cm, e_deg;
         pose_error(res[0].T, ref.T, e_cm, e_deg);
         int unconverged = 0;
         for (const auto& q : res) unconverged += !q.converged;
         r.add_metric("unconverged", unconverged, "alignments").add_metric("err_ref", 100 * e_cm, "cm");
-        r.stats = common::bench_cpu([&] { runner->run(); }, bench);
+        r.stats = common::bench_runner(*runner, bench);
         r.metric = b / (r.stats.median_ms / 1e3);
         r.metric_unit = "alignments/s";
         r.passed = (100 * e_cm <= 1.0 && e_deg <= 0.1 && std::abs(res[0].iterations - ref.iterations) <= 2)
@@ -597,15 +595,15 @@ int run(const common::CliOptions& o) {
       double b_cm = 0, b_deg = 0;
       common::run_guarded(r, true, [&] {
         auto runner = make_batch_runner();
-        runner->prepare(rmap, items, room->params);
+        runner->prepare({&rmap, items, room->params});
         runner->run();
-        const auto res = runner->results();
+        const auto res = runner->result();
         std::size_t best = 0;
         for (std::size_t k = 1; k < res.size(); ++k)
           if (res[k].likelihood > res[best].likelihood) best = k;
         pose_error(res[best].T, rref.T, b_cm, b_deg);
         r.add_metric("best_err", 100 * b_cm, "cm").add_metric("best_err_rotation", b_deg, "deg");
-        r.stats = common::bench_cpu([&] { runner->run(); }, bench);
+        r.stats = common::bench_runner(*runner, bench);
         r.metric = items.size() / (r.stats.median_ms / 1e3);
         r.metric_unit = "alignments/s";
         r.passed = (100 * b_cm <= 2.0 && b_deg <= 0.2) ? "PASS"

@@ -236,6 +236,5 @@ AlignResult DeviceAlignment::result(int a) const {
 
 }  // namespace gpu
 
-double Runner::kernel_ns() const { return std::numeric_limits<double>::quiet_NaN(); }
 
 }  // namespace ndt

@@ -44,7 +44,7 @@ class PclRunner : public Runner {
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 4; ++c) guess_(r, c) = T[r * 4 + c];
   }
-  void run() override {
+  void enqueue() override {
     pcl::PointCloud<pcl::PointXYZ> out;
     ndt_.align(out, guess_);
   }

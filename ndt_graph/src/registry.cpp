@@ -18,7 +18,7 @@ class CpuRunner : public Runner {
     problem_ = p;
     xyz_ = interleave(*p.source);
   }
-  void run() override { result_ = align_interleaved(*problem_.map, xyz_, problem_.params, problem_.guess, parallel_); }
+  void enqueue() override { result_ = align_interleaved(*problem_.map, xyz_, problem_.params, problem_.guess, parallel_); }
   AlignResult result() override { return result_; }
 
  private:

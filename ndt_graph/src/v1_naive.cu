@@ -59,7 +59,7 @@ class NaiveRunner : public Runner {
     sums_.resize(kSums);
     req_.resize(1);
   }
-  void run() override {
+  void enqueue() override {  // driven from the host: done when it returns
     cudaStream_t s = stream_.get();
     CUDA_CHECK(cudaMemcpyAsync(xyz_.get(), xyz_host_.data(), xyz_host_.size() * sizeof(float), cudaMemcpyHostToDevice, s));
     solver_init(state_, guess_);

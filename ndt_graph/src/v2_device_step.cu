@@ -20,7 +20,7 @@ class DeviceStepRunner : public DeviceRunner {
     a_.prepare(p);
     flag_.resize(1);
   }
-  void run() override {
+  void enqueue() override {
     cudaStream_t s = a_.stream.get();
     a_.upload_source_and_init(s);
     for (;;) {
@@ -33,7 +33,6 @@ class DeviceStepRunner : public DeviceRunner {
       if (flag_[0] == static_cast<int>(Phase::done)) break;
     }
     a_.download(s);
-    CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
  private:

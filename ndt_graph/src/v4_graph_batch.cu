@@ -31,7 +31,7 @@ class GraphBatchRunner : public DeviceRunner {
                                  sizeof(int), cudaMemcpyDeviceToHost, s));
     });
   }
-  void run() override {
+  void enqueue() override {
     cudaStream_t s = a_.stream.get();
     a_.upload_source_and_init(s);
     do {
@@ -39,7 +39,6 @@ class GraphBatchRunner : public DeviceRunner {
       CUDA_CHECK(cudaStreamSynchronize(s));
     } while (flag_[0] != static_cast<int>(Phase::done));
     a_.download(s);
-    CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
  private:

@@ -27,11 +27,10 @@ class GraphWhileRunner : public DeviceRunner {
                                   a_.clock.get(), h, s, k);
         });
   }
-  void run() override {
+  void enqueue() override {
     cudaStream_t s = a_.stream.get();
     graph_.launch(s);
     a_.download(s);
-    CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
  private:

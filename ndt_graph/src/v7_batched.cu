@@ -16,7 +16,10 @@ namespace {
 
 class BatchedRunner : public BatchRunner {
  public:
-  void prepare(const VoxelMap& map, const std::vector<BatchItem>& items, const NdtParams& p) override {
+  void prepare(const BatchProblem& problem) override {
+    const VoxelMap& map = *problem.map;
+    const std::vector<BatchItem>& items = problem.items;
+    const NdtParams& p = problem.params;
     a_.prepare(map, items, p, 1, EvalShape::throughput);
     const int n = a_.alignments;
     common::build_device_while_graph(
@@ -29,13 +32,13 @@ class BatchedRunner : public BatchRunner {
           launch_loop_control(a_.state.get(), n, h, st);
         });
   }
-  void run() override {
+  void enqueue() override {
     cudaStream_t s = a_.stream.get();
     graph_.launch(s);
     a_.download(s, false);  // a batch reports no kernel split
-    CUDA_CHECK(cudaStreamSynchronize(s));
   }
-  std::vector<AlignResult> results() override {
+  void wait() override { CUDA_CHECK(cudaStreamSynchronize(a_.stream.get())); }
+  std::vector<AlignResult> result() override {
     std::vector<AlignResult> r;
     for (int a = 0; a < a_.alignments; ++a) r.push_back(a_.result(a));
     return r;

@@ -1,9 +1,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <thread>
 
 #include "common/bench.hpp"
+#include "common/runner.hpp"
 
 TEST(Bench, SummarizeOddCountGivesMiddleSample) {
   const auto s = common::summarize({5, 1, 3});
@@ -47,4 +50,46 @@ TEST(Bench, CpuTimerMeasuresASleep) {
   EXPECT_EQ(s.samples, 3);
   EXPECT_GE(s.min_ms, 4.9);
   EXPECT_LT(s.median_ms, 100.0);
+}
+
+namespace {
+// A runner that counts its calls and reports a kernel time on every other run.
+class CountingRunner final : public common::Runner<int, int> {
+ public:
+  void prepare(const int& p) override { problem = p; }
+  void enqueue() override { ++enqueued; }
+  void wait() override { ++waited; }
+  int result() override { return problem * enqueued; }
+  bool stages_input() const override { return true; }
+  void restage() override { ++restaged; }
+  double kernel_ms() const override { return enqueued % 2 ? 1.5 : std::numeric_limits<double>::quiet_NaN(); }
+  int problem = 0, enqueued = 0, waited = 0, restaged = 0;
+};
+}  // namespace
+
+TEST(Runner, CallRunnerComputesOnEnqueueFromThePreparedProblem) {
+  auto r = common::make_call_runner<int, int>([](const int& x) { return 3 * x; });
+  r->prepare(7);
+  EXPECT_EQ(r->result(), 0);  // nothing ran yet
+  r->run();
+  EXPECT_EQ(r->result(), 21);
+  EXPECT_FALSE(r->stages_input());
+  EXPECT_TRUE(std::isnan(r->kernel_ms()));
+}
+
+TEST(Runner, BenchRunnerTimesWholeRunsAndCollectsKernelTimes) {
+  CountingRunner r;
+  r.prepare(2);
+  common::BenchOptions o;
+  o.warmup = 3;
+  o.min_samples = o.max_samples = 10;
+  std::vector<double> kernels;
+  const auto st = common::bench_runner(r, o, &kernels);
+  EXPECT_EQ(st.samples, 10);
+  EXPECT_EQ(r.enqueued, 13);
+  EXPECT_EQ(r.waited, 13);  // every run waited for
+  EXPECT_EQ(r.restaged, 0);
+  EXPECT_EQ(kernels.size(), 5u);  // the timed runs that measured themselves (NaN skipped)
+  common::bench_runner(r, o, nullptr, true);
+  EXPECT_EQ(r.restaged, 13);  // restage is part of every run, warm-up included
 }

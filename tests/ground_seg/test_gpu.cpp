@@ -15,11 +15,11 @@ namespace {
 
 void expect_same(const common::PointCloud& pc, const Params& p, const Version& v, const std::string& what) {
   const Result ref = segment_cpu(pc, p);
-  const Result got = v.run(pc, p, Outputs::labels_and_cells);
+  const Result got = run_once(v, pc, p, Outputs::labels_and_cells);
   EXPECT_EQ(check_invariants(pc, p, got), "") << v.name << " " << what;
   EXPECT_EQ(compare_to_reference(ref, got), "") << v.name << " " << what;
   // what the timed runs download: the same labels, no cell statistics
-  const Result labels = v.run(pc, p, Outputs::labels);
+  const Result labels = run_once(v, pc, p, Outputs::labels);
   EXPECT_EQ(labels.is_ground, got.is_ground) << v.name << " " << what;
   EXPECT_TRUE(labels.cells.count.empty()) << v.name << " " << what;
 }
@@ -29,7 +29,7 @@ void expect_same(const common::PointCloud& pc, const Params& p, const Version& v
 TEST(GroundSegGpu, EveryVersionMatchesTheCpuOnSimulatedScans) {
   if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
   for (const auto& v : versions()) {
-    if (!v.needs_gpu || !v.run) continue;
+    if (!v.needs_gpu || !v.make) continue;
     for (std::uint64_t seed : {11, 12})
       for (bool improved : {false, true}) {
         Params p;
@@ -45,7 +45,7 @@ TEST(GroundSegGpu, EveryVersionMatchesTheCpuOnTheRealScan) {
   if (!common::file_exists(bin)) GTEST_SKIP() << "real data not found: " << bin << " (set COURSE_DATA_DIR)";
   const auto pc = common::read_kitti_bin(bin);
   for (const auto& v : versions())
-    if (v.needs_gpu && v.run) expect_same(pc, Params{}, v, "04/000056");
+    if (v.needs_gpu && v.make) expect_same(pc, Params{}, v, "04/000056");
 }
 
 TEST(GroundSegGpu, EdgeCasesEmptyOutsideOnePointNonSquare) {
@@ -63,7 +63,7 @@ TEST(GroundSegGpu, EdgeCasesEmptyOutsideOnePointNonSquare) {
   narrow.y_min = -5;
   narrow.y_max = 5;
   for (const auto& v : versions()) {
-    if (!v.needs_gpu || !v.run) continue;
+    if (!v.needs_gpu || !v.make) continue;
     expect_same(empty, Params{}, v, "empty");
     expect_same(outside, Params{}, v, "all outside");
     expect_same(one, Params{}, v, "one point");
@@ -83,4 +83,48 @@ TEST(GroundSegGpu, StreamedEnginesLabelLikeTheCpu) {
     EXPECT_GT(r.frames_per_second, 0);
   }
   EXPECT_THROW(segment_gpu_streamed(scan.cloud, Params{}, 0, 1), std::invalid_argument);
+}
+
+// The two-phase runner of v4: one engine prepared for frame after frame (smaller, larger, other
+// parameters, then the first again) reuses or rebuilds its buffers and graph and labels each frame
+// like the CPU; restage() after the caller's points change picks the new points up.
+TEST(GroundSegGpu, FrameEngineIsPreparedForFrameAfterFrame) {
+  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
+  const auto big = common::simulate_lidar_scan({}, 31).cloud;
+  common::PointCloud small = big;
+  small.x.resize(big.size() / 3);
+  small.y.resize(big.size() / 3);
+  small.z.resize(big.size() / 3);
+  Params improved;
+  improved.improved = true;
+  FrameEngine engine;
+  EXPECT_THROW(engine.enqueue(), std::logic_error);
+  struct Case {
+    const common::PointCloud* pc;
+    Params p;
+    Outputs out;
+  };
+  for (const Case& c : {Case{&small, Params{}, Outputs::labels}, Case{&big, Params{}, Outputs::labels_and_cells},
+                        Case{&small, improved, Outputs::labels_and_cells}, Case{&small, Params{}, Outputs::labels}}) {
+    engine.prepare({c.pc, c.p, c.out});
+    for (int run = 0; run < 2; ++run) {  // a replay gives the same frame
+      engine.run();
+      const Result got = engine.result();
+      const Result ref = segment_cpu(*c.pc, c.p);
+      EXPECT_EQ(got.is_ground, ref.is_ground) << c.pc->size() << " points, run " << run;
+      EXPECT_EQ(got.cells.count.empty(), c.out == Outputs::labels);
+      if (c.out == Outputs::labels_and_cells) EXPECT_EQ(compare_to_reference(ref, got), "");
+    }
+    EXPECT_GT(engine.kernel_ms(), 0);
+  }
+  common::PointCloud moved = small;  // the caller's buffer changes: restage picks it up
+  engine.prepare({&moved, Params{}, Outputs::labels});
+  engine.run();
+  const auto before = engine.result().is_ground;
+  for (std::size_t i = 0; i < moved.size(); ++i) moved.z[i] += (i % 2) ? 1.f : -1.f;  // no flat cell is left
+  engine.restage();
+  engine.run();
+  const auto after = engine.result().is_ground;
+  EXPECT_EQ(after, segment_cpu(moved, Params{}).is_ground);
+  EXPECT_NE(after, before);
 }

@@ -162,9 +162,9 @@ TEST(NdtGpu, BatchedAlignmentsMatchSingleOnes) {
     items.push_back(it);
   }
   auto b = make_batch_runner();
-  b->prepare(map, items, NdtParams{});
+  b->prepare({&map, items, NdtParams{}});
   b->run();
-  const auto res = b->results();
+  const auto res = b->result();
   ASSERT_EQ(res.size(), items.size());
   for (std::size_t k = 0; k < items.size(); ++k) {
     const AlignResult ref = align_cpu(map, p.source, NdtParams{}, items[k].guess);

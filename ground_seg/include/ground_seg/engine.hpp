@@ -1,36 +1,52 @@
-// v4's frame engine, host-side interface: every buffer allocated once for up to `capacity`
-// points, pinned host staging, and the whole frame (upload, counts, the scan of the counts with
-// the project's own look-back scan, grouping, scatter, statistics, classification, labels,
-// download) captured as one CUDA graph and replayed per frame. v5 runs one engine per stream.
+// The two-phase interface of ground_seg's versions (common::Runner): a Frame is the problem
+// (points, parameters, which outputs to hand back); every version is a FrameRunner. v4's
+// FrameEngine owns resources: every buffer allocated once for the frame's point count, pinned
+// host staging, and the whole frame (upload, counts, the scan of the counts with the project's own
+// look-back scan, grouping, scatter, statistics, classification, labels, download) captured as one
+// CUDA graph in prepare() and replayed by each enqueue(). v5 runs one engine per stream.
 #pragma once
 #include <cstdint>
 #include <memory>
 
+#include "common/runner.hpp"
 #include "ground_seg/ground_seg.hpp"
 
 namespace ground_seg {
 
-class FrameEngine {
+struct Frame {
+  const common::PointCloud* cloud = nullptr;
+  Params params;
+  Outputs outputs = Outputs::labels_and_cells;
+};
+using FrameRunner = common::Runner<Frame, Result>;
+
+class FrameEngine final : public FrameRunner {
  public:
-  FrameEngine(const Params& p, int capacity);
-  ~FrameEngine();
+  FrameEngine();
+  ~FrameEngine() override;
   FrameEngine(const FrameEngine&) = delete;
   FrameEngine& operator=(const FrameEngine&) = delete;
 
-  // Copies the points into pinned memory (after the engine's previous frame is done) and
-  // launches the frame's graph, re-capturing it when the point count changes. Asynchronous.
-  void launch(const common::PointCloud& pc);
-  // The same frame again from the pinned input as it stands (a driver that writes there directly).
-  void launch_pinned(int n);
-  void wait();
+  // Sizes the engine for the frame (the buffers and graph of an earlier frame are kept when the
+  // parameters are the same and the points fit), stages its points into pinned memory and
+  // captures the frame's graph.
+  void prepare(const Frame& f) override;
+  void enqueue() override;  // the graph of the staged frame, asynchronously
+  void wait() override;
+  // The labels the graph already brought back into pinned memory, plus the cell statistics when
+  // the frame asks for them (downloaded then, for checks).
+  Result result() override;
+  bool stages_input() const override { return true; }
+  void restage() override;  // the frame's points into pinned memory again (after the last run)
+  double kernel_ms() const override;  // between upload and download, recorded inside the graph
+  float frame_ms() const;             // the whole graph
   const std::uint8_t* labels() const;  // valid after wait()
-  float kernel_ms() const;             // between upload and download, recorded inside the graph
-  float frame_ms() const;              // the whole graph
-  Result result(int n, Outputs out = Outputs::labels_and_cells);  // copies, for checks
 
  private:
   struct Impl;
+  Impl& impl() const;  // throws when used before prepare()
   std::unique_ptr<Impl> impl_;
+  Frame frame_;
 };
 
 }  // namespace ground_seg

@@ -32,6 +32,7 @@ struct Params {
   int nx() const;
   int ny() const;
   void validate() const;  // throws std::invalid_argument naming the parameter
+  bool operator==(const Params& o) const;
 };
 
 // The speed targets of the report ground_seg follows: one frame from host points to host labels

@@ -2,11 +2,14 @@
 // throughput, not a frame's result; the driver measures it with segment_gpu_streamed and checks
 // its labels against the reference's.
 #pragma once
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/registry.hpp"
 #include "ground_seg/ground_seg.hpp"
+#include "ground_seg/engine.hpp"
 #include "ground_seg/gpu.hpp"
 
 namespace ground_seg {
@@ -15,34 +18,46 @@ struct Version {
   std::string id, name, idea;
   common::Role role;  // reference (x CPU), library (the CUB route, x lib), version
   bool needs_gpu;
-  Result (*run)(const common::PointCloud&, const Params&, Outputs);  // nullptr: streamed (v5)
+  // A fresh runner of this version (common::Runner: prepare for a frame, enqueue, wait, result);
+  // null for v5, which has no single-frame run of its own.
+  std::function<std::unique_ptr<FrameRunner>()> make;
   // Its frame by phases (each synchronized), for the per-phase table; nullptr: none.
   Result (*phases)(const common::PointCloud&, const Params&, Phases*, Outputs) = nullptr;
-  // Timed as a warm frame engine (graph captured once, replayed from pinned memory) rather than
-  // call by call.
-  bool warm_engine = false;
 };
+
+// A version that is a function of the frame, as a runner.
+inline std::function<std::unique_ptr<FrameRunner>()> call(Result (*fn)(const common::PointCloud&, const Params&, Outputs)) {
+  return [fn] { return common::make_call_runner<Frame, Result>([fn](const Frame& f) { return fn(*f.cloud, f.params, f.outputs); }); };
+}
 
 inline const std::vector<Version>& versions() {
   using common::Role;
   static const std::vector<Version> v = {
       {"cpu", "cpu", "the seed's algorithm, single thread, float64 sums: the reference", Role::reference, false,
-       [](const common::PointCloud& pc, const Params& p, Outputs) { return segment_cpu(pc, p); }},
+       call([](const common::PointCloud& pc, const Params& p, Outputs) { return segment_cpu(pc, p); })},
       {"omp", "cpu_openmp", "the same on every core (OpenMP), per-thread partial sums", Role::version, false,
-       [](const common::PointCloud& pc, const Params& p, Outputs) { return segment_cpu_openmp(pc, p); }},
+       call([](const common::PointCloud& pc, const Params& p, Outputs) { return segment_cpu_openmp(pc, p); })},
       {"v1", "v1_naive", "atomics for per-cell sums/min/max, host round trips between the passes", Role::version, true,
-       [](const common::PointCloud& pc, const Params& p, Outputs o) { return segment_gpu_naive(pc, p, o); }},
+       call(segment_gpu_naive)},
       {"v2", "v2_cub", "library route: CUB radix sort by cell, run-length encode, segmented reductions", Role::library, true,
-       [](const common::PointCloud& pc, const Params& p, Outputs o) { return segment_gpu_cub(pc, p, o); }},
+       call(segment_gpu_cub)},
       {"v3", "v3_seed_design", "seed's design: atomic row index, grouped warp/block statistics, tiled classification", Role::version, true,
-       [](const common::PointCloud& pc, const Params& p, Outputs o) { return segment_gpu_seed_design(pc, p, nullptr, o); },
+       call([](const common::PointCloud& pc, const Params& p, Outputs o) { return segment_gpu_seed_design(pc, p, nullptr, o); }),
        segment_gpu_seed_design},
       {"v4", "v4_graph", "all on the device, buffers once, pinned memory, the frame as one CUDA graph", Role::version, true,
-       [](const common::PointCloud& pc, const Params& p, Outputs o) { return segment_gpu_graph(pc, p, nullptr, o); },
-       nullptr, true},
+       [] { return std::unique_ptr<FrameRunner>(new FrameEngine()); }},
       {"v5", "v5_streams", "several frames in flight, one graph engine per stream", Role::version, true, nullptr},
   };
   return v;
+}
+
+// One run of a version on one frame (prepare, run, result): what a test or a one-off caller needs.
+inline Result run_once(const Version& v, const common::PointCloud& pc, const Params& p,
+                       Outputs out = Outputs::labels_and_cells) {
+  auto r = v.make();
+  r->prepare({&pc, p, out});
+  r->run();
+  return r->result();
 }
 
 inline const Version* find_version(const std::string& name) { return common::find_version(versions(), name); }

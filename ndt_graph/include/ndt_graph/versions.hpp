@@ -1,7 +1,7 @@
 // The version interface and registry of ndt_graph. A version owns resources (device map, buffers,
-// streams, captured graphs), so it is a Runner: prepared once for a problem (map, source, params),
-// then run any number of times (each run is one whole alignment from the guess, the source upload
-// included, ending with the result on the host), then read back.
+// streams, captured graphs), so it is a common::Runner: prepared once for a problem (map, source,
+// params), then run any number of times (enqueue + wait: one whole alignment from the guess, the
+// source upload included, ending with the result on the host), then read back.
 #pragma once
 #include <functional>
 #include <memory>
@@ -10,6 +10,7 @@
 
 #include "common/registry.hpp"
 #include "common/bench.hpp"
+#include "common/runner.hpp"
 #include "ndt_graph/ndt.hpp"
 
 namespace ndt {
@@ -22,15 +23,8 @@ struct Problem {
   double guess[6] = {};
 };
 
-class Runner {
- public:
-  virtual ~Runner() = default;
-  virtual void prepare(const Problem& p) = 0;
-  virtual void run() = 0;
-  virtual AlignResult result() = 0;
-  // Device-timer nanoseconds the kernels of the last run took (NaN where not measured).
-  virtual double kernel_ns() const;
-};
+// kernel_ms(): the device time of the last run's kernels, NaN where not measured.
+class Runner : public common::Runner<Problem, AlignResult> {};
 
 using Role = common::Role;
 
@@ -64,13 +58,12 @@ struct BatchItem {
   const common::PointCloud* source;
   double guess[6];
 };
-class BatchRunner {
- public:
-  virtual ~BatchRunner() = default;
-  virtual void prepare(const VoxelMap& map, const std::vector<BatchItem>& items, const NdtParams& p) = 0;
-  virtual void run() = 0;
-  virtual std::vector<AlignResult> results() = 0;
+struct BatchProblem {
+  const VoxelMap* map = nullptr;
+  std::vector<BatchItem> items;
+  NdtParams params;
 };
+using BatchRunner = common::Runner<BatchProblem, std::vector<AlignResult>>;
 std::unique_ptr<BatchRunner> make_batch_runner();
 
 // The GPU target-map build (sort by cell, per-voxel statistics in file order, hash insert); the
