@@ -1,18 +1,16 @@
 // v2 the library route: sort the points by cell with cub::DeviceRadixSort, find the cells'
-// runs with cub::DeviceRunLengthEncode, and take sum, squared deviations, min and max with
-// cub::DeviceSegmentedReduce — no atomics, a fixed summation order, contention-free. One host
-// round trip remains (the number of occupied cells sizes the segmented launches). Prediction:
+// runs with cub::DeviceRunLengthEncode (both through common::GroupByKey), and take sum, squared
+// deviations, min and max with cub::DeviceSegmentedReduce — no atomics, a fixed summation order,
+// contention-free. One host round trip remains (the number of occupied cells sizes the segmented launches). Prediction:
 // ~10 library launches of a few microseconds each on 124k points: ~100-200 us per frame plus the
 // copies, several times v1.
-#include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_run_length_encode.cuh>
-#include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
+#include "common/group_by_key.cuh"
 #include "gpu_common.cuh"
 #include "ground_seg/gpu.hpp"
 
@@ -43,7 +41,7 @@ struct SquaredDeviation {
   }
 };
 
-__global__ void means_kernel(const int* cells, const unsigned* counts, const double* sums, int runs, int outside_key,
+__global__ void means_kernel(const int* cells, const int* counts, const double* sums, int runs, int outside_key,
                              gpu::DeviceCells c) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= runs || cells[r] == outside_key) return;
@@ -51,7 +49,7 @@ __global__ void means_kernel(const int* cells, const unsigned* counts, const dou
   c.mean[cells[r]] = static_cast<float>(sums[r] / counts[r]);
 }
 
-__global__ void finish_kernel(const int* cells, const unsigned* counts, const double* sq, const float* mins,
+__global__ void finish_kernel(const int* cells, const int* counts, const double* sq, const float* mins,
                               const float* maxs, int runs, int outside_key, gpu::DeviceCells c) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= runs || cells[r] == outside_key) return;
@@ -71,14 +69,15 @@ Result segment_gpu_cub(const common::PointCloud& pc, const Params& p, Outputs ou
   const gpu::Grid g = gpu::make_grid(p);
   const int n = static_cast<int>(pc.size());
   const int cells = g.nx * g.ny, outside_key = cells;
-  DeviceBuffer<float> x(n + 1), y(n + 1), z(n + 1), z_sorted(n + 1), var(cells), mn(cells), mx(cells);
+  DeviceBuffer<float> x(n + 1), y(n + 1), z(n + 1), var(cells), mn(cells), mx(cells);
   DeviceBuffer<float> mean(cells + 1);  // + a slot for the outside key, read by the deviation sum
   DeviceBuffer<float> run_min(n + 1), run_max(n + 1);
-  DeviceBuffer<int> keys(n + 1), keys_sorted(n + 1), run_cell(n + 1), offsets(n + 2), num_runs(1);
-  DeviceBuffer<unsigned> count(cells), run_count(n + 1);
+  DeviceBuffer<unsigned> count(cells);
   DeviceBuffer<double> run_sum(n + 1), run_sq(n + 1);
   DeviceBuffer<std::uint8_t> seed_ground(cells), ground(cells), labels(n + 1);
   DeviceBuffer<unsigned char> scratch;
+  common::GroupByKey<int, float> by_cell;  // (cell key, z) pairs sorted by cell, and the cells' runs
+  by_cell.resize(n);
   CUDA_CHECK(cudaMemcpy(x.get(), pc.x.data(), n * 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(y.get(), pc.y.data(), n * 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(z.get(), pc.z.data(), n * 4, cudaMemcpyHostToDevice));
@@ -89,44 +88,39 @@ Result segment_gpu_cub(const common::PointCloud& pc, const Params& p, Outputs ou
   int runs = 0;
   std::size_t outside = 0;
   if (n > 0) {
-    key_kernel<<<(n + 255) / 256, 256>>>(g, x.get(), y.get(), n, outside_key, keys.get());
+    key_kernel<<<(n + 255) / 256, 256>>>(g, x.get(), y.get(), n, outside_key, by_cell.keys());
     CUDA_CHECK_LAST();
+    CUDA_CHECK(cudaMemcpy(by_cell.values(), z.get(), n * 4, cudaMemcpyDeviceToDevice));
     int end_bit = 1;
     while ((1 << end_bit) <= outside_key) ++end_bit;
+    by_cell.group(n, nullptr, end_bit);
+    CUDA_CHECK(cudaMemcpy(&runs, by_cell.num_runs(), 4, cudaMemcpyDeviceToHost));  // the one round trip
+    const int* run_cell = by_cell.unique();
+    const int* run_count = by_cell.counts();
+    const float* z_sorted = by_cell.sorted_values();
+    const int* begin = by_cell.offsets();
+    const int* end = by_cell.offsets() + 1;
     std::size_t bytes = 0;
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys.get(), keys_sorted.get(), z.get(), z_sorted.get(), n, 0, end_bit));
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp(scratch, bytes), bytes, keys.get(), keys_sorted.get(), z.get(),
-                                               z_sorted.get(), n, 0, end_bit));
-    CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, bytes, keys_sorted.get(), run_cell.get(), run_count.get(), num_runs.get(), n));
-    CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(temp(scratch, bytes), bytes, keys_sorted.get(), run_cell.get(),
-                                                  run_count.get(), num_runs.get(), n));
-    CUDA_CHECK(cudaMemcpy(&runs, num_runs.get(), 4, cudaMemcpyDeviceToHost));  // the one round trip
-    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, run_count.get(), offsets.get(), runs + 1));
-    CUDA_CHECK(cudaMemset(run_count.get() + runs, 0, 4));
-    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp(scratch, bytes), bytes, run_count.get(), offsets.get(), runs + 1));
-    const int* begin = offsets.get();
-    const int* end = offsets.get() + 1;
-    auto zd = thrust::make_transform_iterator(z_sorted.get(), ToDouble{});
+    auto zd = thrust::make_transform_iterator(z_sorted, ToDouble{});
     CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(nullptr, bytes, zd, run_sum.get(), runs, begin, end));
     CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(temp(scratch, bytes), bytes, zd, run_sum.get(), runs, begin, end));
-    means_kernel<<<(runs + 255) / 256, 256>>>(run_cell.get(), run_count.get(), run_sum.get(), runs, outside_key, c);
+    means_kernel<<<(runs + 255) / 256, 256>>>(run_cell, run_count, run_sum.get(), runs, outside_key, c);
     CUDA_CHECK_LAST();
     auto dev = thrust::make_transform_iterator(thrust::counting_iterator<int>(0),
-                                               SquaredDeviation{z_sorted.get(), keys_sorted.get(), mean.get()});
+                                               SquaredDeviation{z_sorted, by_cell.sorted_keys(), mean.get()});
     CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(nullptr, bytes, dev, run_sq.get(), runs, begin, end));
     CUDA_CHECK(cub::DeviceSegmentedReduce::Sum(temp(scratch, bytes), bytes, dev, run_sq.get(), runs, begin, end));
-    CUDA_CHECK(cub::DeviceSegmentedReduce::Min(nullptr, bytes, z_sorted.get(), run_min.get(), runs, begin, end));
-    CUDA_CHECK(cub::DeviceSegmentedReduce::Min(temp(scratch, bytes), bytes, z_sorted.get(), run_min.get(), runs, begin, end));
-    CUDA_CHECK(cub::DeviceSegmentedReduce::Max(nullptr, bytes, z_sorted.get(), run_max.get(), runs, begin, end));
-    CUDA_CHECK(cub::DeviceSegmentedReduce::Max(temp(scratch, bytes), bytes, z_sorted.get(), run_max.get(), runs, begin, end));
-    finish_kernel<<<(runs + 255) / 256, 256>>>(run_cell.get(), run_count.get(), run_sq.get(), run_min.get(),
-                                               run_max.get(), runs, outside_key, c);
+    CUDA_CHECK(cub::DeviceSegmentedReduce::Min(nullptr, bytes, z_sorted, run_min.get(), runs, begin, end));
+    CUDA_CHECK(cub::DeviceSegmentedReduce::Min(temp(scratch, bytes), bytes, z_sorted, run_min.get(), runs, begin, end));
+    CUDA_CHECK(cub::DeviceSegmentedReduce::Max(nullptr, bytes, z_sorted, run_max.get(), runs, begin, end));
+    CUDA_CHECK(cub::DeviceSegmentedReduce::Max(temp(scratch, bytes), bytes, z_sorted, run_max.get(), runs, begin, end));
+    finish_kernel<<<(runs + 255) / 256, 256>>>(run_cell, run_count, run_sq.get(), run_min.get(), run_max.get(), runs,
+                                               outside_key, c);
     CUDA_CHECK_LAST();
-    int last_cell = 0;
-    unsigned last_count = 0;
-    CUDA_CHECK(cudaMemcpy(&last_cell, run_cell.get() + runs - 1, 4, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(&last_count, run_count.get() + runs - 1, 4, cudaMemcpyDeviceToHost));
-    if (last_cell == outside_key) outside = last_count;  // the outside key sorts last
+    int last_cell = 0, last_count = 0;
+    CUDA_CHECK(cudaMemcpy(&last_cell, run_cell + runs - 1, 4, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(&last_count, run_count + runs - 1, 4, cudaMemcpyDeviceToHost));
+    if (last_cell == outside_key) outside = static_cast<std::size_t>(last_count);  // the outside key sorts last
   }
   gpu::classify_cells(g, c, nullptr);
   gpu::label_points(g, x.get(), y.get(), z.get(), n, c, labels.get(), nullptr);

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "common/device_info.hpp"
+#include "common/group_by_key.cuh"
 #include "gpu_kernels.cuh"
 
 namespace ndt {
@@ -159,34 +160,8 @@ __global__ void centroid_kernel(const float* x, const float* y, const float* z, 
   for (int a = 0; a < 3; ++a) out[3 * r + a] = __fdiv_rn(s[a], c);
 }
 
-// Keys -> sorted keys + order -> runs (unique keys, counts, offsets), all on `s`.
-struct Grouping {
-  common::DeviceBuffer<std::uint64_t> keys, sorted, unique;
-  common::DeviceBuffer<int> values, order, counts, offsets, num_runs;
-  common::Scratch scratch;
-  void resize(int n) {
-    const std::size_t m = std::max(n, 1);
-    keys.resize(m);
-    sorted.resize(m);
-    unique.resize(m);
-    values.resize(m);
-    order.resize(m);
-    counts.resize(m);
-    offsets.resize(m);
-    num_runs.resize(1);
-  }
-  void group(int n, cudaStream_t s) {
-    std::size_t b1 = 0, b2 = 0, b3 = 0;
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b1, keys.get(), sorted.get(), values.get(), order.get(), n, 0, 64, s));
-    CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, b2, sorted.get(), unique.get(), counts.get(), num_runs.get(), n, s));
-    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, b3, counts.get(), offsets.get(), n, s));
-    void* tmp = scratch.get(std::max({b1, b2, b3}));
-    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp, b1, keys.get(), sorted.get(), values.get(), order.get(), n, 0, 64, s));
-    CUDA_CHECK(cudaMemsetAsync(counts.get(), 0, n * sizeof(int), s));
-    CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(tmp, b2, sorted.get(), unique.get(), counts.get(), num_runs.get(), n, s));
-    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp, b3, counts.get(), offsets.get(), n, s));
-  }
-};
+// Keys -> sorted keys + order (the input index of each sorted point) -> runs.
+using Grouping = common::GroupByKey<std::uint64_t, int>;
 
 struct DeviceCloud {
   common::DeviceBuffer<float> x, y, z;
@@ -228,20 +203,20 @@ VoxelMap build_voxel_map_gpu(const common::PointCloud& target, float resolution,
   const int stat_blocks = std::min(n, 8 * common::current_sm_count());
   auto build = [&] {
     map_keys_kernel<<<grid_for(n), 256, 0, s>>>(cloud.x.get(), cloud.y.get(), cloud.z.get(), n, 1.0f / resolution,
-                                                 g.keys.get(), g.values.get(), bad.get());
+                                                 g.keys(), g.values(), bad.get());
     CUDA_CHECK_LAST();
     g.group(n, s);
     CUDA_CHECK(cudaMemsetAsync(flags.get(), 0, n * sizeof(int), s));
-    voxel_stats_kernel<<<stat_blocks, kStatThreads, 0, s>>>(cloud.x.get(), cloud.y.get(), cloud.z.get(), g.order.get(),
-                                                    g.counts.get(), g.offsets.get(), g.num_runs.get(), tmp_vox.get(),
+    voxel_stats_kernel<<<stat_blocks, kStatThreads, 0, s>>>(cloud.x.get(), cloud.y.get(), cloud.z.get(), g.sorted_values(),
+                                                    g.counts(), g.offsets(), g.num_runs(), tmp_vox.get(),
                                                     flags.get());
     CUDA_CHECK_LAST();
     std::size_t b1 = 0, b2 = 0;
     CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, b1, tmp_vox.get(), flags.get(), voxels.get(), num_voxels.get(), n, s));
-    CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, b2, g.unique.get(), flags.get(), vox_keys.get(), num_voxels.get(), n, s));
+    CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, b2, g.unique(), flags.get(), vox_keys.get(), num_voxels.get(), n, s));
     void* tmp = select_scratch.get(std::max(b1, b2));
     CUDA_CHECK(cub::DeviceSelect::Flagged(tmp, b1, tmp_vox.get(), flags.get(), voxels.get(), num_voxels.get(), n, s));
-    CUDA_CHECK(cub::DeviceSelect::Flagged(tmp, b2, g.unique.get(), flags.get(), vox_keys.get(), num_voxels.get(), n, s));
+    CUDA_CHECK(cub::DeviceSelect::Flagged(tmp, b2, g.unique(), flags.get(), vox_keys.get(), num_voxels.get(), n, s));
     // all ones: key kEmptyKey, voxel -1 (the rest of a free slot is never read)
     CUDA_CHECK(cudaMemsetAsync(table.get(), 0xff, cap * sizeof(CellSlot), s));
     hash_insert_kernel<<<grid_for(n), 256, 0, s>>>(vox_keys.get(), num_voxels.get(), voxels.get(), table.get(), cap - 1);
@@ -253,7 +228,7 @@ VoxelMap build_voxel_map_gpu(const common::PointCloud& target, float resolution,
   stop.record(s);
   int h_bad = 0, h_runs = 0, h_vox = 0;
   CUDA_CHECK(cudaMemcpyAsync(&h_bad, bad.get(), sizeof(int), cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaMemcpyAsync(&h_runs, g.num_runs.get(), sizeof(int), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaMemcpyAsync(&h_runs, g.num_runs(), sizeof(int), cudaMemcpyDeviceToHost, s));
   CUDA_CHECK(cudaMemcpyAsync(&h_vox, num_voxels.get(), sizeof(int), cudaMemcpyDeviceToHost, s));
   stream.sync();
   if (device_ms) *device_ms = stop.since(start);
@@ -308,15 +283,15 @@ common::PointCloud voxel_grid_filter_gpu(const common::PointCloud& in, float lea
     div[a] = static_cast<long long>(std::floor(b[3 + a] * inv)) - min_b[a] + 1;
   }
   filter_keys_kernel<<<grid_for(n), 256, 0, s>>>(cloud.x.get(), cloud.y.get(), cloud.z.get(), n, inv, min_b[0], min_b[1],
-                                                  min_b[2], div[0], div[0] * div[1], g.keys.get(), g.values.get());
+                                                  min_b[2], div[0], div[0] * div[1], g.keys(), g.values());
   CUDA_CHECK_LAST();
   g.group(n, s);
-  centroid_kernel<<<grid_for(n), 256, 0, s>>>(cloud.x.get(), cloud.y.get(), cloud.z.get(), g.order.get(), g.counts.get(),
-                                               g.offsets.get(), g.num_runs.get(), centroids.get());
+  centroid_kernel<<<grid_for(n), 256, 0, s>>>(cloud.x.get(), cloud.y.get(), cloud.z.get(), g.sorted_values(), g.counts(),
+                                               g.offsets(), g.num_runs(), centroids.get());
   CUDA_CHECK_LAST();
   stop.record(s);
   int runs = 0;
-  CUDA_CHECK(cudaMemcpyAsync(&runs, g.num_runs.get(), sizeof runs, cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaMemcpyAsync(&runs, g.num_runs(), sizeof runs, cudaMemcpyDeviceToHost, s));
   stream.sync();
   if (device_ms) *device_ms = stop.since(start);
   std::vector<float> c(3 * static_cast<std::size_t>(runs));

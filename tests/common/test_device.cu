@@ -11,6 +11,7 @@
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
 #include "common/device_info.hpp"
+#include "common/group_by_key.cuh"
 
 #define REQUIRE_GPU() \
   if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device"
@@ -148,4 +149,64 @@ TEST(BlockPrimitives, MinMaxAndMultiValueReductionsOverLaneGroupsAndBlocks) {
   check_reduce_ops<256, 4>();
   check_reduce_ops<1024, 1>();
   check_reduce_ops<1024, 16>();
+}
+
+// GroupByKey against a host stable sort and run count, on awkward sizes (0, 1, one run, every
+// key distinct, many duplicates over a partial bit range), reusing one grouping for all of them.
+TEST(GroupByKey, RunsCountsOffsetsAndStableOrderMatchTheHost) {
+  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
+  common::GroupByKey<std::uint32_t, int> g;
+  std::uint32_t state = 12345;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  struct Case {
+    int n;
+    std::uint32_t key_range;  // keys in [0, key_range)
+  };
+  for (const Case c : {Case{0, 1}, Case{1, 1}, Case{1000, 1}, Case{4097, 1u << 30}, Case{100003, 977}, Case{7, 3}}) {
+    std::vector<std::uint32_t> keys(c.n);
+    std::vector<int> values(c.n);
+    for (int i = 0; i < c.n; ++i) {
+      keys[i] = next() % c.key_range;
+      values[i] = i;
+    }
+    g.resize(c.n);
+    if (c.n) {
+      CUDA_CHECK(cudaMemcpy(g.keys(), keys.data(), c.n * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+      CUDA_CHECK(cudaMemcpy(g.values(), values.data(), c.n * sizeof(int), cudaMemcpyHostToDevice));
+    }
+    int end_bit = 1;
+    while (end_bit < 32 && (1u << end_bit) < c.key_range) ++end_bit;
+    g.group(c.n, nullptr, end_bit);
+    int runs = -1;
+    CUDA_CHECK(cudaMemcpy(&runs, g.num_runs(), sizeof(int), cudaMemcpyDeviceToHost));
+    std::vector<int> order(c.n), counts(c.n + 1), offsets(c.n + 1);
+    std::vector<std::uint32_t> unique(std::max(runs, 0));
+    if (c.n) CUDA_CHECK(cudaMemcpy(order.data(), g.sorted_values(), c.n * sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(counts.data(), g.counts(), (c.n + 1) * sizeof(int), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(offsets.data(), g.offsets(), (c.n + 1) * sizeof(int), cudaMemcpyDeviceToHost));
+    if (runs > 0) CUDA_CHECK(cudaMemcpy(unique.data(), g.unique(), runs * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+    std::vector<int> want(c.n);
+    std::iota(want.begin(), want.end(), 0);
+    std::stable_sort(want.begin(), want.end(), [&](int a, int b) { return keys[a] < keys[b]; });
+    EXPECT_EQ(order, want) << "n = " << c.n;  // stable: equal keys keep their input order
+    std::vector<std::uint32_t> want_unique;
+    std::vector<int> want_counts;
+    for (int i = 0; i < c.n; ++i) {
+      if (i == 0 || keys[want[i]] != keys[want[i - 1]]) {
+        want_unique.push_back(keys[want[i]]);
+        want_counts.push_back(0);
+      }
+      ++want_counts.back();
+    }
+    ASSERT_EQ(runs, static_cast<int>(want_unique.size())) << "n = " << c.n;
+    EXPECT_EQ(unique, want_unique) << "n = " << c.n;
+    int at = 0;
+    for (int r = 0; r <= c.n; ++r) {
+      const int want_count = r < runs ? want_counts[r] : 0;
+      EXPECT_EQ(counts[r], want_count) << "n = " << c.n << ", run " << r;
+      if (r <= runs) EXPECT_EQ(offsets[r], at) << "n = " << c.n << ", run " << r;
+      at += want_count;
+    }
+  }
+  EXPECT_THROW(g.group(static_cast<int>(g.capacity()) + 1, nullptr), std::invalid_argument);
 }

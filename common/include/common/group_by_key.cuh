@@ -1,0 +1,86 @@
+// Group by key on the device, the library route every sub-project that buckets by a key uses
+// (ground_seg v2's cells, ndt_graph's map voxels and VoxelGrid leaves): a stable radix sort of
+// (key, value) pairs, then the runs of equal keys with their lengths and offsets, all enqueued on
+// one stream with no host round trip (the run count stays on the device).
+//
+//   GroupByKey<std::uint64_t, int> g;
+//   g.resize(n);
+//   fill g.keys() and g.values() (n entries each) on stream s;
+//   g.group(n, s);
+//   run r: key g.unique()[r], g.counts()[r] entries, sorted entries [g.offsets()[r], g.offsets()[r + 1])
+//   of g.sorted_keys() / g.sorted_values(); *g.num_runs() (device) runs.
+//
+// counts() and offsets() have n + 1 entries: counts past the last run are 0, so offsets()[runs]
+// is n and offsets() / offsets() + 1 serve directly as the begin / end arrays of a segmented
+// reduction. Equal keys keep their input order (the sort is stable), so per-run sums taken in
+// order are deterministic.
+#pragma once
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cstddef>
+
+#include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
+
+namespace common {
+
+template <class Key, class Value>
+class GroupByKey {
+ public:
+  // Capacity for n entries (buffers grow, never shrink).
+  void resize(int n) {
+    const std::size_t m = static_cast<std::size_t>(std::max(n, 1));
+    if (m <= capacity_) return;
+    for (auto* b : {&keys_, &sorted_keys_, &unique_}) b->resize(m);
+    for (auto* b : {&values_, &sorted_values_}) b->resize(m);
+    counts_.resize(m + 1);
+    offsets_.resize(m + 1);
+    num_runs_.resize(1);
+    capacity_ = m;
+  }
+  Key* keys() { return keys_.get(); }
+  Value* values() { return values_.get(); }
+  const Key* sorted_keys() const { return sorted_keys_.get(); }
+  const Value* sorted_values() const { return sorted_values_.get(); }
+  const Key* unique() const { return unique_.get(); }
+  const int* counts() const { return counts_.get(); }
+  const int* offsets() const { return offsets_.get(); }
+  const int* num_runs() const { return num_runs_.get(); }
+  std::size_t capacity() const { return capacity_; }
+
+  // Sorts the first n (key, value) pairs by the key's bits [0, end_bit) and finds the runs.
+  void group(int n, cudaStream_t s, int end_bit = static_cast<int>(8 * sizeof(Key))) {
+    if (n < 0 || static_cast<std::size_t>(n) > capacity_)
+      throw std::invalid_argument("GroupByKey: " + std::to_string(n) + " entries, capacity " + std::to_string(capacity_));
+    CUDA_CHECK(cudaMemsetAsync(counts_.get(), 0, (static_cast<std::size_t>(n) + 1) * sizeof(int), s));
+    if (n == 0) {
+      CUDA_CHECK(cudaMemsetAsync(offsets_.get(), 0, sizeof(int), s));
+      CUDA_CHECK(cudaMemsetAsync(num_runs_.get(), 0, sizeof(int), s));
+      return;
+    }
+    std::size_t b1 = 0, b2 = 0, b3 = 0;
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b1, keys_.get(), sorted_keys_.get(), values_.get(),
+                                               sorted_values_.get(), n, 0, end_bit, s));
+    CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, b2, sorted_keys_.get(), unique_.get(), counts_.get(),
+                                                  num_runs_.get(), n, s));
+    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, b3, counts_.get(), offsets_.get(), n + 1, s));
+    void* tmp = scratch_.get(std::max({b1, b2, b3}));
+    CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp, b1, keys_.get(), sorted_keys_.get(), values_.get(),
+                                               sorted_values_.get(), n, 0, end_bit, s));
+    CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(tmp, b2, sorted_keys_.get(), unique_.get(), counts_.get(),
+                                                  num_runs_.get(), n, s));
+    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp, b3, counts_.get(), offsets_.get(), n + 1, s));
+  }
+
+ private:
+  std::size_t capacity_ = 0;
+  DeviceBuffer<Key> keys_, sorted_keys_, unique_;
+  DeviceBuffer<Value> values_, sorted_values_;
+  DeviceBuffer<int> counts_, offsets_, num_runs_;
+  Scratch scratch_;
+};
+
+}  // namespace common
