@@ -90,6 +90,13 @@ step "roofline worked example (gpuMeans)" "$logs/gpu_means_roofline.log" "$build
 step "stream_compaction driver, quick" "$logs/stream_compaction_quick.log" \
   "$build/stream_compaction/stream_compaction" --quick --csv "$logs/stream_compaction_quick.csv"
 step "nbody driver, quick" "$logs/nbody_quick.log" "$build/nbody/nbody" --quick --csv "$logs/nbody_quick.csv"
+if command -v ncu >/dev/null; then  # the instruction counts behind nbody's cost model (registry)
+  step "nbody dynamic instruction mix (ncu, n = 2^16)" "$logs/nbody_ncu_mix.log" bash -c \
+    "ncu --metrics \$('$root/scripts/ncu_mix.py' --metrics) --csv --page raw --launch-count 100 \
+       --kernel-name regex:'^(naive|tiled|rsqrt|tuned|warp_split|multi_body)_kernel' \
+       '$build/nbody/nbody' --mode step --n 65536 --reps 1 > '$logs/ncu_nbody.csv' && \
+     '$root/scripts/ncu_mix.py' --n 65536 '$logs/ncu_nbody.csv'"
+fi
 step "ground_seg driver, quick" "$logs/ground_seg_quick.log" "$build/ground_seg/ground_seg" --quick --csv "$logs/ground_seg_quick.csv"
 step "ndt_graph driver, quick" "$logs/ndt_graph_quick.log" "$build/ndt_graph/ndt_graph" --quick --csv "$logs/ndt_graph_quick.csv"
 fi

@@ -30,6 +30,7 @@ GpuSpec measured_spec(const DeviceInfo& d, const Ceilings& c) {
 Prediction predict(const CostModel& cost, const GpuSpec& g) {
   Prediction p;
   p.compute_ms = g.fp32_gflops > 0 ? cost.flops / (g.fp32_gflops * 1e9) * 1e3 : 0;
+  if (g.fp32_gflops > 0) p.compute_ms = std::max(p.compute_ms, cost.instructions / (g.fp32_gflops / 2 * 1e9) * 1e3);
   p.memory_ms = g.mem_gbs > 0 ? cost.bytes / (g.mem_gbs * 1e9) * 1e3 : 0;
   p.launch_ms = cost.launches * g.launch_us * 1e-3;
   p.total_ms = std::max(p.compute_ms, p.memory_ms) + p.launch_ms;

@@ -47,10 +47,6 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
 };
 const char* const kSummary = "Checks and times every N-body version (forces, batch, multi-GPU, integrators).";
 
-// Instructions per interaction read in the SASS of the inner loop (README): 13 for the
-// interaction, plus the shared-memory load shared by 4 bodies in v8.
-constexpr double kIssuePerInteraction = 13.25;
-
 struct Context : common::Environment {
   common::CliOptions opt;
   std::vector<std::string> selected;  // --version; empty: all
@@ -204,7 +200,8 @@ void step_mode(Context& c, common::RowList& rows) {
             common::Stream s;
             sys.upload(initial, s.get());
             r.stats = common::bench_gpu([&](cudaStream_t st) { gpu_simulate(sys, one, v.gpu, st); }, s.get(), c.bench);
-            r.predicted_ms = common::predict(step_cost(n), c.spec).total_ms;
+            r.predicted_ms = common::predict(step_cost(v, n), c.spec).total_ms;
+            r.add_metric("instructions_per_interaction", v.instructions_per_interaction, "");
           }
           fill_rate(c, r, double(n) * double(n));
           if (v.shape) r.params += " " + v.shape(n);
@@ -502,9 +499,10 @@ int run(const common::CliOptions& opt) {
     for (const char* d : {"results", "results/scratch", kBatchOutputDir}) common::make_output_dir(d, "batch");
 
   static_cast<common::Environment&>(c) = common::detect_environment();
-  if (c.gpu) {
-    c.issue_ceiling_ips = double(c.device.sm_count) * 128.0 * c.device.sm_clock_khz * 1e3 / kIssuePerInteraction;
-  }
+  // the issue ceiling of the best kernel: one instruction per FP32 lane per clock over its
+  // measured instructions per interaction
+  const double best_ipi = best_version().instructions_per_interaction;
+  if (c.gpu) c.issue_ceiling_ips = double(c.device.sm_count) * 128.0 * c.device.sm_clock_khz * 1e3 / best_ipi;
   if (c.opt.quick) {
     c.bench.max_seconds = 0.1;
     c.bench.max_samples = 10;
@@ -516,7 +514,7 @@ int run(const common::CliOptions& opt) {
     std::cout << "device: " << common::describe(c.device) << "\nmeasured FP32 FMA peak " << c.ceilings.fma_gflops
               << " GFLOP/s = " << c.ceilings.fma_gflops / kFlopsPerInteraction
               << " Ginter/s at 20 FLOP/interaction; issue ceiling " << c.issue_ceiling_ips / 1e9
-              << " Ginter/s (" << kIssuePerInteraction << " instructions per interaction at "
+              << " Ginter/s (" << best_ipi << " instructions per interaction at "
               << c.device.sm_clock_khz / 1000 << " MHz)\n\n";
   } else {
     std::cout << "device: no CUDA device: CPU versions run, GPU versions are listed as skipped\n\n";
@@ -528,7 +526,7 @@ int run(const common::CliOptions& opt) {
       .add_metric("eps", c.params.eps, "")
       .add_metric("dt", c.params.dt, "")
       .add_metric("flops_per_interaction", kFlopsPerInteraction, "FLOP")
-      .add_metric("instructions_per_interaction", kIssuePerInteraction, "");
+      .add_metric("instructions_per_interaction", best_ipi, "");
   rows.back().params = "seed=" + std::to_string(c.opt.seed);  // exact: a 64-bit seed is not a double
   if (c.gpu) rows.back().add_metric("issue_ceiling", c.issue_ceiling_ips / 1e9, "Ginter/s");
   for (const auto& m : modes) {

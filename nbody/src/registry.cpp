@@ -16,14 +16,14 @@ const std::vector<Version>& versions() {
   static const std::vector<Version> table = {
       {"cpu", "cpu", "sequential, SoA, SIMD-vectorized inner loop (one core)", Mode::Step, false, Role::reference, cpu_accelerations, nullptr},
       {"omp", "cpu_openmp", "the same loop on every core (OpenMP): what a user would run instead", Mode::Step, false, Role::library, cpu_accelerations_openmp, nullptr},
-      {"v1", "v1_naive", "one thread per body, positions from global memory, 1/sqrtf", Mode::Step, true, Role::version, nullptr, accel_naive},
-      {"v2", "v2_tiled", "shared-memory tiles, one coalesced float4 load per thread per tile", Mode::Step, true, Role::version, nullptr, accel_tiled},
-      {"v3", "v3_rsqrt_unroll", "rsqrtf (one MUFU op) and the tile loop unrolled", Mode::Step, true, Role::version, nullptr, accel_rsqrt_unroll},
-      {"v4", "v4_tuned", "occupancy-API block size, softening in the FMA chain, flush-to-zero", Mode::Step, true, Role::version, nullptr, accel_tuned, tuned_shape},
+      {"v1", "v1_naive", "one thread per body, positions from global memory, 1/sqrtf", Mode::Step, true, Role::version, nullptr, accel_naive, nullptr, false, 35.50},
+      {"v2", "v2_tiled", "shared-memory tiles, one coalesced float4 load per thread per tile", Mode::Step, true, Role::version, nullptr, accel_tiled, nullptr, false, 35.08},
+      {"v3", "v3_rsqrt_unroll", "rsqrtf (one MUFU op) and the tile loop unrolled", Mode::Step, true, Role::version, nullptr, accel_rsqrt_unroll, nullptr, false, 18.27},
+      {"v4", "v4_tuned", "occupancy-API block size, softening in the FMA chain, flush-to-zero", Mode::Step, true, Role::version, nullptr, accel_tuned, tuned_shape, false, 14.84},
       {"v5", "v5_streams", "19-file batch: parse/copy snapshot k+1 and write k-1 while k computes", Mode::Batch, true, Role::version, nullptr, nullptr},
-      {"v6", "v6_warp_split", "small N: S lanes per body split the j-range, shuffle reduction", Mode::Step, true, Role::version, nullptr, accel_warp_split, split_shape},
+      {"v6", "v6_warp_split", "small N: S lanes per body split the j-range, shuffle reduction", Mode::Step, true, Role::version, nullptr, accel_warp_split, split_shape, false, 14.80},
       {"v7", "v7_multi_gpu", "N/P bodies per GPU, positions replicated, one NCCL all-gather per step", Mode::MultiGpu, true, Role::version, nullptr, nullptr},
-      {"v8", "v8_multi_body", "4 bodies per thread (one shared load feeds 4 interactions), j-range split", Mode::Step, true, Role::version, nullptr, accel_multi_body, nullptr, true},
+      {"v8", "v8_multi_body", "4 bodies per thread (one shared load feeds 4 interactions), j-range split", Mode::Step, true, Role::version, nullptr, accel_multi_body, nullptr, true, 13.38},
   };
   return table;
 }
@@ -38,8 +38,9 @@ const Version& best_version() {
 
 AccelLauncher best_kernel() { return best_version().gpu; }
 
-common::CostModel step_cost(long long n) {
-  return {kFlopsPerInteraction * double(n) * double(n), 32.0 * double(n) * 2, 2};
+common::CostModel step_cost(const Version& v, long long n) {
+  const double pairs = double(n) * double(n);
+  return {kFlopsPerInteraction * pairs, 32.0 * double(n) * 2, 2, v.instructions_per_interaction * pairs};
 }
 
 }  // namespace nbody

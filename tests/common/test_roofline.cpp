@@ -35,3 +35,12 @@ TEST(Roofline, ComputeBoundPrediction) {
   EXPECT_STREQ(common::predict({1e10, 1e6, 0}, g).bound, "compute");
   EXPECT_NEAR(common::predict({1e10, 1e6, 0}, g).total_ms, 10.0, 1e-9);
 }
+
+// An issue-bound kernel: its instruction count, at one instruction per FP32 lane per clock
+// (fp32_gflops / 2 G instructions/s), sets the floor when it exceeds the FLOP time.
+TEST(Roofline, InstructionCountBoundsAnIssueBoundKernel) {
+  const common::GpuSpec g{"x", 1000.0, 1000.0, 0.0, false};
+  EXPECT_NEAR(common::predict({1e10, 1e6, 0, 1e10}, g).total_ms, 20.0, 1e-9);  // 1e10 instructions at 500 G/s
+  EXPECT_NEAR(common::predict({1e10, 1e6, 0, 1e9}, g).total_ms, 10.0, 1e-9);   // fewer: the FLOPs bound it
+  EXPECT_STREQ(common::predict({1e10, 1e6, 0, 1e10}, g).bound, "compute");
+}

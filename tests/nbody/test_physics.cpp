@@ -5,6 +5,7 @@
 
 #include "nbody/cpu.hpp"
 #include "nbody/plummer.hpp"
+#include "nbody/registry.hpp"
 #include "nbody/system.hpp"
 #include "physics_checks.hpp"
 
@@ -94,4 +95,27 @@ TEST(Checks, AWrongForceIsCaught) {
   cpu_accelerations(b, 1.f, 0.01f, self);
   self.ax[0] += 1.0f;
   EXPECT_GT(momentum_balance(b, self.ax, self.ay, self.az), 1e-5);
+}
+
+// The per-version cost model: every single-GPU force kernel carries its measured instructions per
+// interaction, and the predicted step time falls along the ladder wherever the count does (the
+// counts are what the predicted column and the issue ceiling are made of).
+TEST(NbodyRegistry, EveryForceKernelHasAnInstructionCountThatOrdersItsPrediction) {
+  const common::GpuSpec h200{"h200", 63700, 4200, 5.4, true};
+  const long long n = 1 << 16;
+  double previous = 0;
+  const nbody::Version* before = nullptr;
+  for (const auto& v : nbody::versions()) {
+    if (v.mode != nbody::Mode::Step || !v.needs_gpu) {
+      EXPECT_EQ(v.instructions_per_interaction, 0) << v.name;
+      continue;
+    }
+    EXPECT_GE(v.instructions_per_interaction, 13.0) << v.name;  // 6 FFMA + 3 FADD + 3 FMUL + 1 MUFU at least
+    const double ms = common::predict(nbody::step_cost(v, n), h200).total_ms;
+    if (before && v.instructions_per_interaction < before->instructions_per_interaction)
+      EXPECT_LT(ms, previous) << v.name << " after " << before->name;
+    previous = ms;
+    before = &v;
+  }
+  EXPECT_GT(nbody::best_version().instructions_per_interaction, 0);
 }

@@ -21,6 +21,9 @@ struct CostModel {
   double flops = 0;
   double bytes = 0;
   double launches = 0;
+  // Thread instructions issued (an issue-bound kernel: measured with ncu's dynamic counts). The
+  // issue ceiling is one instruction per FP32 lane per clock, fp32_gflops / 2 G instructions/s.
+  double instructions = 0;
 };
 
 // GTX TITAN Black, GTX TITAN X, TITAN V, RTX 2080 Ti, RTX 4070, A100 SXM, H100 SXM, H100 PCIe, H200.

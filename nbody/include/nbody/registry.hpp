@@ -25,6 +25,9 @@ struct Version {
   // The launch shape it picks for n bodies, for the row's params ("block=256"); nullptr: fixed.
   std::string (*shape)(long long n) = nullptr;
   bool best = false;  // the fastest single-GPU kernel: the batch, multi-GPU and drift modes use it
+  // Its cost model: thread instructions issued per interaction, ncu's dynamic count
+  // (smsp__thread_inst_executed.sum / n^2) on an H200 at n = 2^16; 0: not a force kernel.
+  double instructions_per_interaction = 0;
 };
 
 const std::vector<Version>& versions();
@@ -33,8 +36,10 @@ const Version* find_version(const std::string& name);
 const Version& best_version();
 AccelLauncher best_kernel();
 
-// Roofline cost of one step of n bodies: 20 FLOP per interaction, positions read once per tile
-// pass from L2 are not DRAM traffic, so bytes = state read + written (32 B per body), 2 launches.
-common::CostModel step_cost(long long n);
+// Cost of one step of n bodies by version v: 20 FLOP and v's instructions per interaction (the
+// kernels are issue-bound: the instruction count, not the FLOPs, sets their floor), positions read
+// once per tile pass from L2 are not DRAM traffic, so bytes = state read + written (32 B per
+// body), 2 launches.
+common::CostModel step_cost(const Version& v, long long n);
 
 }  // namespace nbody
