@@ -1,0 +1,212 @@
+"""Shared helpers of the plot modules: reading the drivers' CSV (kinds, roles, named metrics,
+the meta record), formatting, atomic file writes, the README's generated section, a fixed colour
+per version and the ladder plot every sub-project draws."""
+import csv
+import math
+import os
+import re
+import sys
+from collections import OrderedDict
+
+def read_rows(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r["n"] = int(r["n"])
+        r["params_d"] = {}
+        key = None
+        for tok in r["params"].split():  # "shape=128x4 min8": a token without '=' continues the value
+            if "=" in tok:
+                key, val = tok.split("=", 1)
+                r["params_d"][key] = val
+            elif key:
+                r["params_d"][key] += " " + tok
+        for k in ("median_ms", "min_ms", "max_ms", "noise", "metric", "pct_of_ceiling", "speedup_vs_cpu",
+                  "speedup_vs_prev", "speedup_vs_library", "predicted_ms"):
+            r[k] = float(r[k]) if r.get(k) not in (None, "") else math.nan
+        r["m"] = parse_metrics(r.get("metrics", ""))
+    return rows
+
+
+def parse_metrics(text):
+    """The CSV's metrics column, "name[unit]=value;...", as {name: value} (the units are for readers)."""
+    out = {}
+    for item in filter(None, (text or "").split(";")):
+        name, rest = item.split("[", 1)
+        unit, value = rest.split("]=", 1)
+        out[name] = float(value) if value else math.nan
+    return out
+
+
+def meta(rows):
+    """The run's metadata record (kind "meta"): measured ceilings and the parameters the plots
+    need, as {name: value}; empty when the CSV has none."""
+    return next((r["m"] for r in rows if r.get("kind") == "meta"), {})
+
+
+
+def timed(r):
+    return r["passed"] == "PASS" and not math.isnan(r["median_ms"])
+
+
+def size_label(n):
+    for k in range(3, 40):
+        p = 1 << k
+        if n == p:
+            return f"2^{k}"
+        if n == p - 3:
+            return f"2^{k}-3"
+        if p < n < p + 100:
+            return f"2^{k}+{n - p}"
+    return str(n)
+
+
+def copy_bandwidth(rows):
+    return meta(rows).get("copy_bandwidth")
+
+
+def fmt(x, digits=2):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.{digits}f}"
+
+
+def device_of(rows):
+    return next((r["device"] for r in rows if r["device"] and not r["device"].startswith("none")), "CPU only")
+
+
+def replace_atomically(path, write):
+    """write(tmp_path) into a unique temporary next to `path`, fsync it, rename it over `path`:
+    the file is complete or untouched, never half-written (issue 8)."""
+    import tempfile
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def make_saver(plt, out, written):
+    """save(fig, name): tight layout, write PNG into out, close, remember the path."""
+    os.makedirs(out, exist_ok=True)
+
+    def save(fig, name):
+        fig.tight_layout()
+        path = os.path.join(out, name)
+        replace_atomically(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
+        plt.close(fig)
+        written.append(path)
+
+    return save
+
+def update_readme(path, text):
+    begin, end = "<!-- BEGIN GENERATED RESULTS -->", "<!-- END GENERATED RESULTS -->"
+    with open(path) as f:
+        content = f.read()
+    if begin not in content or end not in content:
+        sys.exit(f"plot.py: {path} has no '{begin}' ... '{end}' markers")
+    content = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda m: f"{begin}\n{text}\n{end}", content,
+                     flags=re.S)
+    def write(tmp):
+        with open(tmp, "w") as f:
+            f.write(content)
+
+    replace_atomically(path, write)
+
+
+
+# A fixed colour per version: the reference grey, the library black, the ladder's steps through one
+# palette in registry order (the order the version rows first appear in the CSV).
+REFERENCE_COLOR, LIBRARY_COLOR = "#9a9a9a", "#222222"
+STEP_COLORS = ["#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3", "#64b5cd", "#ccb974",
+               "#c44e52", "#2ca02c", "#17becf", "#7f7f7f"]
+
+
+def version_colors(rows):
+    """{version: colour}, the same for every plot drawn from these rows."""
+    roles = OrderedDict()
+    for r in rows:
+        if r.get("kind") == "version" and r.get("version"):
+            roles.setdefault(r["version"], r.get("role") or "version")
+    colors, step = {}, 0
+    for name, role in roles.items():
+        if role == "reference":
+            colors[name] = REFERENCE_COLOR
+        elif role == "library":
+            colors[name] = LIBRARY_COLOR
+        else:
+            colors[name] = STEP_COLORS[step % len(STEP_COLORS)]
+            step += 1
+    return colors
+
+
+def role_style(r):
+    """Line style by role: the CPU reference and the library dashed, the ladder's steps solid."""
+    return "--" if r.get("role") in ("reference", "library") else "-"
+
+
+def ladder_plot(plt, save, panels, colors, name, suptitle):
+    """The ladder: per panel, one bar per version (registry order) at the headline size, its speed as
+    a rate (higher is better, so bars start from zero on a linear axis), the speed its cost model
+    predicts as a hollow diamond, the measured ceiling as a dashed line and the library baseline as a
+    dotted line. panels: [(title, rows, rate_label, rate(row), extra_lines)], extra_lines:
+    [(value, label)] (targets) drawn dash-dotted."""
+    panels = [p for p in panels if any(timed(r) for r in p[1])]
+    if not panels:
+        return
+    width = max(6.0, max(0.75 * len([r for r in p[1] if timed(r)]) + 2.5 for p in panels))
+    fig, axes = plt.subplots(len(panels), 1, figsize=(width, 4.6 * len(panels)), squeeze=False)
+    for ax, (title, rows, rate_label, rate, extra) in zip(axes[:, 0], panels):
+        rs = [r for r in rows if timed(r)]
+        xs = list(range(len(rs)))
+        vals = [rate(r) for r in rs]
+        ax.bar(xs, vals, color=[colors.get(r["version"], STEP_COLORS[0]) for r in rs], zorder=2)
+        top = max(vals)
+        ceilings = [rate(r) * 100 / r["pct_of_ceiling"] for r in rs if r["pct_of_ceiling"] > 0]
+        ceiling = sorted(ceilings)[len(ceilings) // 2] if ceilings else None
+        ceiling_name = next((r["ceiling"] for r in rs if r.get("ceiling")), "")
+        if ceiling:
+            top = max(top, ceiling)
+        for value, _ in extra:
+            top = max(top, value)
+        limit = 1.18 * top
+        pred = [(x, rate(r) * r["median_ms"] / r["predicted_ms"]) for x, r in zip(xs, rs) if r["predicted_ms"] > 0]
+        if pred:
+            inside = [(x, y) for x, y in pred if y <= limit]
+            above = [(x, limit * 0.97) for x, y in pred if y > limit]
+            if inside:
+                ax.scatter([x for x, _ in inside], [y for _, y in inside], marker="D", s=46, facecolors="none",
+                           edgecolors="black", zorder=4, label="predicted by the cost model")
+            if above:
+                ax.scatter([x for x, _ in above], [y for _, y in above], marker="^", s=46, facecolors="none",
+                           edgecolors="black", zorder=4, label="predicted, above the axis")
+        if ceiling:
+            ax.axhline(ceiling, color="#c44e52", linestyle="--", zorder=3,
+                       label=f"measured ceiling ({ceiling_name.replace('_', ' ')}): {fmt(ceiling, 1)}")
+        lib = next((r for r in rs if r.get("role") == "library"), None)
+        if lib:
+            ax.axhline(rate(lib), color=LIBRARY_COLOR, linestyle=":", zorder=3, label=f"library ({lib['version']})")
+        for value, label in extra:
+            ax.axhline(value, color="#8172b3", linestyle="-.", zorder=3, label=label)
+        for x, v in zip(xs, vals):
+            ax.annotate(fmt(v, 2 if v < 10 else 1 if v < 100 else 0), (x, v), ha="center", va="bottom", fontsize=7,
+                        xytext=(0, 2), textcoords="offset points")
+        ax.set_xticks(xs)
+        ax.set_xticklabels([r["version"] for r in rs], rotation=25, ha="right", fontsize=8)
+        ax.set_ylim(0, limit)
+        ax.set_ylabel(rate_label)
+        ax.set_title(title)
+        ax.grid(True, axis="y", alpha=0.3, zorder=0)
+        ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle(suptitle)
+    save(fig, name)

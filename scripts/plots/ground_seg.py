@@ -1,0 +1,180 @@
+"""ground_seg: grid population, accuracy, end-to-end frame time, phases, streams, top-down views, and the README tables."""
+import math
+from collections import OrderedDict
+
+from .common import meta, timed, fmt, device_of, make_saver
+
+
+def plots(rows, tune_rows, out, args=None):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    save = make_saver(plt, out, written)
+    m = meta(rows)
+    hist = [r for r in rows if r["kind"] == "histogram"]
+    if hist:
+        inputs = list(OrderedDict.fromkeys(r["params_d"]["input"] for r in hist))
+        shown = [i for i in inputs if not i.startswith("sim")][:1] + [i for i in inputs if i.startswith("sim")][:1]
+        fig, ax = plt.subplots(figsize=(9, 4.5))
+        width = 0.8 / max(1, len(shown))
+        for k, name in enumerate(shown):
+            rs = [r for r in hist if r["params_d"]["input"] == name and r["params_d"]["points_per_cell"] != "0"]
+            ax.bar([i + k * width for i in range(len(rs))], [r["metric"] for r in rs], width, label=name)
+            ax.set_xticks([i + width * (len(shown) - 1) / 2 for i in range(len(rs))])
+            ax.set_xticklabels([r["params_d"]["points_per_cell"] for r in rs], rotation=30)
+        ax.set_yscale("log")
+        ax.set_xlabel("points in the cell")
+        ax.set_ylabel("non-empty cells")
+        ax.set_title(f"grid population ({m.get('cell', math.nan):g} m cells)")
+        ax.legend()
+        save(fig, "grid_population.png")
+    acc = [r for r in rows if r["kind"] == "version" and "precision" in r["m"]]
+    if acc:
+        fig, ax = plt.subplots(figsize=(9, 4.5))
+        names = list(OrderedDict.fromkeys(r["params_d"]["input"] for r in acc))
+        for k, rule in enumerate(["seed", "improved"]):
+            pick = [next((r for r in acc if r["params_d"]["input"] == n and r["params_d"]["rule"] == rule), None) for n in names]
+            pts = [(r["m"]["recall"], r["m"]["precision"], n) for r, n in zip(pick, names) if r]
+            ax.scatter([x for x, _, _ in pts], [y for _, y, _ in pts], marker="o" if rule == "seed" else "s", s=60,
+                       label=f"{rule} rule")
+            for x, y, n in pts:
+                ax.annotate(n.replace("semantickitti_", "SK "), (x, y), fontsize=7, xytext=(4, 2), textcoords="offset points")
+        ax.set_xlabel("recall of ground (%)")
+        ax.set_ylabel("precision of ground (%)")
+        ax.set_title("accuracy, seed vs improved rule (Patchwork++ convention)")
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+        save(fig, "accuracy.png")
+    real = next((r["params_d"]["input"] for r in rows if "input" in r["params_d"] and not r["params_d"]["input"].startswith("sim")), None)
+    frame = [r for r in rows if r["kind"] == "version" and r["params_d"].get("input") == real
+             and r["params_d"].get("rule") == "seed" and timed(r)]
+    target_us = m.get("target_frame", math.nan) * 1e3
+    if frame:
+        # a dot per version on a log axis (bars on a log axis would start from an arbitrary baseline)
+        fig, ax = plt.subplots(figsize=(8, 0.5 * len(frame) + 1.8))
+        ys = list(range(len(frame)))[::-1]
+        us = [r["median_ms"] * 1e3 for r in frame]
+        ax.scatter(us, ys, s=60, color=["#999999" if r["role"] == "reference" else "#c44e52" if r["role"] == "library"
+                                         else "#4c72b0" for r in frame], zorder=3)
+        for x, y in zip(us, ys):
+            ax.annotate(f"{x:,.0f} us", (x, y), xytext=(6, 4), textcoords="offset points", fontsize=8)
+        ax.set_yticks(ys)
+        ax.set_yticklabels([f"{r['version']} ({r['role']})" if r["role"] != "version" else r["version"] for r in frame])
+        if not math.isnan(target_us):
+            ax.axvline(target_us, color="#c44e52", linestyle="--", label=f"target: {target_us:g} us end to end")
+            ax.legend(loc="lower right")
+        ax.set_xscale("log")
+        ax.set_xlabel("us per frame, host points in -> host labels out (log scale)")
+        ax.grid(True, axis="x", which="both", alpha=0.3)
+        ax.set_title(f"one {frame[0]['n']:,}-point frame, seed rule, {device_of(rows)}")
+        save(fig, "end_to_end.png")
+    phases = [r for r in rows if r["kind"] == "phase" and timed(r)]
+    if phases:
+        fig, ax = plt.subplots(figsize=(10, 3.8))
+        left = 0.0
+        cmap = plt.get_cmap("tab20")
+        phased = f"{phases[0]['version']} (by phase)"
+        for i, r in enumerate(phases):
+            ax.barh([phased], [r["median_ms"] * 1e3], left=left, color=cmap(i % 20), label=r["params_d"]["phase"])
+            left += r["median_ms"] * 1e3
+        kern = next((r for r in rows if r["kind"] == "kernels" and r["params_d"].get("input") == real
+                     and r["params_d"].get("rule") == "seed"), None)
+        e2e = next((r for r in frame if kern and r["version"] == kern["version"]), None)
+        if kern and e2e:
+            label = f"{kern['version']} (one graph)"
+            ax.barh([label], [kern["median_ms"] * 1e3], color="#2ca02c", label="graph: kernels")
+            ax.barh([label], [(e2e["median_ms"] - kern["median_ms"]) * 1e3], left=kern["median_ms"] * 1e3,
+                    color="#98df8a", label="graph: copies + launch")
+        ax.set_xlabel("us per frame")
+        ax.set_title("where a frame's time goes")
+        ax.legend(fontsize=7, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.25))
+        save(fig, "phases.png")
+    streams = [r for r in rows if r["kind"] == "streams" and timed(r)]
+    if streams:
+        # two panels with zero-based axes instead of one plot with two offset y axes
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+        xs = [int(r["params_d"]["streams"]) for r in streams]
+        ax.plot(xs, [r["metric"] for r in streams], marker="o", label="measured")
+        if "target_rate" in m:
+            ax.axhline(m["target_rate"], color="#c44e52", linestyle="--", label=f"target: {m['target_rate']:,.0f} frames/s")
+        ax.legend(loc="lower right")
+        ax2.plot(xs, [r["m"].get("latency", math.nan) * 1e3 for r in streams], marker="s", color="#555555")
+        for a, ylabel, title in ((ax, "frames / s", f"{streams[0]['version']}: throughput"),
+                                 (ax2, "median latency of a frame (us)", "latency: a frame waits for the frames ahead of it")):
+            a.set_ylim(bottom=0)
+            a.set_xscale("log", base=2)
+            a.set_xticks(xs)
+            a.set_xticklabels([str(x) for x in xs])
+            a.set_xlabel("streams (frames in flight)")
+            a.set_ylabel(ylabel)
+            a.set_title(title)
+            a.grid(True, alpha=0.3)
+        save(fig, "streams.png")
+    return written
+
+
+def tables(rows, tune_rows):
+    lines = []
+    device = device_of(rows)
+    sha = next((r["git_sha"] for r in rows), "unknown")
+    lines.append(f"Run on: {device}, commit `{sha}`. Accuracy under the Patchwork++ convention; time is the median per "
+                 "frame; x CPU against the reference, x lib against the library route (CUB).")
+    lines.append("")
+    lines.append("| input | rule | version | precision % | recall % | F1 % | IoU % | false ground | missed ground | ms / frame | x CPU | x prev | x lib | check |")
+    lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for r in [r for r in rows if r["kind"] == "version"]:
+        d, mm = r["params_d"], r["m"]
+        lines.append(f"| {d['input']} | {d['rule']} | `{r['version']}` | {fmt(mm.get('precision'))} | {fmt(mm.get('recall'))} | "
+                     f"{fmt(r['metric'])} | {fmt(mm.get('iou'))} | {fmt(mm.get('false_positives'), 0)} | "
+                     f"{fmt(mm.get('false_negatives'), 0)} | {fmt(r['median_ms'], 3)} | {fmt(r['speedup_vs_cpu'], 1)} | "
+                     f"{fmt(r['speedup_vs_prev'])} | {fmt(r['speedup_vs_library'])} | {r['passed']} |")
+    lines.append("GPU times are end to end: host points in, labels out; v1-v3 allocate and copy per frame, v4 replays "
+                 "a graph from pinned memory.")
+    lines.append("")
+    timing = [r for r in rows if r["kind"] in ("kernels", "from_vector")]
+    if timing:
+        lines.append(f"**{timing[0]['version']} in detail** (us per frame)")
+        lines.append("")
+        lines.append("| input | rule | measured | us | predicted us |")
+        lines.append("|---|---|---|---:|---:|")
+        for r in timing:
+            d = r["params_d"]
+            what = "kernels only (events inside the graph)" if r["kind"] == "kernels" else "end to end from a std::vector (copy into pinned memory included)"
+            lines.append(f"| {d['input']} | {d['rule']} | {what} | {fmt(r['median_ms'] * 1e3, 1)} | {fmt(r['predicted_ms'] * 1e3, 1)} |")
+        lines.append("")
+    phases = [r for r in rows if r["kind"] == "phase" and timed(r)]
+    if phases:
+        lines.append(f"**{phases[0]['version']} per-phase table, {phases[0]['params_d']['input']}** (median of "
+                     f"{phases[0]['samples']} frames; each phase synchronized; predicted: the stage's DRAM bytes over the "
+                     "measured copy bandwidth plus its launches at the measured lone-launch latency)")
+        lines.append("")
+        lines.append("| phase | us | predicted us |")
+        lines.append("|---|---:|---:|")
+        for r in phases:
+            lines.append(f"| {r['params_d']['phase']} | {fmt(r['median_ms'] * 1e3, 1)} | {fmt(r['predicted_ms'] * 1e3, 1)} |")
+        lines.append("")
+    streams = [r for r in rows if r["kind"] == "streams"]
+    if streams:
+        lines.append(f"**{streams[0]['version']} streamed frames** (one graph engine per stream, frames from pinned memory; "
+                     "median of samples of many frames)")
+        lines.append("")
+        lines.append("| streams | frames / s | median latency us | samples | check |")
+        lines.append("|---:|---:|---:|---:|---|")
+        for r in streams:
+            lines.append(f"| {r['params_d']['streams']} | {fmt(r['metric'], 0)} | {fmt(r['m'].get('latency', math.nan) * 1e3, 1)} | "
+                         f"{r['samples']} | {r['passed']} |")
+        lines.append("")
+    hist = [r for r in rows if r["kind"] == "histogram"]
+    if hist:
+        first = hist[0]["params_d"]["input"]
+        real = next((r["params_d"]["input"] for r in hist if not r["params_d"]["input"].startswith("sim")), first)
+        rs = [r for r in hist if r["params_d"]["input"] == real]
+        lines.append(f"**grid population, {real}** (cells by point count; the seed's section 1.1)")
+        lines.append("")
+        lines.append("| points per cell | " + " | ".join(r["params_d"]["points_per_cell"] for r in rs) + " |")
+        lines.append("|---|" + "---:|" * len(rs))
+        lines.append("| cells | " + " | ".join(f"{int(r['metric'])}" for r in rs) + " |")
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,193 @@
+"""nbody: interactions per second against the FMA peak and issue ceiling, time per step, the batch, multi-GPU scaling, energy drift, v8 shapes, and the README tables."""
+import math
+from collections import OrderedDict
+
+from .common import meta, timed, size_label, fmt, device_of, make_saver
+
+
+NB_KINDS = {"version": "step", "batch_file": "batch"}
+
+
+def nb_kind(r):
+    return NB_KINDS.get(r.get("kind"), r.get("kind"))
+
+
+def nbody_ceilings(rows, tune_rows):
+    """FP32 FMA peak and issue ceiling in G interactions/s, from the run's meta record."""
+    m = meta(rows) or meta(tune_rows)
+    fma = m["fp32_fma_peak"] / m["flops_per_interaction"] if "fp32_fma_peak" in m else None
+    return fma, m.get("issue_ceiling")
+
+
+def plots(rows, tune_rows, out, args=None):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    save = make_saver(plt, out, written)
+
+    device = device_of(rows)
+    fma, issue = nbody_ceilings(rows, tune_rows)
+    step = [r for r in rows if nb_kind(r) == "step" and timed(r)]
+    if step:
+        sizes = sorted({r["n"] for r in step})
+        fig, axes = plt.subplots(1, min(2, len(sizes)), figsize=(12, 5), squeeze=False)
+        for ax, n in zip(axes[0], sizes[-2:]):
+            rs = [r for r in step if r["n"] == n]
+            ax.bar([r["version"] for r in rs], [r["metric"] for r in rs],
+                   color=["#999999" if "cpu" in r["version"] else "#4c72b0" for r in rs])
+            if fma:
+                ax.axhline(fma, color="black", linestyle=":", label=f"FP32 FMA peak / 20 FLOP = {fma:.0f}")
+            if issue:
+                ax.axhline(issue, color="#c44e52", linestyle="--", label=f"issue ceiling ({meta(rows or tune_rows).get('instructions_per_interaction', 0):g} instr.) = {issue:.0f}")
+            ax.set_ylabel("G interactions / s")
+            ax.set_title(f"n = {size_label(n)}")
+            ax.legend(fontsize=8)
+            plt.setp(ax.get_xticklabels(), rotation=30, ha="right", fontsize=8)
+        fig.suptitle(f"nbody: interactions per second on {device}")
+        save(fig, "interactions.png")
+
+        fig, ax = plt.subplots(figsize=(8, 5.5))
+        for name in OrderedDict.fromkeys(r["version"] for r in step):
+            rs = sorted([r for r in step if r["version"] == name], key=lambda r: r["n"])
+            ax.plot([r["n"] for r in rs], [r["median_ms"] for r in rs], marker="o", ms=3, label=name,
+                    linestyle="--" if "cpu" in name else "-")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("N (bodies)")
+        ax.set_ylabel("ms per step")
+        ax.set_title(f"nbody: time per step vs N on {device}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        save(fig, "time_vs_n.png")
+
+    files = [r for r in rows if nb_kind(r) == "batch" and "file" in r["params_d"] and timed(r)]
+    if files:
+        fig, ax = plt.subplots(figsize=(9, 4.8))
+        for pipe in OrderedDict.fromkeys(r["params_d"]["pipeline"] for r in files):
+            rs = sorted([r for r in files if r["params_d"]["pipeline"] == pipe], key=lambda r: int(r["params_d"]["file"]))
+            ax.plot([int(r["params_d"]["file"]) for r in rs], [r["median_ms"] for r in rs], marker="o",
+                    label=f"{pipe} ({rs[0]['params_d'].get('gpus', '1')} GPU)")
+        ax.axhline(433, color="#999999", linestyle=":", label="seed, GTX 1650: ~433 ms/file")
+        ax.axhline(83, color="#666666", linestyle="--", label="seed, RTX 4060 Ti: ~83 ms/file")
+        ax.set_yscale("log")
+        ax.set_xlabel("snapshot")
+        ax.set_ylabel("ms (read + compute + write)")
+        ax.set_title(f"19-snapshot batch, {files[0]['n']} bodies x {files[0]['params_d'].get('steps')} steps, {device}")
+        ax.legend(fontsize=8)
+        ax.grid(True, which="both", alpha=0.3)
+        save(fig, "batch_per_snapshot.png")
+
+    scaling = [r for r in rows if nb_kind(r) == "scaling" and timed(r)]
+    if scaling:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for n in sorted({r["n"] for r in scaling}):
+            rs = sorted([r for r in scaling if r["n"] == n], key=lambda r: int(r["params_d"]["gpus"]))
+            ax.plot([int(r["params_d"]["gpus"]) for r in rs], [r["metric"] for r in rs], marker="o", label=f"N = {size_label(n)}")
+        ax.set_xlabel("GPUs")
+        ax.set_ylabel("G interactions / s")
+        ax.set_title(f"multi-GPU scaling (NCCL all-gather per step), {device}")
+        ax.legend()
+        ax.grid(True, alpha=0.3)
+        save(fig, "multi_gpu_scaling.png")
+
+    drift = [r for r in rows if nb_kind(r) == "drift" and r["passed"] == "PASS"]
+    if drift:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for integ in OrderedDict.fromkeys(r["params_d"]["integrator"] for r in drift):
+            rs = sorted([r for r in drift if r["params_d"]["integrator"] == integ], key=lambda r: int(r["params_d"]["step"]))
+            ax.plot([int(r["params_d"]["step"]) for r in rs], [r["metric"] for r in rs], marker="o", ms=3, label=integ)
+        ax.set_yscale("log")
+        ax.set_xlabel(f"steps (dt = {meta(rows).get('dt', math.nan):g})")
+        ax.set_ylabel("|E - E0| / |E0|")
+        ax.set_title(f"energy drift per integrator, N = {drift[0]['n']} Plummer sphere")
+        ax.legend()
+        ax.grid(True, which="both", alpha=0.3)
+        save(fig, "energy_drift.png")
+
+    tune = [r for r in tune_rows if timed(r)]
+    if tune:
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        sizes = sorted({r["n"] for r in tune})
+        shapes = list(OrderedDict.fromkeys(r["params_d"]["shape"] for r in tune))
+        width = 0.8 / len(sizes)
+        for k, n in enumerate(sizes):
+            vals = [next((r["metric"] for r in tune if r["n"] == n and r["params_d"]["shape"] == sh), 0) for sh in shapes]
+            ax.bar([i + k * width for i in range(len(shapes))], vals, width, label=f"N = {size_label(n)}")
+        if issue:
+            ax.axhline(issue, color="#c44e52", linestyle="--", label=f"issue ceiling {issue:.0f}")
+        ax.set_xticks([i + width * (len(sizes) - 1) / 2 for i in range(len(shapes))])
+        ax.set_xticklabels(shapes, rotation=25, ha="right", fontsize=8)
+        ax.set_ylabel("G interactions / s")
+        ax.set_title("v8 shapes: threads x bodies per thread [min resident blocks]")
+        ax.legend(fontsize=8)
+        save(fig, "tuning.png")
+    return written
+
+
+def tables(rows, tune_rows):
+    lines = []
+    device = device_of(rows)
+    sha = next((r["git_sha"] for r in rows), "unknown")
+    fma, issue = nbody_ceilings(rows, tune_rows)
+    lines.append(f"Device: **{device}**, CUDA {rows[0]['cuda']}, commit `{sha}`."
+                 + (f" Measured FP32 FMA peak / 20 FLOP = **{fma:.0f} G interactions/s**;" if fma else "")
+                 + (f" issue ceiling at {meta(rows or tune_rows).get('instructions_per_interaction', 0):g} instructions per interaction = **{issue:.0f} G interactions/s**." if issue else ""))
+    lines.append("")
+    step = [r for r in rows if nb_kind(r) == "step"]
+    for n in sorted({r["n"] for r in step})[-3:]:
+        lines.append(f"**one symplectic step, N = {size_label(n)}** (x prev: over the row above; x OpenMP: over all cores of the host CPU)")
+        lines.append("")
+        lines.append("| version | idea | ms / step | G inter./s | GFLOP/s (20/inter.) | % FMA peak | x prev | x OpenMP | predicted ms | check |")
+        lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        for r in step:
+            if r["n"] != n:
+                continue
+            gflops = r["metric"] * 20 if not math.isnan(r["metric"]) else math.nan
+            lines.append(f"| `{r['version']}` | {r['idea']} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 1)} | "
+                         f"{fmt(gflops, 0)} | {fmt(r['pct_of_ceiling'], 1)} | {fmt(r['speedup_vs_prev'])} | "
+                         f"{fmt(r['speedup_vs_library'], 1)} | {fmt(r['predicted_ms'], 3)} | {r['passed']} |")
+        lines.append("")
+    batch = [r for r in rows if nb_kind(r) == "batch" and "file" not in r["params_d"]]
+    if batch:
+        b0 = batch[0]["params_d"]
+        lines.append(f"**the seed workload: {b0.get('files')} snapshots x {batch[0]['n']} bodies x {b0.get('steps')} steps, "
+                     "end to end (read CSV, upload, integrate, download, write CSV)**")
+        lines.append("")
+        lines.append("| pipeline | GPUs | ms per snapshot | G inter./s overall | check |")
+        lines.append("|---|---:|---:|---:|---|")
+        for r in batch:
+            lines.append(f"| {r['params_d'].get('pipeline', '-')} | {r['params_d'].get('gpus', '-')} | {fmt(r['median_ms'], 1)} | "
+                         f"{fmt(r['metric'], 0)} | {r['passed']} |")
+        lines.append("| seed: GTX 1650 | 1 | ~433 | | |")
+        lines.append("| seed: RTX 4060 Ti | 1 | ~83 | | |")
+        lines.append("")
+    scaling = [r for r in rows if nb_kind(r) == "scaling"]
+    if scaling:
+        lines.append("**multi-GPU scaling** (one symplectic step; x 1 GPU: over the best kernel on one GPU without NCCL)")
+        lines.append("")
+        lines.append("| N | GPUs | ms / step | G inter./s | x 1 GPU | check |")
+        lines.append("|---:|---:|---:|---:|---:|---|")
+        for r in scaling:
+            lines.append(f"| {size_label(r['n'])} | {r['params_d'].get('gpus', '-')} | {fmt(r['median_ms'], 2)} | {fmt(r['metric'], 0)} | "
+                         f"{fmt(r['speedup_vs_prev'])} | {r['passed']} |")
+        lines.append("")
+    drift = [r for r in rows if nb_kind(r) == "drift" and r["passed"] == "PASS"]
+    if drift:
+        last = max(int(r["params_d"]["step"]) for r in drift)
+        lines.append(f"**energy drift |E - E0| / |E0| after {last} steps, N = {drift[0]['n']}, dt = {meta(rows).get('dt', math.nan):g}**: " + ", ".join(
+            f"{r['params_d']['integrator']} {r['metric']:.2e}" for r in drift if int(r['params_d']['step']) == last))
+        lines.append("")
+    tune = [r for r in tune_rows if timed(r)]
+    if tune:
+        lines.append("**v8 shapes** (`nbody --mode tune`; % of the issue ceiling)")
+        lines.append("")
+        lines.append("| shape | N | ms / step | G inter./s | % issue ceiling |")
+        lines.append("|---|---:|---:|---:|---:|")
+        for r in tune:
+            lines.append(f"| {r['params_d']['shape']} | {size_label(r['n'])} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 0)} | "
+                         f"{fmt(r['pct_of_ceiling'], 1)} |")
+        lines.append("")
+    return "\n".join(lines)
+

@@ -1,0 +1,212 @@
+"""stream_compaction: time, bandwidth and speed-up per operation, the block sweep, the compaction stages, the tuning candidates, and the README tables."""
+import math
+from collections import OrderedDict, defaultdict
+
+from .common import copy_bandwidth, timed, size_label, fmt, device_of, make_saver
+
+
+SC_KINDS = {"version": "main", "stage": "stage", "end_to_end": "e2e", "block_sweep": "sweep", "tune": "tune"}
+
+
+def kind(r):
+    return SC_KINDS.get(r.get("kind"), r.get("kind"))
+
+
+def plots(rows, tune_rows, out, args=None):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    main = [r for r in rows if kind(r) == "main" and timed(r)]
+    device = device_of(rows)
+    copy_gbs = copy_bandwidth(rows)
+    written = []
+    save = make_saver(plt, out, written)
+
+    by_op = defaultdict(list)
+    for r in main:
+        by_op[r["params_d"].get("op", "?")].append(r)
+
+    def series(op_rows, pow2=True):
+        s = OrderedDict()
+        for r in op_rows:
+            if pow2 and (r["n"] & (r["n"] - 1)):
+                continue
+            s.setdefault(r["version"], []).append(r)
+        return s
+
+    for op, op_rows in by_op.items():
+        fig, ax = plt.subplots(figsize=(8, 5.5))
+        for name, rs in series(op_rows).items():
+            rs.sort(key=lambda r: r["n"])
+            ax.plot([r["n"] for r in rs], [r["median_ms"] for r in rs], marker="o", ms=3, label=name,
+                    linestyle="--" if "cpu" in name or "std" in name else "-")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("n (elements, powers of two)")
+        ax.set_ylabel("median time (ms)")
+        ax.set_title(f"{op}: time vs n on {device}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        save(fig, f"{op}_runtime.png")
+
+        if op in ("scan", "compact"):
+            fig, ax = plt.subplots(figsize=(8, 5.5))
+            for name, rs in series(op_rows).items():
+                rs = [r for r in rs if r["params_d"].get("op") == op]
+                rs.sort(key=lambda r: r["n"])
+                ax.plot([r["n"] for r in rs], [r["metric"] for r in rs], marker="o", ms=3, label=name)
+            if copy_gbs:
+                ax.axhline(copy_gbs, color="black", linestyle=":", label=f"measured copy {copy_gbs:.0f} GB/s")
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("n (elements, powers of two)")
+            ax.set_ylabel("effective GB/s (" + ("8n" if op == "scan" else "4n+4k") + " bytes / time)")
+            ax.set_title(f"{op}: effective bandwidth vs n on {device}")
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=8)
+            save(fig, f"{op}_bandwidth.png")
+
+    fig, axes = plt.subplots(1, len(by_op), figsize=(5 * max(1, len(by_op)), 5), squeeze=False)
+    for ax, (op, op_rows) in zip(axes[0], by_op.items()):
+        for name, rs in series(op_rows).items():
+            rs = [r for r in rs if not math.isnan(r["speedup_vs_cpu"])]
+            if not rs or "cpu" in name or "std" in name:
+                continue
+            rs.sort(key=lambda r: r["n"])
+            ax.plot([r["n"] for r in rs], [r["speedup_vs_cpu"] for r in rs], marker="o", ms=3, label=name)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.axhline(1, color="black", linewidth=0.8)
+        ax.set_title(f"{op}: speedup over the CPU")
+        ax.set_xlabel("n")
+        ax.grid(True, which="both", alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    save(fig, "speedup_vs_cpu.png")
+
+    sweep = [r for r in rows if kind(r) == "sweep" and timed(r)]
+    if sweep:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for name, rs in series(sweep, pow2=False).items():
+            rs.sort(key=lambda r: int(r["params_d"]["block"]))
+            ax.plot([int(r["params_d"]["block"]) for r in rs], [r["median_ms"] for r in rs], marker="o", label=name)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("threads per block")
+        ax.set_ylabel("median time (ms)")
+        ax.set_title(f"block-size sweep, n = {size_label(sweep[0]['n'])}, {device}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        save(fig, "block_sweep.png")
+
+    stages = [r for r in rows if kind(r) == "stage" and timed(r)]
+    if stages:
+        n = max(r["n"] for r in stages)
+        names = list(OrderedDict.fromkeys(r["version"] for r in stages if r["n"] == n))
+        fused = [r for r in main if r["n"] == n and r["params_d"].get("op") == "compact" and r["version"] not in names
+                 and "cpu" not in r["version"]]
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [3, 2]})
+        bottom = [0.0] * len(names)
+        shares = {}
+        for stage, color in (("map", "#4c72b0"), ("scan", "#dd8452"), ("scatter", "#55a868")):
+            vals = []
+            for name in names:
+                v = [r["median_ms"] for r in stages if r["n"] == n and r["version"] == name and r["params_d"]["stage"] == stage]
+                vals.append(v[0] if v else 0.0)
+            shares[stage] = vals
+            ax.bar(names, vals, bottom=bottom, label=stage, color=color)
+            bottom = [b + v for b, v in zip(bottom, vals)]
+        for r in fused:
+            ax.bar(r["version"], r["median_ms"], color="#8172b3", label="one pass" if r is fused[0] else None)
+        for i, total in enumerate(bottom + [r["median_ms"] for r in fused]):
+            ax.text(i, total, f"{total:.2f}", ha="center", va="bottom", fontsize=7)
+        ax.set_ylabel("ms")
+        ax.set_title(f"compaction at n = {size_label(n)}: stages vs one pass")
+        ax.legend(fontsize=8)
+        plt.setp(ax.get_xticklabels(), rotation=25, ha="right", fontsize=8)
+        left = [0.0] * len(names)
+        for stage, color in (("map", "#4c72b0"), ("scan", "#dd8452"), ("scatter", "#55a868")):
+            pct = [100 * v / t if t else 0 for v, t in zip(shares[stage], bottom)]
+            ax2.barh(names, pct, left=left, color=color)
+            left = [a + b for a, b in zip(left, pct)]
+        ax2.invert_yaxis()
+        ax2.set_xlabel("% of the pipeline's time")
+        ax2.set_title("where the time goes")
+        ax2.tick_params(axis="y", labelsize=8)
+        save(fig, "compact_stages.png")
+
+    tune = [r for r in tune_rows if timed(r)]
+    if tune:
+        fig, ax = plt.subplots(figsize=(9, 6))
+        labels = [r["version"] for r in tune]
+        vals = [r["speedup_vs_library"] for r in tune]
+        colors = ["#999999" if "cub" in l else "#4c72b0" if l.startswith("scan") else "#55a868" if l.startswith("compact")
+                  else "#c44e52" for l in labels]
+        ax.barh(labels, vals, color=colors)
+        ax.axvline(1.0, color="black", linewidth=0.8)
+        ax.invert_yaxis()
+        ax.set_xlabel("speed relative to CUB (higher is better)")
+        ax.set_title(f"tile-shape and look-back-delay tuning at n = {size_label(tune[0]['n'])}, {device}")
+        ax.tick_params(axis="y", labelsize=7)
+        save(fig, "tuning.png")
+    return written
+
+
+def tables(rows, tune_rows):
+    main = [r for r in rows if kind(r) == "main"]
+    lines = []
+    device = device_of(rows)
+    sha = next((r["git_sha"] for r in rows), "unknown")
+    copy_gbs = copy_bandwidth(rows)
+    lines.append(f"Device: **{device}**, CUDA {rows[0]['cuda'] if rows else '?'}, commit `{sha}`"
+                 + (f", measured copy bandwidth **{copy_gbs:.0f} GB/s** (read + write)." if copy_gbs else "."))
+    lines.append("")
+    for op in OrderedDict.fromkeys(r["params_d"].get("op") for r in main):
+        op_rows = [r for r in main if r["params_d"].get("op") == op]
+        n = max(r["n"] for r in op_rows)
+        unit = next((r["metric_unit"] for r in op_rows if r["metric_unit"]), "")
+        lines.append(f"**{op}, n = {size_label(n)}**")
+        lines.append("")
+        lines.append(f"| version | idea | median ms | {unit} | % of copy | x CPU | x prev | x CUB | predicted ms | check |")
+        lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+        for r in op_rows:
+            if r["n"] != n:
+                continue
+            lines.append(f"| `{r['version']}` | {r['idea']} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 0)} | "
+                         f"{fmt(r['pct_of_ceiling'], 1)} | {fmt(r['speedup_vs_cpu'], 1)} | {fmt(r['speedup_vs_prev'])} | "
+                         f"{fmt(r['speedup_vs_library'])} | {fmt(r['predicted_ms'], 3)} | {r['passed']} |")
+        lines.append("")
+    stages = [r for r in rows if kind(r) == "stage" and timed(r)]
+    if stages:
+        n = max(r["n"] for r in stages)
+        lines.append(f"**compaction sub-timings, n = {size_label(n)} (ms)**")
+        lines.append("")
+        lines.append("| version | map | scan | scatter |")
+        lines.append("|---|---:|---:|---:|")
+        for name in OrderedDict.fromkeys(r["version"] for r in stages if r["n"] == n):
+            v = {r["params_d"]["stage"]: r["median_ms"] for r in stages if r["n"] == n and r["version"] == name}
+            lines.append(f"| `{name}` | {fmt(v.get('map'), 3)} | {fmt(v.get('scan'), 3)} | {fmt(v.get('scatter'), 3)} |")
+        lines.append("")
+    e2e = [r for r in rows if kind(r) == "e2e" and timed(r)]
+    if e2e:
+        lines.append(f"**end to end, n = {size_label(e2e[0]['n'])}: pinned host input -> device -> host output (ms)**")
+        lines.append("")
+        lines.append("| version | end-to-end ms | kernel-only ms |")
+        lines.append("|---|---:|---:|")
+        for r in e2e:
+            k = [m["median_ms"] for m in main if m["version"] == r["version"] and m["n"] == r["n"]]
+            lines.append(f"| `{r['version']}` | {fmt(r['median_ms'], 2)} | {fmt(k[0] if k else math.nan, 3)} |")
+        lines.append("")
+    tune = [r for r in tune_rows if timed(r)]
+    if tune:
+        lines.append(f"**tuning, n = {size_label(tune[0]['n'])}** (`stream_compaction_tune`; shape = threads x items "
+                     "per thread, d = look-back delays in ns before the first poll / between polls)")
+        lines.append("")
+        lines.append("| candidate | median ms | GB/s | % of copy | x CUB |")
+        lines.append("|---|---:|---:|---:|---:|")
+        for r in tune:
+            lines.append(f"| `{r['version']}` | {fmt(r['median_ms'], 4)} | {fmt(r['metric'], 0)} | "
+                         f"{fmt(r['pct_of_ceiling'], 1)} | {fmt(r['speedup_vs_library'])} |")
+        lines.append("")
+    return "\n".join(lines)
+
