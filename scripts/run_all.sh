@@ -60,11 +60,12 @@ else
 fi
 
 echo "== ground_seg"
-mkdir -p "$images/ground_seg"
+topdown="$scratch/ground_seg_topdown"  # derived from the scans: never committed (their licences)
+mkdir -p "$images/ground_seg" "$topdown"
 if [ "$quick" = 1 ]; then
-  "$bin/ground_seg/ground_seg" --quick --images "$images/ground_seg" --csv "$out/ground_seg.csv"
+  "$bin/ground_seg/ground_seg" --quick --topdown-out "$topdown" --csv "$out/ground_seg.csv"
 else
-  "$bin/ground_seg/ground_seg" --images "$images/ground_seg" --csv "$out/ground_seg.csv" | tee "$out/ground_seg.txt"
+  "$bin/ground_seg/ground_seg" --topdown-out "$topdown" --csv "$out/ground_seg.csv" | tee "$out/ground_seg.txt"
 fi
 
 echo "== ndt_graph"
@@ -94,7 +95,7 @@ python3 scripts/plot.py --csv "$out/nbody.csv" "${nbody_tune[@]}" --out "$images
   || echo "(plots not drawn: see the message above; the CSV is in $out)"
 gs_readme=()
 [ "$out" != "$scratch" ] && gs_readme=(--readme ground_seg/README.md)
-python3 scripts/plot.py --csv "$out/ground_seg.csv" --out "$images/ground_seg" "${gs_readme[@]}" \
+python3 scripts/plot.py --csv "$out/ground_seg.csv" --topdown-dir "$topdown" --out "$images/ground_seg" "${gs_readme[@]}" \
   || echo "(plots not drawn: see the message above; the CSV is in $out)"
 ndt_readme=()
 [ "$out" != "$scratch" ] && ndt_readme=(--readme ndt_graph/README.md)

@@ -1,7 +1,7 @@
 // ground_seg driver: segments the simulated street scan and the labelled real scan (when the
 // data directory has it) with the seed rule and the improved rule, checks every result's
 // invariants, scores it against the labels (Patchwork++ convention), times it, and writes the
-// grid population histogram, top-down label images and optionally a labelled PLY.
+// grid population histogram, top-down view data (drawn by scripts/plot.py) and optionally a labelled PLY.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -24,7 +24,7 @@ using namespace ground_seg;
 
 namespace {
 
-const char* const kSummary = "Ground segmentation: accuracy against labels, timing, grid population, images.";
+const char* const kSummary = "Ground segmentation: accuracy against labels, timing, grid population, top-down views.";
 
 const std::vector<common::ExtraFlag> kExtraFlags = {
     {"rule", "seed, improved or both", true, "both"},
@@ -33,7 +33,8 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
     {"point-threshold", "points that make a cell valid", true, "3"},
     {"var-threshold", "ground cell variance threshold (m^2)", true, "0.01"},
     {"height-threshold", "point height above the cell mean (m)", true, "0.2"},
-    {"images", "folder for the top-down PNG images (empty: none)", true, ""},
+    {"topdown-out", "folder for the top-down view data of the first simulated and every real scan, drawn by "
+                    "scripts/plot.py --topdown-dir (empty: none)", true, ""},
     {"ply", "write the first input's labelled cloud to this PLY file (the seed rule's, unless --rule improved)", true, ""},
     {"sim-scans", "simulated scans to score (different seeds)", true, "4"},
     {"labels-out", "write the first input's per-point labels (one 0/1 byte per point, file order)", true, ""},
@@ -137,8 +138,8 @@ int run(const common::CliOptions& o) {
   if (o.quick) bench.max_seconds = 0.1;
   if (o.reps > 0) bench.min_samples = bench.max_samples = o.reps;
   const std::vector<Input> inputs = load_inputs(o);
-  const std::string images = o.extra.at("images");
-  if (!images.empty()) common::make_output_dir(images, "images");
+  const std::string topdown = o.extra.at("topdown-out");
+  if (!topdown.empty()) common::make_output_dir(topdown, "topdown-out");
   common::RowList rows, extra_rows;
   rows.push_back(common::meta_row("ground_seg", env));
   rows.back()
@@ -160,6 +161,8 @@ int run(const common::CliOptions& o) {
               "recall%", "F1%", "IoU%", "ground", "check");
   for (const auto& in : inputs) {
     common::NvtxRange input_range(("input " + in.name).c_str());
+    std::vector<std::uint8_t> rule_labels[2];  // the checked labels of each rule, for the top-down view
+    const bool pictured = &in == &inputs.front() || in.name.rfind("sim", 0) != 0;  // first sim + real scans
     for (const bool improved : {false, true}) {
       if ((improved && rule == "seed") || (!improved && rule == "improved")) continue;
       Params p = base;
@@ -257,18 +260,15 @@ int run(const common::CliOptions& o) {
         }
       }
       // outputs from the checked result of the last (most optimised) selected version that passed
-      const bool pictured = &in == &inputs.front() || in.name.rfind("sim", 0) != 0;  // first sim + real scans
       // the output files: the first input under the first rule run (seed, or improved alone)
       const bool file_outputs = &in == &inputs.front() && (!improved || rule == "improved") &&
                                 (!o.extra.at("ply").empty() || !o.extra.at("labels-out").empty() || !o.extra.at("cells-out").empty());
-      if (written_by.empty() && ((!images.empty() && pictured) || file_outputs)) {
-        std::fprintf(stderr, "ground_seg: %s, rule %s: no version passed, so no image or output file is written for it\n",
+      if (written_by.empty() && ((!topdown.empty() && pictured) || file_outputs)) {
+        std::fprintf(stderr, "ground_seg: %s, rule %s: no version passed, so no top-down view or output file is written for it\n",
                      in.name.c_str(), rname);
         continue;
       }
-      if (!images.empty() && pictured)
-        write_topdown_png(images + "/topdown_" + file_stem(in.name) + "_" + rname + ".png", in.cloud, written.is_ground,
-                          in.labels, p);
+      if (!topdown.empty() && pictured) rule_labels[improved] = written.is_ground;
       if (file_outputs) {
         if (!o.extra.at("ply").empty()) write_labelled_ply(o.extra.at("ply"), in.cloud, written.is_ground);
         if (!o.extra.at("labels-out").empty()) write_labels(o.extra.at("labels-out"), in.cloud, written.is_ground);
@@ -276,6 +276,9 @@ int run(const common::CliOptions& o) {
         std::printf("  (output files of %s from %s's checked result)\n", in.name.c_str(), written_by.c_str());
       }
     }
+    if (!topdown.empty() && pictured && (!rule_labels[0].empty() || !rule_labels[1].empty()))
+      write_topdown_data(topdown + "/topdown_" + file_stem(in.name) + ".gstd", in.cloud, in.labels, rule_labels[0],
+                         rule_labels[1], base);
     for (const char* rn : {"seed", "improved"}) {  // ratios within each (input, rule) block
       const std::string tag = "input=" + in.name + " rule=" + rn;
       std::vector<ResultRow*> group;

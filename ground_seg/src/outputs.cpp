@@ -4,7 +4,6 @@
 #include <stdexcept>
 
 #include "common/output_file.hpp"
-#include "common/png.hpp"
 #include "ground_seg/ground_seg.hpp"
 
 namespace ground_seg {
@@ -67,24 +66,31 @@ std::string compare_to_reference(const Result& ref, const Result& got) {
   return "";
 }
 
-void write_topdown_png(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground,
-                       const std::vector<std::uint32_t>& labels, const Params& p, float mpp) {
-  const int w = static_cast<int>((p.y_max - p.y_min) / mpp), h = static_cast<int>((p.x_max - p.x_min) / mpp);
-  common::RgbImage img(w, h, 255);
-  for (std::size_t i = 0; i < pc.size(); ++i) {
-    // x forward is up the image, y left is left
-    const int px = static_cast<int>((p.y_max - pc.y[i]) / mpp), py = static_cast<int>((p.x_max - pc.x[i]) / mpp);
+void write_topdown_data(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint32_t>& labels,
+                        const std::vector<std::uint8_t>& seed, const std::vector<std::uint8_t>& improved, const Params& p) {
+  const std::uint64_t n = pc.size();
+  const std::uint8_t has_seed = seed.size() == n, has_improved = improved.size() == n;
+  if (!has_seed && !has_improved) throw std::invalid_argument("top-down data: neither rule's labels are given");
+  std::vector<std::uint8_t> truth(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t src = pc.source_index.empty() ? static_cast<std::uint32_t>(i) : pc.source_index[i];
     const GroundTruth g = labels.empty() ? GroundTruth::Ignored : semantic_class(labels.at(src));
-    const bool pred = is_ground[i] != 0;
-    std::uint8_t r = 200, gg = 200, b = 200;  // not scored
-    if (g == GroundTruth::Ground) { if (pred) { r = 40; gg = 160; b = 60; } else { r = 30; gg = 80; b = 230; } }
-    else if (g == GroundTruth::NonGround) { if (pred) { r = 230; gg = 30; b = 30; } else { r = 90; gg = 90; b = 90; } }
-    else if (labels.empty()) { if (pred) { r = 40; gg = 160; b = 60; } else { r = 90; gg = 90; b = 90; } }
-    for (int dy = 0; dy < 2; ++dy)  // 2 x 2 dots: single pixels vanish on a screen
-      for (int dx = 0; dx < 2; ++dx) img.set(px + dx, py + dy, r, gg, b);
+    truth[i] = g == GroundTruth::Ground ? 1 : g == GroundTruth::NonGround ? 2 : 0;
   }
-  common::write_png(path, img);
+  common::write_file_atomic(path, [&](std::ostream& os) {
+    auto put = [&](const void* d, std::size_t bytes) { os.write(static_cast<const char*>(d), static_cast<std::streamsize>(bytes)); };
+    put("GSTOPDOWN1", 10);
+    const float region[5] = {p.x_min, p.x_max, p.y_min, p.y_max, p.cell};
+    put(region, sizeof region);
+    put(&n, sizeof n);
+    put(&has_seed, 1);
+    put(&has_improved, 1);
+    put(pc.x.data(), n * sizeof(float));
+    put(pc.y.data(), n * sizeof(float));
+    put(truth.data(), n);
+    if (has_seed) put(seed.data(), n);
+    if (has_improved) put(improved.data(), n);
+  });
 }
 
 void write_labels(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground) {

@@ -132,21 +132,31 @@ STEP_COLORS = ["#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3",
                "#c44e52", "#2ca02c", "#17becf", "#7f7f7f"]
 
 
+def step_of(r):
+    """The step a version row stands for: its name without the operation's prefix where the row
+    names one (scan_naive and compact_naive are the same step), else its name."""
+    op = r.get("params_d", {}).get("op")
+    name = r["version"]
+    return name[len(op) + 1:] if op and name.startswith(op + "_") else name
+
+
 def version_colors(rows):
-    """{version: colour}, the same for every plot drawn from these rows."""
-    roles = OrderedDict()
+    """{version: colour}, the same for every plot drawn from these rows and the same for one step
+    across operations."""
+    roles, step_color = OrderedDict(), {}
     for r in rows:
         if r.get("kind") == "version" and r.get("version"):
-            roles.setdefault(r["version"], r.get("role") or "version")
-    colors, step = {}, 0
-    for name, role in roles.items():
+            roles.setdefault(r["version"], (r.get("role") or "version", step_of(r)))
+    colors = {}
+    for name, (role, step) in roles.items():
         if role == "reference":
             colors[name] = REFERENCE_COLOR
         elif role == "library":
             colors[name] = LIBRARY_COLOR
         else:
-            colors[name] = STEP_COLORS[step % len(STEP_COLORS)]
-            step += 1
+            if step not in step_color:
+                step_color[step] = STEP_COLORS[len(step_color) % len(STEP_COLORS)]
+            colors[name] = step_color[step]
     return colors
 
 
@@ -164,7 +174,7 @@ def ladder_plot(plt, save, panels, colors, name, suptitle):
     panels = [p for p in panels if any(timed(r) for r in p[1])]
     if not panels:
         return
-    width = max(6.0, max(0.75 * len([r for r in p[1] if timed(r)]) + 2.5 for p in panels))
+    width = max(6.0, max(0.75 * len([r for r in p[1] if timed(r)]) + 2.5 for p in panels)) + 3.5
     fig, axes = plt.subplots(len(panels), 1, figsize=(width, 4.6 * len(panels)), squeeze=False)
     for ax, (title, rows, rate_label, rate, extra) in zip(axes[:, 0], panels):
         rs = [r for r in rows if timed(r)]
@@ -207,6 +217,6 @@ def ladder_plot(plt, save, panels, colors, name, suptitle):
         ax.set_ylabel(rate_label)
         ax.set_title(title)
         ax.grid(True, axis="y", alpha=0.3, zorder=0)
-        ax.legend(fontsize=7, loc="upper left")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.suptitle(suptitle)
     save(fig, name)

@@ -1,8 +1,88 @@
 """ground_seg: grid population, accuracy, end-to-end frame time, phases, streams, top-down views, and the README tables."""
 import math
+import os
 from collections import OrderedDict
 
-from .common import meta, timed, fmt, device_of, make_saver
+from .common import ladder_plot, version_colors, meta, timed, fmt, device_of, make_saver
+
+
+def read_topdown(path):
+    """A ground_seg --topdown-out file (format in ground_seg.hpp, write_topdown_data)."""
+    import numpy as np
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:10] != b"GSTOPDOWN1":
+        raise SystemExit(f"plot.py: {path} is not a ground_seg top-down file")
+    region = np.frombuffer(data, np.float32, 5, 10)
+    n = int(np.frombuffer(data, np.uint64, 1, 30)[0])
+    has_seed, has_improved = data[38], data[39]
+    at = 40
+    x = np.frombuffer(data, np.float32, n, at); at += 4 * n
+    y = np.frombuffer(data, np.float32, n, at); at += 4 * n
+    truth = np.frombuffer(data, np.uint8, n, at); at += n
+    rules = {}
+    for name, present in (("seed", has_seed), ("improved", has_improved)):
+        if present:
+            rules[name] = np.frombuffer(data, np.uint8, n, at).astype(bool)
+            at += n
+    if at != len(data):
+        raise SystemExit(f"plot.py: {path}: {len(data)} bytes, expected {at}")
+    return region, x, y, truth, rules
+
+
+# the outcome of a point against the labels, and its colour
+OUTCOMES = [("ground found", "#2ca02c"), ("ground missed", "#1f57e6"), ("non-ground called ground", "#e6261f"),
+            ("non-ground", "#7a7a7a"), ("not scored (label ignored)", "#c8c8c8")]
+
+
+def topdown_plots(plt, save, folder, m):
+    """One figure per top-down file: each rule's labels against the ground truth, and the
+    difference of the two rules (the points whose label changes, coloured by whether the change
+    fixed or broke the label), with axes in metres and a legend."""
+    import glob
+    import numpy as np
+    from matplotlib.lines import Line2D
+    for path in sorted(glob.glob(os.path.join(folder, "topdown_*.gstd"))):
+        region, x, y, truth, rules = read_topdown(path)
+        stem = os.path.basename(path)[len("topdown_"):-len(".gstd")]
+        panels = list(rules.items())
+        both = len(panels) == 2
+        fig, axes = plt.subplots(1, len(panels) + both, figsize=(6.2 * (len(panels) + both), 6.6), squeeze=False)
+        scored = truth != 0
+        handles = [Line2D([], [], marker="o", linestyle="", color=c, label=l) for l, c in OUTCOMES]
+        for ax, (rule, pred) in zip(axes[0], panels):
+            outcome = np.where(truth == 1, np.where(pred, 0, 1), np.where(truth == 2, np.where(pred, 2, 3), 4))
+            if not scored.any():  # no labels: ground / non-ground only
+                outcome = np.where(pred, 0, 3)
+            for k, (_, color) in reversed(list(enumerate(OUTCOMES))):  # errors drawn last, on top
+                sel = outcome == k
+                ax.scatter(y[sel], x[sel], s=0.4, c=color, linewidths=0, rasterized=True)
+            ax.set_title(f"{rule} rule: {int(pred.sum()):,} of {len(pred):,} points ground")
+        if both:
+            ax = axes[0][-1]
+            seed, improved = rules["seed"], rules["improved"]
+            changed = seed != improved
+            ax.scatter(y[~changed], x[~changed], s=0.3, c="#e4e4e4", linewidths=0, rasterized=True)
+            right = changed & scored & (improved == (truth == 1))
+            wrong = changed & scored & (improved != (truth == 1))
+            unscored = changed & ~scored
+            for sel, color in ((unscored, "#999999"), (right, "#2ca02c"), (wrong, "#e6261f")):
+                ax.scatter(y[sel], x[sel], s=3, c=color, linewidths=0, rasterized=True)
+            ax.set_title(f"difference: {int(changed.sum()):,} points change label")
+            ax.legend(handles=[Line2D([], [], marker="o", linestyle="", color=c, label=l) for l, c in (
+                ("the improved rule fixes the label", "#2ca02c"), ("the improved rule breaks the label", "#e6261f"),
+                ("changed, not scored", "#999999"), ("unchanged", "#d0d0d0"))], loc="lower left", fontsize=7,
+                markerscale=1.5)
+        for ax in axes[0]:
+            ax.set_xlim(region[3], region[2])  # y to the left, as seen from above with x forward
+            ax.set_ylim(region[0], region[1])
+            ax.set_aspect("equal")
+            ax.set_xlabel("y (m, left is +)")
+            ax.set_ylabel("x (m, forward)")
+            ax.grid(True, alpha=0.25)
+        axes[0][0].legend(handles=handles, loc="lower left", fontsize=7, markerscale=1.5)
+        fig.suptitle(f"{stem}: top-down, {region[4]:g} m cells over a {region[1] - region[0]:g} x {region[3] - region[2]:g} m region")
+        save(fig, f"topdown_{stem}.png")
 
 
 def plots(rows, tune_rows, out, args=None):
@@ -70,6 +150,11 @@ def plots(rows, tune_rows, out, args=None):
         ax.grid(True, axis="x", which="both", alpha=0.3)
         ax.set_title(f"one {frame[0]['n']:,}-point frame, seed rule, {device_of(rows)}")
         save(fig, "end_to_end.png")
+        extra = [(1 / m["target_frame"] * 1e3, f"target: one frame in {target_us:g} us = {1e3 / m['target_frame']:,.0f} frames/s")] \
+            if "target_frame" in m else []
+        ladder_plot(plt, save, [(f"one {frame[0]['n']:,}-point frame ({real}), seed rule, host points to host labels", frame,
+                                 "frames / s (one frame at a time)", lambda r: 1e3 / r["median_ms"], extra)],
+                    version_colors(rows), "ladder.png", f"ground_seg: the ladder on {device_of(rows)}")
     phases = [r for r in rows if r["kind"] == "phase" and timed(r)]
     if phases:
         fig, ax = plt.subplots(figsize=(10, 3.8))
@@ -112,6 +197,9 @@ def plots(rows, tune_rows, out, args=None):
             a.set_title(title)
             a.grid(True, alpha=0.3)
         save(fig, "streams.png")
+    folder = getattr(args, "topdown_dir", None)
+    if folder:
+        topdown_plots(plt, save, folder, m)
     return written
 
 

@@ -2,7 +2,7 @@
 import math
 from collections import OrderedDict
 
-from .common import meta, timed, size_label, fmt, device_of, make_saver
+from .common import role_style, version_colors, ladder_plot, STEP_COLORS, meta, timed, size_label, fmt, device_of, make_saver
 
 
 NB_KINDS = {"version": "step", "batch_file": "batch"}
@@ -30,13 +30,21 @@ def plots(rows, tune_rows, out, args=None):
     device = device_of(rows)
     fma, issue = nbody_ceilings(rows, tune_rows)
     step = [r for r in rows if nb_kind(r) == "step" and timed(r)]
+    colors = version_colors(rows)
     if step:
+        # the ladder at the headline size: the largest N the library baseline (all CPU cores) ran at
+        lib_sizes = [r["n"] for r in step if r["role"] == "library"]
+        n = max(lib_sizes) if lib_sizes else max(r["n"] for r in step)
+        extra = [(issue, f"issue ceiling of the best kernel ({meta(rows).get('instructions_per_interaction', 0):g} "
+                         f"instr./interaction): {issue:.0f}")] if issue else []
+        ladder_plot(plt, save, [(f"one step, N = {size_label(n)}", [r for r in step if r["n"] == n],
+                                 "G interactions / s", lambda r: r["metric"], extra)],
+                    colors, "ladder.png", f"nbody: the ladder on {device}")
         sizes = sorted({r["n"] for r in step})
         fig, axes = plt.subplots(1, min(2, len(sizes)), figsize=(12, 5), squeeze=False)
         for ax, n in zip(axes[0], sizes[-2:]):
             rs = [r for r in step if r["n"] == n]
-            ax.bar([r["version"] for r in rs], [r["metric"] for r in rs],
-                   color=["#999999" if "cpu" in r["version"] else "#4c72b0" for r in rs])
+            ax.bar([r["version"] for r in rs], [r["metric"] for r in rs], color=[colors.get(r["version"]) for r in rs])
             if fma:
                 ax.axhline(fma, color="black", linestyle=":", label=f"FP32 FMA peak / 20 FLOP = {fma:.0f}")
             if issue:
@@ -52,7 +60,7 @@ def plots(rows, tune_rows, out, args=None):
         for name in OrderedDict.fromkeys(r["version"] for r in step):
             rs = sorted([r for r in step if r["version"] == name], key=lambda r: r["n"])
             ax.plot([r["n"] for r in rs], [r["median_ms"] for r in rs], marker="o", ms=3, label=name,
-                    linestyle="--" if "cpu" in name else "-")
+                    color=colors.get(name), linestyle=role_style(rs[0]))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("N (bodies)")
@@ -81,14 +89,25 @@ def plots(rows, tune_rows, out, args=None):
 
     scaling = [r for r in rows if nb_kind(r) == "scaling" and timed(r)]
     if scaling:
+        # speed-up over one GPU, from zero, whole GPUs on the x axis, and the ideal (linear) line
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        for n in sorted({r["n"] for r in scaling}):
+        gpus = sorted({int(r["params_d"]["gpus"]) for r in scaling})
+        ax.plot([0, max(gpus)], [0, max(gpus)], color="#999999", linestyle="--", label="ideal: x GPUs")
+        for k, n in enumerate(sorted({r["n"] for r in scaling})):
             rs = sorted([r for r in scaling if r["n"] == n], key=lambda r: int(r["params_d"]["gpus"]))
-            ax.plot([int(r["params_d"]["gpus"]) for r in rs], [r["metric"] for r in rs], marker="o", label=f"N = {size_label(n)}")
+            one = next((r["metric"] for r in rs if int(r["params_d"]["gpus"]) == 1), None)
+            if not one:
+                continue
+            ax.plot([int(r["params_d"]["gpus"]) for r in rs], [r["metric"] / one for r in rs], marker="o",
+                    color=STEP_COLORS[k % len(STEP_COLORS)],
+                    label=f"N = {size_label(n)} ({one:,.0f} G inter./s on 1 GPU)")
+        ax.set_xticks(list(range(0, max(gpus) + 1)))
+        ax.set_xlim(0, max(gpus) + 0.3)
+        ax.set_ylim(0, max(gpus) + 0.3)
         ax.set_xlabel("GPUs")
-        ax.set_ylabel("G interactions / s")
+        ax.set_ylabel("speed-up over 1 GPU (same N)")
         ax.set_title(f"multi-GPU scaling (NCCL all-gather per step), {device}")
-        ax.legend()
+        ax.legend(fontsize=8, loc="upper left")
         ax.grid(True, alpha=0.3)
         save(fig, "multi_gpu_scaling.png")
 

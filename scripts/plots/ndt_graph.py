@@ -4,7 +4,7 @@ import math
 import os
 from collections import OrderedDict
 
-from .common import timed, fmt, device_of, make_saver
+from .common import ladder_plot, version_colors, timed, fmt, device_of, make_saver
 
 
 def ndt_rows(rows, row_kind):
@@ -24,6 +24,11 @@ def plots(rows, tune_rows, out, args=None):
     dev = device_of(rows)
     align = [r for r in ndt_rows(rows, "align") if timed(r)]
     cases = list(OrderedDict.fromkeys(r["params_d"]["case"] for r in align))
+    if cases:  # the ladder on the first real (not simulated) case
+        headline = next((c for c in cases if not c.startswith("sim")), cases[0])
+        ladder_plot(plt, save, [(f"one alignment, case {headline}", [r for r in align if r["params_d"]["case"] == headline],
+                                 "alignments / s", lambda r: 1e3 / r["median_ms"], [])],
+                    version_colors(rows), "ladder.png", f"ndt_graph: the ladder on {dev}")
     gpu = [r for r in align if "kernel_per_iteration" in r["m"]]
     if gpu:  # per-iteration time split: kernels vs the rest (launch, sync, transfers)
         case = next((c for c in cases if any(r["params_d"]["case"] == c for r in gpu) and not c.startswith("sim")),

@@ -2,7 +2,7 @@
 import math
 from collections import OrderedDict, defaultdict
 
-from .common import copy_bandwidth, timed, size_label, fmt, device_of, make_saver
+from .common import role_style, version_colors, ladder_plot, LIBRARY_COLOR, copy_bandwidth, timed, size_label, fmt, device_of, make_saver
 
 
 SC_KINDS = {"version": "main", "stage": "stage", "end_to_end": "e2e", "block_sweep": "sweep", "tune": "tune"}
@@ -18,6 +18,7 @@ def plots(rows, tune_rows, out, args=None):
     import matplotlib.pyplot as plt
 
     main = [r for r in rows if kind(r) == "main" and timed(r)]
+    colors = version_colors(rows)
     device = device_of(rows)
     copy_gbs = copy_bandwidth(rows)
     written = []
@@ -40,7 +41,7 @@ def plots(rows, tune_rows, out, args=None):
         for name, rs in series(op_rows).items():
             rs.sort(key=lambda r: r["n"])
             ax.plot([r["n"] for r in rs], [r["median_ms"] for r in rs], marker="o", ms=3, label=name,
-                    linestyle="--" if "cpu" in name or "std" in name else "-")
+                    color=colors.get(name), linestyle=role_style(rs[0]))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("n (elements, powers of two)")
@@ -55,7 +56,8 @@ def plots(rows, tune_rows, out, args=None):
             for name, rs in series(op_rows).items():
                 rs = [r for r in rs if r["params_d"].get("op") == op]
                 rs.sort(key=lambda r: r["n"])
-                ax.plot([r["n"] for r in rs], [r["metric"] for r in rs], marker="o", ms=3, label=name)
+                ax.plot([r["n"] for r in rs], [r["metric"] for r in rs], marker="o", ms=3, label=name,
+                        color=colors.get(name), linestyle=role_style(rs[0]) if rs else "-")
             if copy_gbs:
                 ax.axhline(copy_gbs, color="black", linestyle=":", label=f"measured copy {copy_gbs:.0f} GB/s")
             ax.set_xscale("log", base=2)
@@ -70,10 +72,11 @@ def plots(rows, tune_rows, out, args=None):
     for ax, (op, op_rows) in zip(axes[0], by_op.items()):
         for name, rs in series(op_rows).items():
             rs = [r for r in rs if not math.isnan(r["speedup_vs_cpu"])]
-            if not rs or "cpu" in name or "std" in name:
+            if not rs or rs[0]["role"] == "reference":
                 continue
             rs.sort(key=lambda r: r["n"])
-            ax.plot([r["n"] for r in rs], [r["speedup_vs_cpu"] for r in rs], marker="o", ms=3, label=name)
+            ax.plot([r["n"] for r in rs], [r["speedup_vs_cpu"] for r in rs], marker="o", ms=3, label=name,
+                    color=colors.get(name), linestyle=role_style(rs[0]))
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.axhline(1, color="black", linewidth=0.8)
@@ -103,8 +106,10 @@ def plots(rows, tune_rows, out, args=None):
     if stages:
         n = max(r["n"] for r in stages)
         names = list(OrderedDict.fromkeys(r["version"] for r in stages if r["n"] == n))
-        fused = [r for r in main if r["n"] == n and r["params_d"].get("op") == "compact" and r["version"] not in names
-                 and "cpu" not in r["version"]]
+        # the one-pass versions: the compaction rows after the first staged version (registry order)
+        compact = [r for r in main if r["n"] == n and r["params_d"].get("op") == "compact"]
+        first = next((i for i, r in enumerate(compact) if r["version"] in names), len(compact))
+        fused = [r for r in compact[first:] if r["version"] not in names]
         fig, (ax, ax2) = plt.subplots(1, 2, figsize=(12, 4.8), gridspec_kw={"width_ratios": [3, 2]})
         bottom = [0.0] * len(names)
         shares = {}
@@ -140,15 +145,24 @@ def plots(rows, tune_rows, out, args=None):
         fig, ax = plt.subplots(figsize=(9, 6))
         labels = [r["version"] for r in tune]
         vals = [r["speedup_vs_library"] for r in tune]
-        colors = ["#999999" if "cub" in l else "#4c72b0" if l.startswith("scan") else "#55a868" if l.startswith("compact")
-                  else "#c44e52" for l in labels]
-        ax.barh(labels, vals, color=colors)
+        op_color = {"scan": "#4c72b0", "compact": "#55a868"}
+        ax.barh(labels, vals, color=[LIBRARY_COLOR if r["role"] == "library" else
+                                     op_color.get(r["params_d"].get("op"), "#c44e52") for r in tune])
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.invert_yaxis()
         ax.set_xlabel("speed relative to CUB (higher is better)")
         ax.set_title(f"tile-shape and look-back-delay tuning at n = {size_label(tune[0]['n'])}, {device}")
         ax.tick_params(axis="y", labelsize=7)
         save(fig, "tuning.png")
+    # the ladder: every version of each operation at its largest size
+    panels = []
+    for op, op_rows in by_op.items():
+        n = max(r["n"] for r in op_rows)
+        at_n = [r for r in op_rows if r["n"] == n]
+        unit = next((r["metric_unit"] for r in at_n if r["metric_unit"]), "")
+        panels.append((f"{op}, n = {size_label(n)}", at_n, unit or "runs/s",
+                       (lambda r: r["metric"]) if unit else (lambda r: 1e3 / r["median_ms"]), []))
+    ladder_plot(plt, save, panels, colors, "ladder.png", f"stream_compaction: the ladder on {device}")
     return written
 
 

@@ -196,11 +196,11 @@ def main():
     os.makedirs(sub)
     shutil.copy(scan, os.path.join(sub, "scan.bin"))
     imgs = os.path.join(w, "imgs")
-    case("ground_seg --images with an --input in a directory", gs,
-         ["--input", os.path.join(sub, "scan.bin"), "--images", imgs, "--quick", "--labels-out", os.path.join(w, "labels.bin"),
+    case("ground_seg --topdown-out with an --input in a directory", gs,
+         ["--input", os.path.join(sub, "scan.bin"), "--topdown-out", imgs, "--quick", "--labels-out", os.path.join(w, "labels.bin"),
           "--cells-out", os.path.join(w, "cells.csv")], 0, "PASS")
-    if not os.path.exists(os.path.join(imgs, "topdown_scan.bin_seed.png")):
-        failures.append(f"ground_seg image not found; {imgs} holds {os.listdir(imgs) if os.path.isdir(imgs) else 'nothing'}")
+    if not os.path.exists(os.path.join(imgs, "topdown_scan.bin.gstd")):
+        failures.append(f"ground_seg top-down data not found; {imgs} holds {os.listdir(imgs) if os.path.isdir(imgs) else 'nothing'}")
     if os.path.getsize(os.path.join(w, "labels.bin")) != 2000:
         failures.append("ground_seg --labels-out: not one byte per point")
     improved = os.path.join(w, "labels_improved.bin")

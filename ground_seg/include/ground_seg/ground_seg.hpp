@@ -94,10 +94,13 @@ std::string check_invariants(const common::PointCloud& pc, const Params& p, cons
 // float tolerance. Empty string when it agrees, else the first difference.
 std::string compare_to_reference(const Result& ref, const Result& got);
 
-// Top-down image of a scored scan, 1 pixel per `metres_per_pixel`: ground found (green), ground
-// missed (blue), non-ground called ground (red), non-ground (grey), not scored (light).
-void write_topdown_png(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground,
-                       const std::vector<std::uint32_t>& labels, const Params& p, float metres_per_pixel = 0.1f);
+// The data of a top-down view, drawn by scripts/plot.py (--topdown-dir): the region and cell size,
+// then per point x, y, its ground truth (0 not scored, 1 ground, 2 non-ground) and the labels of
+// the seed and the improved rule (either may be missing: an empty vector). Binary, little-endian:
+// "GSTOPDOWN1", float x_min x_max y_min y_max cell, uint64 n, uint8 has_seed, uint8 has_improved,
+// float x[n], float y[n], uint8 truth[n], [uint8 seed[n]], [uint8 improved[n]].
+void write_topdown_data(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint32_t>& labels,
+                        const std::vector<std::uint8_t>& seed, const std::vector<std::uint8_t>& improved, const Params& p);
 // Per-point labels in the input file's order (dropped points count as non-ground): one byte each.
 void write_labels(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground);
 // Non-empty cells as CSV: cell_x, cell_y, centre x, centre y, count, mean, variance, min, max, ground.
