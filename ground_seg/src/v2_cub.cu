@@ -69,18 +69,21 @@ Result segment_gpu_cub(const common::PointCloud& pc, const Params& p, Outputs ou
   const gpu::Grid g = gpu::make_grid(p);
   const int n = static_cast<int>(pc.size());
   const int cells = g.nx * g.ny, outside_key = cells;
-  DeviceBuffer<float> x(n + 1), y(n + 1), z(n + 1), var(cells), mn(cells), mx(cells);
+  DeviceBuffer<float> x(n + 1), y(n + 1), var(cells), mn(cells), mx(cells);
   DeviceBuffer<float> mean(cells + 1);  // + a slot for the outside key, read by the deviation sum
   DeviceBuffer<float> run_min(n + 1), run_max(n + 1);
   DeviceBuffer<unsigned> count(cells);
   DeviceBuffer<double> run_sum(n + 1), run_sq(n + 1);
   DeviceBuffer<std::uint8_t> seed_ground(cells), ground(cells), labels(n + 1);
   DeviceBuffer<unsigned char> scratch;
-  common::GroupByKey<int, float> by_cell;  // (cell key, z) pairs sorted by cell, and the cells' runs
+  // (cell key, z) pairs sorted by cell, and the cells' runs; z is uploaded straight into its
+  // values, which the sort reads but never overwrites, so the labelling reads z from there too
+  common::GroupByKey<int, float> by_cell;
   by_cell.resize(n);
+  float* z = by_cell.values();
   CUDA_CHECK(cudaMemcpy(x.get(), pc.x.data(), n * 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(y.get(), pc.y.data(), n * 4, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(z.get(), pc.z.data(), n * 4, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(z, pc.z.data(), n * 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(count.get(), 0, cells * 4));
   CUDA_CHECK(cudaMemset(mean.get(), 0, (cells + 1) * 4));
   CUDA_CHECK(cudaMemset(var.get(), 0, cells * 4));
@@ -90,7 +93,6 @@ Result segment_gpu_cub(const common::PointCloud& pc, const Params& p, Outputs ou
   if (n > 0) {
     key_kernel<<<(n + 255) / 256, 256>>>(g, x.get(), y.get(), n, outside_key, by_cell.keys());
     CUDA_CHECK_LAST();
-    CUDA_CHECK(cudaMemcpy(by_cell.values(), z.get(), n * 4, cudaMemcpyDeviceToDevice));
     int end_bit = 1;
     while ((1 << end_bit) <= outside_key) ++end_bit;
     by_cell.group(n, nullptr, end_bit);
@@ -123,7 +125,7 @@ Result segment_gpu_cub(const common::PointCloud& pc, const Params& p, Outputs ou
     if (last_cell == outside_key) outside = static_cast<std::size_t>(last_count);  // the outside key sorts last
   }
   gpu::classify_cells(g, c, nullptr);
-  gpu::label_points(g, x.get(), y.get(), z.get(), n, c, labels.get(), nullptr);
+  gpu::label_points(g, x.get(), y.get(), z, n, c, labels.get(), nullptr);
   return gpu::download(g, c, labels.get(), n, outside, out);
 }
 

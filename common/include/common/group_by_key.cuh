@@ -13,7 +13,8 @@
 // counts() and offsets() have n + 1 entries: counts past the last run are 0, so offsets()[runs]
 // is n and offsets() / offsets() + 1 serve directly as the begin / end arrays of a segmented
 // reduction. Equal keys keep their input order (the sort is stable), so per-run sums taken in
-// order are deterministic.
+// order are deterministic. keys() and values() are left as they were (the sort writes separate
+// buffers), so a caller may keep reading its inputs there.
 #pragma once
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_run_length_encode.cuh>
