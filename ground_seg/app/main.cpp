@@ -1,5 +1,5 @@
 // ground_seg driver: segments the simulated street scan and the labelled real scan (when the
-// data directory has it) with the seed rule and the improved rule, checks every result's
+// data directory has it) with the variance rule and the improved rule, checks every result's
 // invariants, scores it against the labels (Patchwork++ convention), times it, and writes the
 // grid population histogram, top-down view data (drawn by scripts/plot.py) and optionally a labelled PLY.
 #include <algorithm>
@@ -27,7 +27,7 @@ namespace {
 const char* const kSummary = "Ground segmentation: accuracy against labels, timing, grid population, top-down views.";
 
 const std::vector<common::ExtraFlag> kExtraFlags = {
-    {"rule", "seed, improved or both", true, "both"},
+    {"rule", "variance, improved or both", true, "both"},
     {"cell", "cell size (m)", true, "0.3"},
     {"region", "x_min,x_max,y_min,y_max (m)", true, "-50,50,-50,50"},
     {"point-threshold", "points that make a cell valid", true, "3"},
@@ -35,7 +35,7 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
     {"height-threshold", "point height above the cell mean (m)", true, "0.2"},
     {"topdown-out", "folder for the top-down view data of the first simulated and every real scan, drawn by "
                     "scripts/plot.py --topdown-dir (empty: none)", true, ""},
-    {"ply", "write the first input's labelled cloud to this PLY file (the seed rule's, unless --rule improved)", true, ""},
+    {"ply", "write the first input's labelled cloud to this PLY file (the variance rule's, unless --rule improved)", true, ""},
     {"sim-scans", "simulated scans to score (different seeds)", true, "4"},
     {"labels-out", "write the first input's per-point labels (one 0/1 byte per point, file order)", true, ""},
     {"cells-out", "write the first input's per-cell statistics as CSV (non-empty cells)", true, ""},
@@ -125,7 +125,7 @@ int run(const common::CliOptions& o) {
   }
   const std::vector<const Version*> selected = common::select_versions(versions(), o.versions);
   const std::string rule = o.extra.at("rule");
-  if (rule != "seed" && rule != "improved" && rule != "both") throw common::UsageError("--rule: seed, improved or both");
+  if (rule != "variance" && rule != "improved" && rule != "both") throw common::UsageError("--rule: variance, improved or both");
   const Params base = params_from(o);
   {  // every output checked before the run; none may be an input
     const std::string stem = o.input.empty() ? "" : o.input.substr(0, o.input.find_last_of('.'));
@@ -164,10 +164,10 @@ int run(const common::CliOptions& o) {
     std::vector<std::uint8_t> rule_labels[2];  // the checked labels of each rule, for the top-down view
     const bool pictured = &in == &inputs.front() || in.name.rfind("sim", 0) != 0;  // first sim + real scans
     for (const bool improved : {false, true}) {
-      if ((improved && rule == "seed") || (!improved && rule == "improved")) continue;
+      if ((improved && rule == "variance") || (!improved && rule == "improved")) continue;
       Params p = base;
       p.improved = improved;
-      const char* rname = improved ? "improved" : "seed";
+      const char* rname = improved ? "improved" : "variance";
       common::NvtxRange rule_range(rname);
       const Result ref = segment_cpu(in.cloud, p);  // what every version is checked against
       Result written;          // the outputs: the result of the last selected version that passed
@@ -260,7 +260,7 @@ int run(const common::CliOptions& o) {
         }
       }
       // outputs from the checked result of the last (most optimised) selected version that passed
-      // the output files: the first input under the first rule run (seed, or improved alone)
+      // the output files: the first input under the first rule run (variance, or improved alone)
       const bool file_outputs = &in == &inputs.front() && (!improved || rule == "improved") &&
                                 (!o.extra.at("ply").empty() || !o.extra.at("labels-out").empty() || !o.extra.at("cells-out").empty());
       if (written_by.empty() && ((!topdown.empty() && pictured) || file_outputs)) {
@@ -279,7 +279,7 @@ int run(const common::CliOptions& o) {
     if (!topdown.empty() && pictured && (!rule_labels[0].empty() || !rule_labels[1].empty()))
       write_topdown_data(topdown + "/topdown_" + file_stem(in.name) + ".gstd", in.cloud, in.labels, rule_labels[0],
                          rule_labels[1], base);
-    for (const char* rn : {"seed", "improved"}) {  // ratios within each (input, rule) block
+    for (const char* rn : {"variance", "improved"}) {  // ratios within each (input, rule) block
       const std::string tag = "input=" + in.name + " rule=" + rn;
       std::vector<ResultRow*> group;
       for (auto& r : rows)

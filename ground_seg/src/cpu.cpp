@@ -1,4 +1,4 @@
-// CPU reference: the seed's algorithm, step by step, single-threaded and in float64 where sums
+// CPU reference: the report's algorithm, step by step, single-threaded and in float64 where sums
 // are taken, so it is the yardstick for every GPU version's cell statistics and labels.
 #include <algorithm>
 #include <cmath>
@@ -127,21 +127,21 @@ void classify_and_label(const common::PointCloud& pc, const Params& p, const std
       c.ground[k] = m == 0 || s / m < p.var_threshold;
     }
 
-  if (p.improved) {  // a ground cell must sit near the lowest seed-ground cell around it
+  if (p.improved) {  // a ground cell must sit near the lowest variance-ground cell around it
     const int r_cells = static_cast<int>(std::ceil(p.local_radius / p.cell));
-    const std::vector<std::uint8_t> seed = c.ground;
+    const std::vector<std::uint8_t> variance_ground = c.ground;
 #pragma omp parallel for schedule(dynamic, 8) if (parallel)
     for (int y = 0; y < ny; ++y)
       for (int x = 0; x < nx; ++x) {
         const std::size_t k = static_cast<std::size_t>(y) * nx + x;
-        if (!seed[k]) continue;
+        if (!variance_ground[k]) continue;
         float low = c.mean[k];
         for (int dy = -r_cells; dy <= r_cells; ++dy)
           for (int dx = -r_cells; dx <= r_cells; ++dx) {
             const int xx = x + dx, yy = y + dy;
             if (xx < 0 || yy < 0 || xx >= nx || yy >= ny || dx * dx + dy * dy > r_cells * r_cells) continue;
             const std::size_t q = static_cast<std::size_t>(yy) * nx + xx;
-            if (seed[q]) low = std::min(low, c.mean[q]);
+            if (variance_ground[q]) low = std::min(low, c.mean[q]);
           }
         c.ground[k] = c.mean[k] - low < p.raised_threshold;
       }
@@ -158,6 +158,7 @@ void classify_and_label(const common::PointCloud& pc, const Params& p, const std
 
 Result segment_cpu_openmp(const common::PointCloud& pc, const Params& p) {
   p.validate();
+  // EXERCISE BEGIN body unused(pc) exercise=cpu_openmp
   const int nx = p.nx(), ny = p.ny();
   const std::size_t cells = static_cast<std::size_t>(nx) * ny, n = pc.size();
   const int threads = omp_get_max_threads();
@@ -219,6 +220,7 @@ Result segment_cpu_openmp(const common::PointCloud& pc, const Params& p) {
   r.outside = outside;
   classify_and_label(pc, p, cell_of_point, r, true);
   return r;
+  // EXERCISE END
 }
 
 std::vector<std::pair<std::string, std::size_t>> population_histogram(const CellStats& c) {

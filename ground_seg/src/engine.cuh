@@ -45,7 +45,7 @@ class Engine {  // the implementation behind ground_seg::FrameEngine
   common::DeviceBuffer<float> xyz_, zs_, mean_, var_, mn_, mx_;
   common::DeviceBuffer<int> cell_of_, lists_;
   common::DeviceBuffer<unsigned> row_of_, count_, offset_, lens_, outside_;
-  common::DeviceBuffer<std::uint8_t> seed_ground_, ground_, labels_;
+  common::DeviceBuffer<std::uint8_t> variance_ground_, ground_, labels_;
   StreamCompaction::Device::ScratchTree scan_scratch_;
 };
 

@@ -16,7 +16,7 @@ Grid make_grid(const Params& p) {
 
 namespace {
 
-__global__ void seed_classify_kernel(Grid g, DeviceCells c) {
+__global__ void variance_classify_kernel(Grid g, DeviceCells c) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= g.nx * g.ny) return;
   const int x = k % g.nx, y = k / g.nx;
@@ -37,13 +37,13 @@ __global__ void seed_classify_kernel(Grid g, DeviceCells c) {
       }
     ground = m == 0 || s / m < g.var_threshold;
   }
-  c.seed_ground[k] = ground;
+  c.variance_ground[k] = ground;
   c.ground[k] = ground;
 }
 
 __global__ void improved_classify_kernel(Grid g, DeviceCells c) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= g.nx * g.ny || !c.seed_ground[k]) return;
+  if (k >= g.nx * g.ny || !c.variance_ground[k]) return;
   const int x = k % g.nx, y = k / g.nx, r = g.radius_cells;
   float low = c.mean[k];
   for (int dy = -r; dy <= r; ++dy)
@@ -51,7 +51,7 @@ __global__ void improved_classify_kernel(Grid g, DeviceCells c) {
       const int xx = x + dx, yy = y + dy;
       if (xx < 0 || yy < 0 || xx >= g.nx || yy >= g.ny || dx * dx + dy * dy > r * r) continue;
       const int q = yy * g.nx + xx;
-      if (c.seed_ground[q]) low = fminf(low, c.mean[q]);
+      if (c.variance_ground[q]) low = fminf(low, c.mean[q]);
     }
   c.ground[k] = c.mean[k] - low < g.raised_threshold;
 }
@@ -68,7 +68,7 @@ __global__ void label_kernel(Grid g, const float* __restrict__ x, const float* _
 
 void classify_cells(const Grid& g, const DeviceCells& c, cudaStream_t s) {
   const int cells = g.nx * g.ny;
-  seed_classify_kernel<<<(cells + 255) / 256, 256, 0, s>>>(g, c);
+  variance_classify_kernel<<<(cells + 255) / 256, 256, 0, s>>>(g, c);
   CUDA_CHECK_LAST();
   if (g.improved) {
     improved_classify_kernel<<<(cells + 255) / 256, 256, 0, s>>>(g, c);

@@ -1,4 +1,4 @@
-// Pieces every GPU version shares: the cell of a point, the cell classification (seed and
+// Pieces every GPU version shares: the cell of a point, the cell classification (variance and
 // improved rules) and the point labels, written to mirror cpu.cpp line for line so the labels
 // match the reference exactly whenever the statistics do.
 #pragma once
@@ -45,12 +45,12 @@ __host__ __device__ inline float key_float(unsigned k) {
 struct DeviceCells {  // cell arrays on the device
   unsigned* count;
   float *mean, *var, *min, *max;
-  std::uint8_t *seed_ground, *ground;
+  std::uint8_t *variance_ground, *ground;
 };
 
-// Seed-rule classification, then the improved rule when asked; one thread per cell.
+// Variance-rule classification, then the improved rule when asked; one thread per cell.
 void classify_cells(const Grid& g, const DeviceCells& c, cudaStream_t s);
-// The improved rule alone, on top of a seed classification already in c.seed_ground / c.ground.
+// The improved rule alone, on top of a variance classification already in c.variance_ground / c.ground.
 void improve_cells(const Grid& g, const DeviceCells& c, cudaStream_t s);
 // Point labels from the cell classification.
 void label_points(const Grid& g, const float* x, const float* y, const float* z, int n, const DeviceCells& c,

@@ -67,10 +67,10 @@ std::string compare_to_reference(const Result& ref, const Result& got) {
 }
 
 void write_topdown_data(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint32_t>& labels,
-                        const std::vector<std::uint8_t>& seed, const std::vector<std::uint8_t>& improved, const Params& p) {
+                        const std::vector<std::uint8_t>& variance, const std::vector<std::uint8_t>& improved, const Params& p) {
   const std::uint64_t n = pc.size();
-  const std::uint8_t has_seed = seed.size() == n, has_improved = improved.size() == n;
-  if (!has_seed && !has_improved) throw std::invalid_argument("top-down data: neither rule's labels are given");
+  const std::uint8_t has_variance = variance.size() == n, has_improved = improved.size() == n;
+  if (!has_variance && !has_improved) throw std::invalid_argument("top-down data: neither rule's labels are given");
   std::vector<std::uint8_t> truth(n, 0);
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint32_t src = pc.source_index.empty() ? static_cast<std::uint32_t>(i) : pc.source_index[i];
@@ -83,12 +83,12 @@ void write_topdown_data(const std::string& path, const common::PointCloud& pc, c
     const float region[5] = {p.x_min, p.x_max, p.y_min, p.y_max, p.cell};
     put(region, sizeof region);
     put(&n, sizeof n);
-    put(&has_seed, 1);
+    put(&has_variance, 1);
     put(&has_improved, 1);
     put(pc.x.data(), n * sizeof(float));
     put(pc.y.data(), n * sizeof(float));
     put(truth.data(), n);
-    if (has_seed) put(seed.data(), n);
+    if (has_variance) put(variance.data(), n);
     if (has_improved) put(improved.data(), n);
   });
 }

@@ -1,4 +1,4 @@
-// The stages of the seed's GPU design, shared by v3 (host work between them) and v4 (all on the
+// The stages of the report's GPU design, shared by v3 (host work between them) and v4 (all on the
 // device, one CUDA graph):
 //  1. assign + histogram: each point finds its cell and takes a row in it with one atomicAdd
 //     (the returned old count is its row index);
@@ -22,6 +22,7 @@
 namespace ground_seg {
 namespace gpu {
 namespace {  // internal linkage: v3 and v4 each instantiate their own copies of these kernels
+// EXERCISE BEGIN exercise=v3_grouped_stats
 
 constexpr int kGroups = 7;  // 0: single, 1..5: 2,4,8,16,32 lanes, 6: large (> 32)
 __host__ __device__ inline int group_of(unsigned count) {
@@ -133,7 +134,7 @@ __global__ void large_stats_kernel(const int* __restrict__ list, const unsigned*
   }
 }
 
-// Seed-rule classification, 16 x 16 cells per block, counts and variances of the tile and a
+// Variance-rule classification, 16 x 16 cells per block, counts and variances of the tile and a
 // one-cell halo staged in shared memory.
 __global__ void tile_classify_kernel(Grid g, DeviceCells c) {
   __shared__ unsigned s_count[18][18];
@@ -164,7 +165,7 @@ __global__ void tile_classify_kernel(Grid g, DeviceCells c) {
         }
     ground = m == 0 || s / m < g.var_threshold;
   }
-  c.seed_ground[k] = ground;
+  c.variance_ground[k] = ground;
   c.ground[k] = ground;
 }
 
@@ -178,6 +179,7 @@ __global__ void group_kernel(const unsigned* __restrict__ count, int cells, int*
   }
 }
 
+// EXERCISE END
 }  // namespace
 }  // namespace gpu
 }  // namespace ground_seg

@@ -1,4 +1,4 @@
-// v1 naive: the seed algorithm ported as directly as possible. Per-cell count, sum, min and max
+// v1 naive: the report's algorithm ported as directly as possible. Per-cell count, sum, min and max
 // by atomics (one thread per point; the cells near the sensor hold >1000 points, so those
 // atomics serialize), the mean and variance finished on the host between the passes (each a
 // round trip), one thread per cell for the classification reading its neighbours from global
@@ -13,6 +13,7 @@
 
 namespace ground_seg {
 namespace {
+// EXERCISE BEGIN
 
 using common::DeviceBuffer;
 
@@ -40,9 +41,11 @@ __global__ void deviation_kernel(const float* z, const int* cell_of, int n, cons
   atomicAdd(&sq[cell_of[i]], d * d);
 }
 
+// EXERCISE END
 }  // namespace
 
 Result segment_gpu_naive(const common::PointCloud& pc, const Params& p, Outputs out) {
+  // EXERCISE BEGIN body
   const gpu::Grid g = gpu::make_grid(p);
   const int n = static_cast<int>(pc.size());
   const std::size_t cells = static_cast<std::size_t>(g.nx) * g.ny;
@@ -50,7 +53,7 @@ Result segment_gpu_naive(const common::PointCloud& pc, const Params& p, Outputs 
   DeviceBuffer<int> cell_of(n + 1);
   DeviceBuffer<unsigned> count(cells), min_key(cells), max_key(cells), outside(1);
   DeviceBuffer<double> sum(cells), sq(cells);
-  DeviceBuffer<std::uint8_t> seed_ground(cells), ground(cells), labels(n + 1);
+  DeviceBuffer<std::uint8_t> variance_ground(cells), ground(cells), labels(n + 1);
   CUDA_CHECK(cudaMemcpy(x.get(), pc.x.data(), n * 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(y.get(), pc.y.data(), n * 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(z.get(), pc.z.data(), n * 4, cudaMemcpyHostToDevice));
@@ -90,12 +93,13 @@ Result segment_gpu_naive(const common::PointCloud& pc, const Params& p, Outputs 
   CUDA_CHECK(cudaMemcpy(var.get(), h_var.data(), cells * 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(mn.get(), h_min.data(), cells * 4, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(mx.get(), h_max.data(), cells * 4, cudaMemcpyHostToDevice));
-  const gpu::DeviceCells c{count.get(), mean.get(), var.get(), mn.get(), mx.get(), seed_ground.get(), ground.get()};
+  const gpu::DeviceCells c{count.get(), mean.get(), var.get(), mn.get(), mx.get(), variance_ground.get(), ground.get()};
   gpu::classify_cells(g, c, nullptr);
   gpu::label_points(g, x.get(), y.get(), z.get(), n, c, labels.get(), nullptr);
   unsigned h_outside = 0;
   CUDA_CHECK(cudaMemcpy(&h_outside, outside.get(), 4, cudaMemcpyDeviceToHost));
   return gpu::download(g, c, labels.get(), n, h_outside, out);
+  // EXERCISE END
 }
 
 }  // namespace ground_seg

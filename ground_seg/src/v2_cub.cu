@@ -74,7 +74,7 @@ Result segment_gpu_cub(const common::PointCloud& pc, const Params& p, Outputs ou
   DeviceBuffer<float> run_min(n + 1), run_max(n + 1);
   DeviceBuffer<unsigned> count(cells);
   DeviceBuffer<double> run_sum(n + 1), run_sq(n + 1);
-  DeviceBuffer<std::uint8_t> seed_ground(cells), ground(cells), labels(n + 1);
+  DeviceBuffer<std::uint8_t> variance_ground(cells), ground(cells), labels(n + 1);
   DeviceBuffer<unsigned char> scratch;
   // (cell key, z) pairs sorted by cell, and the cells' runs; z is uploaded straight into its
   // values, which the sort reads but never overwrites, so the labelling reads z from there too
@@ -87,7 +87,7 @@ Result segment_gpu_cub(const common::PointCloud& pc, const Params& p, Outputs ou
   CUDA_CHECK(cudaMemset(count.get(), 0, cells * 4));
   CUDA_CHECK(cudaMemset(mean.get(), 0, (cells + 1) * 4));
   CUDA_CHECK(cudaMemset(var.get(), 0, cells * 4));
-  const gpu::DeviceCells c{count.get(), mean.get(), var.get(), mn.get(), mx.get(), seed_ground.get(), ground.get()};
+  const gpu::DeviceCells c{count.get(), mean.get(), var.get(), mn.get(), mx.get(), variance_ground.get(), ground.get()};
   int runs = 0;
   std::size_t outside = 0;
   if (n > 0) {

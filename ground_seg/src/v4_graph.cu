@@ -19,6 +19,7 @@ namespace gpu {
 
 Engine::Engine(const Params& p, int capacity)
     : g_(make_grid(p)), cap_(std::max(capacity, 1)), cells_(g_.nx * g_.ny) {
+  // EXERCISE BEGIN body
   h_xyz_.resize(3 * static_cast<std::size_t>(cap_));
   h_labels_.resize(cap_);
   xyz_.resize(3 * static_cast<std::size_t>(cap_));
@@ -31,17 +32,19 @@ Engine::Engine(const Params& p, int capacity)
   offset_.resize(cells_);
   lens_.resize(kGroups);
   outside_.resize(1);
-  seed_ground_.resize(cells_);
+  variance_ground_.resize(cells_);
   ground_.resize(cells_);
   labels_.resize(cap_);
   // size the scan's scratch once, outside any capture
   StreamCompaction::Device::scan_lookback(cells_, offset_.get(), count_.get(), scan_scratch_, stream_.get());
   stream_.sync();
+  // EXERCISE END
 }
 
 void Engine::enqueue_frame(int n) {
+  // EXERCISE BEGIN body
   cudaStream_t s = stream_.get();
-  const DeviceCells c{count_.get(), mean_.get(), var_.get(), mn_.get(), mx_.get(), seed_ground_.get(), ground_.get()};
+  const DeviceCells c{count_.get(), mean_.get(), var_.get(), mn_.get(), mx_.get(), variance_ground_.get(), ground_.get()};
   float* x = xyz_.get();
   float* y = x + cap_;
   float* z = y + cap_;
@@ -80,30 +83,37 @@ void Engine::enqueue_frame(int n) {
   common::record_timing_node(ev_k1_.get(), s);
   CUDA_CHECK(cudaMemcpyAsync(h_labels_.get(), labels_.get(), n, cudaMemcpyDeviceToHost, s));
   common::record_timing_node(ev_end_.get(), s);
+  // EXERCISE END
 }
 
 void Engine::stage(const common::PointCloud& pc) {
   const int n = static_cast<int>(pc.size());
   if (n > cap_) throw std::invalid_argument("frame engine: " + std::to_string(n) + " points, capacity " + std::to_string(cap_));
+  // EXERCISE BEGIN body
   stream_.sync();  // the pinned buffers are free again
   std::memcpy(h_xyz_.get(), pc.x.data(), n * sizeof(float));
   std::memcpy(h_xyz_.get() + cap_, pc.y.data(), n * sizeof(float));
   std::memcpy(h_xyz_.get() + 2 * static_cast<std::size_t>(cap_), pc.z.data(), n * sizeof(float));
+  // EXERCISE END
 }
 
 void Engine::capture(int n) {
   if (n > cap_) throw std::invalid_argument("frame engine: " + std::to_string(n) + " points, capacity " + std::to_string(cap_));
   if (n == graph_n_) return;
   stream_.sync();
+  // EXERCISE BEGIN body
   graph_n_ = -1;  // until the capture succeeds
   exec_.capture(stream_.get(), [&](cudaStream_t) { enqueue_frame(n); });
   graph_n_ = n;
+  // EXERCISE END
 }
 
 void Engine::launch(int n) {
   capture(n);
   stream_.sync();  // the previous frame is done with the pinned buffers
+  // EXERCISE BEGIN body
   exec_.launch(stream_.get());
+  // EXERCISE END
 }
 
 void Engine::wait() { stream_.sync(); }
@@ -114,6 +124,7 @@ float Engine::frame_ms() const { return ev_end_.since(ev_start_); }
 
 Result Engine::result(int n, Outputs out) {
   wait();
+  // EXERCISE BEGIN body
   unsigned outside = 0;
   CUDA_CHECK(cudaMemcpy(&outside, outside_.get(), 4, cudaMemcpyDeviceToHost));
   if (out == Outputs::labels) {  // the graph already brought the labels into pinned memory
@@ -122,8 +133,9 @@ Result Engine::result(int n, Outputs out) {
     r.outside = outside;
     return r;
   }
-  const DeviceCells c{count_.get(), mean_.get(), var_.get(), mn_.get(), mx_.get(), seed_ground_.get(), ground_.get()};
+  const DeviceCells c{count_.get(), mean_.get(), var_.get(), mn_.get(), mx_.get(), variance_ground_.get(), ground_.get()};
   return download(g_, c, labels_.get(), n, outside, out);
+  // EXERCISE END
 }
 
 }  // namespace gpu

@@ -18,6 +18,7 @@ namespace ground_seg {
 StreamedRun segment_gpu_streamed(const common::PointCloud& pc, const Params& p, int streams, int frames,
                                  std::vector<std::uint8_t>* last_labels) {
   if (streams < 1 || frames < 1) throw std::invalid_argument("segment_gpu_streamed: streams and frames must be >= 1");
+  // EXERCISE BEGIN body
   std::vector<std::unique_ptr<FrameEngine>> engines;
   for (int s = 0; s < streams; ++s) {
     engines.push_back(std::make_unique<FrameEngine>());
@@ -47,6 +48,7 @@ StreamedRun segment_gpu_streamed(const common::PointCloud& pc, const Params& p, 
   r.frames_per_second = frames / (total * 1e-3);
   r.median_latency_ms = common::summarize(latency).median_ms;
   return r;
+  // EXERCISE END
 }
 
 }  // namespace ground_seg

@@ -7,6 +7,7 @@
 
 namespace nbody {
 namespace {
+// EXERCISE BEGIN
 
 __global__ void naive_kernel(const float4* pos, int n, float4* acc, int i_begin, int count, float eps2, float G) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -26,12 +27,15 @@ __global__ void naive_kernel(const float4* pos, int n, float4* acc, int i_begin,
   acc[t] = make_float4(G * ax, G * ay, G * az, 0.f);
 }
 
+// EXERCISE END
 }  // namespace
 
 void accel_naive(const float4* pos, int n, float4* acc, int i_begin, int count, float eps2, float G, cudaStream_t s) {
   if (count <= 0) return;
+  // EXERCISE BEGIN body
   naive_kernel<<<(count + 255) / 256, 256, 0, s>>>(pos, n, acc, i_begin, count, eps2, G);
   CUDA_CHECK_LAST();
+  // EXERCISE END
 }
 
 }  // namespace nbody

@@ -7,6 +7,7 @@
 
 namespace nbody {
 namespace {
+// EXERCISE BEGIN
 
 constexpr int kBlock = 256;
 
@@ -36,13 +37,16 @@ __global__ void __launch_bounds__(kBlock) rsqrt_kernel(const float4* __restrict_
   if (t < count) acc[t] = make_float4(G * ax, G * ay, G * az, 0.f);
 }
 
+// EXERCISE END
 }  // namespace
 
 void accel_rsqrt_unroll(const float4* pos, int n, float4* acc, int i_begin, int count, float eps2, float G,
                         cudaStream_t s) {
   if (count <= 0) return;
+  // EXERCISE BEGIN body
   rsqrt_kernel<<<(count + kBlock - 1) / kBlock, kBlock, 0, s>>>(pos, n, acc, i_begin, count, eps2, G);
   CUDA_CHECK_LAST();
+  // EXERCISE END
 }
 
 }  // namespace nbody

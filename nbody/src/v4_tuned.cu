@@ -11,6 +11,7 @@
 
 namespace nbody {
 namespace {
+// EXERCISE BEGIN
 
 __global__ void tuned_kernel(const float4* __restrict__ pos, int n, float4* __restrict__ acc, int i_begin, int count,
                              float eps2, float G) {
@@ -36,23 +37,28 @@ int choose_block() {
   return block - block % 8;  // the tile loop is unrolled by 8
 }
 
+// EXERCISE END
 }  // namespace
 
 // The occupancy API maximizes resident threads per SM but knows nothing of the grid: at N = 65536
 // its 1024-thread blocks make 64 blocks for 132 SMs. Halve the block until every SM gets two.
 int tuned_block_size(int count) {
+  // EXERCISE BEGIN body
   static const int api_block = choose_block();
   const int sms = common::current_sm_count();
   int block = api_block;
   while (block > 64 && (count + block - 1) / block < 2 * sms) block /= 2;
   return block;
+  // EXERCISE END
 }
 
 void accel_tuned(const float4* pos, int n, float4* acc, int i_begin, int count, float eps2, float G, cudaStream_t s) {
   if (count <= 0) return;
+  // EXERCISE BEGIN body
   const int block = tuned_block_size(count);
   tuned_kernel<<<(count + block - 1) / block, block, block * sizeof(float4), s>>>(pos, n, acc, i_begin, count, eps2, G);
   CUDA_CHECK_LAST();
+  // EXERCISE END
 }
 
 }  // namespace nbody

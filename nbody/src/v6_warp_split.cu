@@ -12,6 +12,7 @@
 
 namespace nbody {
 namespace {
+// EXERCISE BEGIN
 
 constexpr int kBlock = 256;
 
@@ -56,18 +57,22 @@ int resident_threads() {
   return sms * per_sm;
 }
 
+// EXERCISE END
 }  // namespace
 
 int warp_split_group(int n) {
+  // EXERCISE BEGIN body
   static const int resident = resident_threads();
   int s = 1;
   while (s < 32 && static_cast<long long>(n) * s * 2 <= resident) s *= 2;
   return s;
+  // EXERCISE END
 }
 
 void accel_warp_split(const float4* pos, int n, float4* acc, int i_begin, int count, float eps2, float G,
                       cudaStream_t s) {
   if (count <= 0) return;
+  // EXERCISE BEGIN body
   switch (warp_split_group(count)) {
     case 1: return launch<1>(pos, n, acc, i_begin, count, eps2, G, s);
     case 2: return launch<2>(pos, n, acc, i_begin, count, eps2, G, s);
@@ -76,6 +81,7 @@ void accel_warp_split(const float4* pos, int n, float4* acc, int i_begin, int co
     case 16: return launch<16>(pos, n, acc, i_begin, count, eps2, G, s);
     default: return launch<32>(pos, n, acc, i_begin, count, eps2, G, s);
   }
+  // EXERCISE END
 }
 
 }  // namespace nbody

@@ -218,8 +218,9 @@ void draw_topdown(const std::string& path, const Case& c, const double (&T)[4][4
 
 int run(const common::CliOptions& o) {
   if (o.list) {
+    std::printf("%-4s %-24s %-4s %s\n", "id", "name", "gpu", "idea");
     for (const auto& v : versions())
-      std::printf("%-4s %-24s %s%s\n", v.id.c_str(), v.name.c_str(), v.idea.c_str(),
+      std::printf("%-4s %-24s %-4s %s%s\n", v.id.c_str(), v.name.c_str(), v.needs_gpu ? "yes" : "no", v.idea.c_str(),
                   v.make || v.batched ? "" : ("  [" + v.unavailable + "]").c_str());
     return 0;
   }

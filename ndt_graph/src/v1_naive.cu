@@ -13,6 +13,7 @@ namespace ndt {
 namespace gpu {
 namespace {
 
+// EXERCISE BEGIN
 __global__ void transform_kernel(const float* xyz, int n, const EvalRequest* req, float* out) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
@@ -40,12 +41,14 @@ __global__ void atomic_reduce_kernel(const double* per_point, int n, double* sum
   if (i >= n) return;
   for (int k = 0; k < kSums; ++k) atomicAdd(&sums[k], per_point[static_cast<std::size_t>(k) * n + i]);
 }
+// EXERCISE END
 
 class NaiveRunner : public Runner {
  public:
   void prepare(const Problem& p) override {
     p.params.validate();
     if (!p.source || p.source->size() == 0) throw InputError("source cloud is empty");
+    // EXERCISE BEGIN body
     upload_map(*p.map, map_, stream_.get());
     view_ = map_.view(p.params.search);
     n_ = static_cast<int>(p.source->size());
@@ -58,8 +61,10 @@ class NaiveRunner : public Runner {
     per_point_.resize(static_cast<std::size_t>(n_) * kSums);
     sums_.resize(kSums);
     req_.resize(1);
+    // EXERCISE END
   }
   void enqueue() override {  // driven from the host: done when it returns
+    // EXERCISE BEGIN body
     cudaStream_t s = stream_.get();
     CUDA_CHECK(cudaMemcpyAsync(xyz_.get(), xyz_host_.data(), xyz_host_.size() * sizeof(float), cudaMemcpyHostToDevice, s));
     solver_init(state_, guess_);
@@ -78,6 +83,7 @@ class NaiveRunner : public Runner {
       CUDA_CHECK(cudaStreamSynchronize(s));
       solver_advance(state_, cfg_, sums, true, trace_.data());
     }
+    // EXERCISE END
   }
   AlignResult result() override { return result_from_state(state_, trace_.data()); }
 

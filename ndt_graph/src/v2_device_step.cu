@@ -18,9 +18,12 @@ class DeviceStepRunner : public DeviceRunner {
  public:
   void prepare(const Problem& p) override {
     a_.prepare(p);
+    // EXERCISE BEGIN body
     flag_.resize(1);
+    // EXERCISE END
   }
   void enqueue() override {
+    // EXERCISE BEGIN body
     cudaStream_t s = a_.stream.get();
     a_.upload_source_and_init(s);
     for (;;) {
@@ -33,6 +36,7 @@ class DeviceStepRunner : public DeviceRunner {
       if (flag_[0] == static_cast<int>(Phase::done)) break;
     }
     a_.download(s);
+    // EXERCISE END
   }
 
  private:

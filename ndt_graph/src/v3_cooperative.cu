@@ -16,6 +16,7 @@ namespace ndt {
 namespace gpu {
 namespace {
 
+// EXERCISE BEGIN
 __global__ void __launch_bounds__(kBlock) cooperative_kernel(MapView m, const float* xyz, const AlignmentSlot* slot,
                                                              SolverState* state, const SolverConfig* cfg,
                                                              double* partials, TraceRow* trace) {
@@ -30,11 +31,14 @@ __global__ void __launch_bounds__(kBlock) cooperative_kernel(MapView m, const fl
     grid.sync();
   }
 }
+// EXERCISE END
 
 int max_cooperative_blocks() {
+  // EXERCISE BEGIN body
   int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cooperative_kernel, kBlock, 0));
   return per_sm * common::current_sm_count();
+  // EXERCISE END
 }
 
 class CooperativeRunner : public DeviceRunner {
@@ -42,14 +46,17 @@ class CooperativeRunner : public DeviceRunner {
   explicit CooperativeRunner(int forced_blocks) : forced_blocks_(forced_blocks) {}
   void prepare(const Problem& p) override {
     a_.prepare(p);
+    // EXERCISE BEGIN body
     int coop = 0, dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
     if (!coop) throw std::runtime_error("v3_cooperative: this GPU does not support cooperative launches");
     blocks_ = forced_blocks_ > 0 ? forced_blocks_ : std::min(a_.blocks, max_cooperative_blocks());
     a_.partials.resize(static_cast<std::size_t>(blocks_) * kSums);
+    // EXERCISE END
   }
   void enqueue() override {
+    // EXERCISE BEGIN body
     cudaStream_t s = a_.stream.get();
     a_.upload_source_and_init(s);
     start_.record(s);
@@ -72,6 +79,7 @@ class CooperativeRunner : public DeviceRunner {
     CUDA_CHECK(e);
     stop_.record(s);
     a_.download(s);
+    // EXERCISE END
   }
   double kernel_ms() const override { return stop_.since(start_); }
 

@@ -18,6 +18,7 @@ class GraphBatchRunner : public DeviceRunner {
   GraphBatchRunner(int unrolled, bool programmatic) : unrolled_(unrolled), programmatic_(programmatic) {}
   void prepare(const Problem& p) override {
     a_.prepare(p);
+    // EXERCISE BEGIN body
     flag_.resize(1);
     graph_.capture(a_.stream.get(), [&](cudaStream_t s) {
       for (int k = 0; k < unrolled_; ++k) {
@@ -30,8 +31,10 @@ class GraphBatchRunner : public DeviceRunner {
       CUDA_CHECK(cudaMemcpyAsync(flag_.get(), reinterpret_cast<const char*>(a_.state.get()) + offsetof(SolverState, phase),
                                  sizeof(int), cudaMemcpyDeviceToHost, s));
     });
+    // EXERCISE END
   }
   void enqueue() override {
+    // EXERCISE BEGIN body
     cudaStream_t s = a_.stream.get();
     a_.upload_source_and_init(s);
     do {
@@ -39,6 +42,7 @@ class GraphBatchRunner : public DeviceRunner {
       CUDA_CHECK(cudaStreamSynchronize(s));
     } while (flag_[0] != static_cast<int>(Phase::done));
     a_.download(s);
+    // EXERCISE END
   }
 
  private:

@@ -18,6 +18,7 @@ class GraphWhileRunner : public DeviceRunner {
   void prepare(const Problem& p) override {
     const int k = p.params.line_search_candidates;
     a_.prepare(p, k);
+    // EXERCISE BEGIN body
     common::build_device_while_graph(
         graph_, a_.stream.get(), [&](cudaStream_t s, cudaGraphConditionalHandle) { a_.upload_source_and_init(s); },
         [&, k](cudaStream_t s, cudaGraphConditionalHandle h) {
@@ -26,11 +27,14 @@ class GraphWhileRunner : public DeviceRunner {
           launch_step_conditional(a_.partials.get(), a_.blocks, a_.state.get(), a_.d_cfg.get(), a_.trace.get(),
                                   a_.clock.get(), h, s, k);
         });
+    // EXERCISE END
   }
   void enqueue() override {
+    // EXERCISE BEGIN body
     cudaStream_t s = a_.stream.get();
     graph_.launch(s);
     a_.download(s);
+    // EXERCISE END
   }
 
  private:

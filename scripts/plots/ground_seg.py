@@ -15,13 +15,13 @@ def read_topdown(path):
         raise SystemExit(f"plot.py: {path} is not a ground_seg top-down file")
     region = np.frombuffer(data, np.float32, 5, 10)
     n = int(np.frombuffer(data, np.uint64, 1, 30)[0])
-    has_seed, has_improved = data[38], data[39]
+    has_variance, has_improved = data[38], data[39]
     at = 40
     x = np.frombuffer(data, np.float32, n, at); at += 4 * n
     y = np.frombuffer(data, np.float32, n, at); at += 4 * n
     truth = np.frombuffer(data, np.uint8, n, at); at += n
     rules = {}
-    for name, present in (("seed", has_seed), ("improved", has_improved)):
+    for name, present in (("variance", has_variance), ("improved", has_improved)):
         if present:
             rules[name] = np.frombuffer(data, np.uint8, n, at).astype(bool)
             at += n
@@ -60,8 +60,8 @@ def topdown_plots(plt, save, folder, m):
             ax.set_title(f"{rule} rule: {int(pred.sum()):,} of {len(pred):,} points ground")
         if both:
             ax = axes[0][-1]
-            seed, improved = rules["seed"], rules["improved"]
-            changed = seed != improved
+            variance, improved = rules["variance"], rules["improved"]
+            changed = variance != improved
             ax.scatter(y[~changed], x[~changed], s=0.3, c="#e4e4e4", linewidths=0, rasterized=True)
             right = changed & scored & (improved == (truth == 1))
             wrong = changed & scored & (improved != (truth == 1))
@@ -114,22 +114,22 @@ def plots(rows, tune_rows, out, args=None):
     if acc:
         fig, ax = plt.subplots(figsize=(9, 4.5))
         names = list(OrderedDict.fromkeys(r["params_d"]["input"] for r in acc))
-        for k, rule in enumerate(["seed", "improved"]):
+        for k, rule in enumerate(["variance", "improved"]):
             pick = [next((r for r in acc if r["params_d"]["input"] == n and r["params_d"]["rule"] == rule), None) for n in names]
             pts = [(r["m"]["recall"], r["m"]["precision"], n) for r, n in zip(pick, names) if r]
-            ax.scatter([x for x, _, _ in pts], [y for _, y, _ in pts], marker="o" if rule == "seed" else "s", s=60,
+            ax.scatter([x for x, _, _ in pts], [y for _, y, _ in pts], marker="o" if rule == "variance" else "s", s=60,
                        label=f"{rule} rule")
             for x, y, n in pts:
                 ax.annotate(n.replace("semantickitti_", "SK "), (x, y), fontsize=7, xytext=(4, 2), textcoords="offset points")
         ax.set_xlabel("recall of ground (%)")
         ax.set_ylabel("precision of ground (%)")
-        ax.set_title("accuracy, seed vs improved rule (Patchwork++ convention)")
+        ax.set_title("accuracy, variance vs improved rule (Patchwork++ convention)")
         ax.grid(True, alpha=0.3)
         ax.legend()
         save(fig, "accuracy.png")
     real = next((r["params_d"]["input"] for r in rows if "input" in r["params_d"] and not r["params_d"]["input"].startswith("sim")), None)
     frame = [r for r in rows if r["kind"] == "version" and r["params_d"].get("input") == real
-             and r["params_d"].get("rule") == "seed" and timed(r)]
+             and r["params_d"].get("rule") == "variance" and timed(r)]
     target_us = m.get("target_frame", math.nan) * 1e3
     if frame:
         # a dot per version on a log axis (bars on a log axis would start from an arbitrary baseline)
@@ -148,11 +148,11 @@ def plots(rows, tune_rows, out, args=None):
         ax.set_xscale("log")
         ax.set_xlabel("us per frame, host points in -> host labels out (log scale)")
         ax.grid(True, axis="x", which="both", alpha=0.3)
-        ax.set_title(f"one {frame[0]['n']:,}-point frame, seed rule, {device_of(rows)}")
+        ax.set_title(f"one {frame[0]['n']:,}-point frame, variance rule, {device_of(rows)}")
         save(fig, "end_to_end.png")
         extra = [(1 / m["target_frame"] * 1e3, f"target: one frame in {target_us:g} us = {1e3 / m['target_frame']:,.0f} frames/s")] \
             if "target_frame" in m else []
-        ladder_plot(plt, save, [(f"one {frame[0]['n']:,}-point frame ({real}), seed rule, host points to host labels", frame,
+        ladder_plot(plt, save, [(f"one {frame[0]['n']:,}-point frame ({real}), variance rule, host points to host labels", frame,
                                  "frames / s (one frame at a time)", lambda r: 1e3 / r["median_ms"], extra)],
                     version_colors(rows), "ladder.png", f"ground_seg: the ladder on {device_of(rows)}")
     phases = [r for r in rows if r["kind"] == "phase" and timed(r)]
@@ -165,7 +165,7 @@ def plots(rows, tune_rows, out, args=None):
             ax.barh([phased], [r["median_ms"] * 1e3], left=left, color=cmap(i % 20), label=r["params_d"]["phase"])
             left += r["median_ms"] * 1e3
         kern = next((r for r in rows if r["kind"] == "kernels" and r["params_d"].get("input") == real
-                     and r["params_d"].get("rule") == "seed"), None)
+                     and r["params_d"].get("rule") == "variance"), None)
         e2e = next((r for r in frame if kern and r["version"] == kern["version"]), None)
         if kern and e2e:
             label = f"{kern['version']} (one graph)"
@@ -259,7 +259,7 @@ def tables(rows, tune_rows):
         first = hist[0]["params_d"]["input"]
         real = next((r["params_d"]["input"] for r in hist if not r["params_d"]["input"].startswith("sim")), first)
         rs = [r for r in hist if r["params_d"]["input"] == real]
-        lines.append(f"**grid population, {real}** (cells by point count; the seed's section 1.1)")
+        lines.append(f"**grid population, {real}** (cells by point count; the report's section 1.1)")
         lines.append("")
         lines.append("| points per cell | " + " | ".join(r["params_d"]["points_per_cell"] for r in rs) + " |")
         lines.append("|---|" + "---:|" * len(rs))

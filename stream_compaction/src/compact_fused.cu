@@ -13,6 +13,7 @@
 namespace StreamCompaction {
 namespace Device {
 namespace {
+// EXERCISE BEGIN
 
 // Default shape and look-back delays, chosen with stream_compaction_tune on an H200 at 2^28
 // (table in the README): 128 threads x 47 items, sleep 1245 ns before the first poll and 648 ns
@@ -70,9 +71,11 @@ void launch_fused_compact(std::int64_t n, int* out, std::int64_t* count, const i
   CUDA_CHECK_LAST();
 }
 
+// EXERCISE END
 }  // namespace
 
 const std::vector<CompactVariant>& fused_compact_variants() {
+  // EXERCISE BEGIN body
   static const std::vector<CompactVariant> v = [] {
     std::vector<CompactVariant> out;
     for_each_tuning_shape([&](auto shape) {
@@ -83,11 +86,14 @@ const std::vector<CompactVariant>& fused_compact_variants() {
     return out;
   }();
   return v;
+  // EXERCISE END
 }
 
 void compact_fused(std::int64_t n, int* out, std::int64_t* count, const int* in, ScratchTree& scratch,
                    cudaStream_t stream) {
+  // EXERCISE BEGIN body
   launch_fused_compact<kDefaultBlock, kDefaultItems, kDefaultFirstDelay, kDefaultPollDelay>(n, out, count, in, scratch, stream);
+  // EXERCISE END
 }
 
 }  // namespace Device

@@ -10,6 +10,7 @@
 namespace StreamCompaction {
 namespace Device {
 namespace {
+// EXERCISE BEGIN
 
 __global__ void map_nonzero_kernel(std::int64_t n, int* __restrict__ flags, const int* __restrict__ in) {
   const std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
@@ -28,8 +29,9 @@ __global__ void scatter_kernel(std::int64_t n, int* __restrict__ out, std::int64
   if (i == n - 1) *count = pos + flags[i];
 }
 
-void record(cudaEvent_t e, cudaStream_t s) { CUDA_CHECK(cudaEventRecord(e, s)); }
+// EXERCISE END
 
+void record(cudaEvent_t e, cudaStream_t s) { CUDA_CHECK(cudaEventRecord(e, s)); }
 }  // namespace
 
 void compact_map_scan_scatter(ScanFn scan, std::int64_t n, int* out, std::int64_t* count, const int* in,
@@ -48,6 +50,7 @@ void compact_map_scan_scatter(ScanFn scan, std::int64_t n, int* out, std::int64_
     }
     return;
   }
+  // EXERCISE BEGIN body
   int* flags = scratch.here().as<int>(2 * static_cast<std::size_t>(n));
   int* positions = flags + n;
   const unsigned grid = grid_for(n, block);
@@ -59,6 +62,7 @@ void compact_map_scan_scatter(ScanFn scan, std::int64_t n, int* out, std::int64_
   scatter_kernel<<<grid, block, 0, stream>>>(n, out, count, in, flags, positions);
   CUDA_CHECK_LAST();
   if (stages) record(stages->after_scatter, stream);
+  // EXERCISE END
 }
 
 }  // namespace Device

@@ -20,6 +20,7 @@
 namespace StreamCompaction {
 namespace Device {
 namespace {
+// EXERCISE BEGIN
 
 constexpr int kBits = 8;
 constexpr int kBuckets = 1 << kBits;
@@ -135,11 +136,13 @@ __global__ void __launch_bounds__(kBlock) downsweep_kernel(std::int64_t n, int* 
   }
 }
 
+// EXERCISE END
 }  // namespace
 
 void sort_radix(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream) {
   check_n(n, "sort_radix");
   if (n >= (std::int64_t{1} << 31)) throw std::invalid_argument("sort_radix: n must be < 2^31");
+  // EXERCISE BEGIN body
   if (n == 0) return;
   const int sms = common::current_sm_count();
   const std::int64_t tiles = (n + kTile - 1) / kTile;
@@ -168,6 +171,7 @@ void sort_radix(std::int64_t n, int* out, const int* in, ScratchTree& scratch, c
     src = dst;
     dst = dst == alt ? out : alt;
   }
+  // EXERCISE END
 }
 
 }  // namespace Device

@@ -109,6 +109,7 @@ void for_each_tuning_shape(F&& f) {
 // window read suffices); POLL_DELAY_NS: sleep between polls of a window that is not ready.
 // Zero means spin. (CUB's sm90 tuning for int32 scan uses 1245 and 648 ns.) Grids under 500
 // tiles never sleep: there the wait is latency, not contention.
+// EXERCISE BEGIN exercise=v5_lookback
 template <int FIRST_DELAY_NS = 0, int POLL_DELAY_NS = 0, typename T>
 __device__ __forceinline__ T lookback_exclusive_prefix(unsigned long long* status, std::int64_t tile, T aggregate,
                                                        T* s_prefix) {
@@ -149,6 +150,7 @@ __device__ __forceinline__ T lookback_exclusive_prefix(unsigned long long* statu
   __syncthreads();
   return *s_prefix;
 }
+// EXERCISE END
 
 }  // namespace Device
 }  // namespace StreamCompaction

@@ -10,6 +10,7 @@
 namespace StreamCompaction {
 namespace Device {
 namespace {
+// EXERCISE BEGIN
 
 __global__ void upsweep_kernel(std::int64_t active, std::int64_t stride, int* data) {
   const std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
@@ -28,12 +29,14 @@ __global__ void downsweep_kernel(std::int64_t active, std::int64_t stride, int* 
   data[right] += t;
 }
 
+// EXERCISE END
 }  // namespace
 
 void scan_work_efficient(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream,
                          int block) {
   check_n(n, "scan_work_efficient");
   check_block(block, "scan_work_efficient", false);
+  // EXERCISE BEGIN body
   if (n == 0) return;
   std::int64_t padded = 1;
   while (padded < n) padded <<= 1;
@@ -53,6 +56,7 @@ void scan_work_efficient(std::int64_t n, int* out, const int* in, ScratchTree& s
     CUDA_CHECK_LAST();
   }
   if (data != out) CUDA_CHECK(cudaMemcpyAsync(out, data, n * sizeof(int), cudaMemcpyDeviceToDevice, stream));
+  // EXERCISE END
 }
 
 }  // namespace Device

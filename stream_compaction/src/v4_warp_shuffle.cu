@@ -14,6 +14,7 @@
 namespace StreamCompaction {
 namespace Device {
 namespace {
+// EXERCISE BEGIN
 
 constexpr int kBlock = 256;
 constexpr int kItems = 15;
@@ -63,10 +64,12 @@ __global__ void __launch_bounds__(kBlock) tile_scan_kernel(std::int64_t n, int* 
   IO::store(out, base, n, tile, v);
 }
 
+// EXERCISE END
 }  // namespace
 
 void scan_warp_shuffle(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int) {
   check_n(n, "scan_warp_shuffle");
+  // EXERCISE BEGIN body
   if (n == 0) return;
   const unsigned tiles = grid_for(n, IO::kTile);
   if (tiles == 1) {
@@ -81,6 +84,7 @@ void scan_warp_shuffle(std::int64_t n, int* out, const int* in, ScratchTree& scr
   scan_warp_shuffle(tiles, offsets, sums, scratch.nested(), stream, 0);
   tile_scan_kernel<<<tiles, kBlock, 0, stream>>>(n, out, in, offsets);
   CUDA_CHECK_LAST();
+  // EXERCISE END
 }
 
 }  // namespace Device

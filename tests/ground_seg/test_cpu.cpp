@@ -1,5 +1,6 @@
 // The CPU reference on hand-built clouds, the scoring convention, and the real labelled scan.
 #include <gtest/gtest.h>
+#include "../common/exercise_support.hpp"
 
 #include <array>
 #include <limits>
@@ -48,7 +49,7 @@ std::size_t count(const std::vector<std::uint8_t>& v) {
 
 }  // namespace
 
-TEST(GroundSegCpu, FlatPlaneIsAllGround) {
+COURSE_TEST(GroundSegCpu, FlatPlaneIsAllGround) {
   std::vector<std::array<float, 3>> pts;
   for (int i = -20; i <= 20; ++i)
     for (int j = -20; j <= 20; ++j) pts.push_back({0.1f * i, 0.1f * j, -1.7f + 0.001f * ((i * 7 + j) % 5)});
@@ -56,7 +57,7 @@ TEST(GroundSegCpu, FlatPlaneIsAllGround) {
   EXPECT_EQ(count(r.is_ground), pts.size());
 }
 
-TEST(GroundSegCpu, PlanePlusBoxKeepsTheBoxSidesOff) {
+COURSE_TEST(GroundSegCpu, PlanePlusBoxKeepsTheBoxSidesOff) {
   std::vector<std::array<float, 3>> pts;
   for (int i = -20; i <= 20; ++i)
     for (int j = -20; j <= 20; ++j) pts.push_back({0.1f * i + 10, 0.1f * j, -1.7f});
@@ -66,14 +67,14 @@ TEST(GroundSegCpu, PlanePlusBoxKeepsTheBoxSidesOff) {
   for (std::size_t i = plane; i < pts.size(); ++i) EXPECT_FALSE(r.is_ground[i]) << i;
 }
 
-TEST(GroundSegCpu, SlopeIsGround) {
+COURSE_TEST(GroundSegCpu, SlopeIsGround) {
   std::vector<std::array<float, 3>> pts;
   for (int i = 0; i < 200; ++i)
     for (int j = -10; j <= 10; ++j) pts.push_back({5 + 0.05f * i, 0.1f * j, -1.7f + 0.05f * (5 + 0.05f * i)});
   EXPECT_EQ(count(run(pts).is_ground), pts.size());  // 5% slope: variance inside a cell ~ 2e-5
 }
 
-TEST(GroundSegCpu, CarRoofFoolsTheSeedRuleButNotTheImprovedOne) {
+COURSE_TEST(GroundSegCpu, CarRoofFoolsTheVarianceRuleButNotTheImprovedOne) {
   std::vector<std::array<float, 3>> pts;
   for (float x = 5; x < 15; x += 0.1f)
     for (float y = -4; y < 4; y += 0.1f) {
@@ -82,22 +83,22 @@ TEST(GroundSegCpu, CarRoofFoolsTheSeedRuleButNotTheImprovedOne) {
     }
   const auto pc = cloud(pts);
   Params p;
-  const auto seed = segment_cpu(pc, p);
+  const auto var_rule = segment_cpu(pc, p);
   p.improved = true;
   const auto improved = segment_cpu(pc, p);
-  std::size_t roof_seed = 0, roof_improved = 0, road_lost = 0;
+  std::size_t roof_variance = 0, roof_improved = 0, road_lost = 0;
   for (std::size_t i = 0; i < pts.size(); ++i) {
     const bool roof = pts[i][2] > -1.f;
-    roof_seed += roof && seed.is_ground[i];
+    roof_variance += roof && var_rule.is_ground[i];
     roof_improved += roof && improved.is_ground[i];
-    road_lost += !roof && seed.is_ground[i] && !improved.is_ground[i];
+    road_lost += !roof && var_rule.is_ground[i] && !improved.is_ground[i];
   }
-  EXPECT_GT(roof_seed, 100u);   // the known failure
+  EXPECT_GT(roof_variance, 100u);   // the known failure
   EXPECT_EQ(roof_improved, 0u);  // fixed
   EXPECT_EQ(road_lost, 0u);      // without losing road
 }
 
-TEST(GroundSegCpu, EmptyCloudAllOutsideAndOnePoint) {
+COURSE_TEST(GroundSegCpu, EmptyCloudAllOutsideAndOnePoint) {
   EXPECT_TRUE(run({}).is_ground.empty());
   const auto out = run({{60.f, 0.f, -1.7f}, {0.f, -51.f, -1.7f}});
   EXPECT_EQ(out.outside, 2u);
@@ -106,7 +107,7 @@ TEST(GroundSegCpu, EmptyCloudAllOutsideAndOnePoint) {
   EXPECT_EQ(count(one.is_ground), 1u);
 }
 
-TEST(GroundSegCpu, CellsWith1_2_32_33_AndOver1024Points) {
+COURSE_TEST(GroundSegCpu, CellsWith1_2_32_33_AndOver1024Points) {
   for (int n : {1, 2, 32, 33, 1500}) {
     std::vector<std::array<float, 3>> pts;
     add_cell(pts, 2.35f, 2.35f, n, [](int k) { return -1.7f + 0.02f * (k % 2); });  // variance 1e-4: flat
@@ -122,7 +123,7 @@ TEST(GroundSegCpu, CellsWith1_2_32_33_AndOver1024Points) {
   }
 }
 
-TEST(GroundSegCpu, CellStatisticsMatchFloat64) {
+COURSE_TEST(GroundSegCpu, CellStatisticsMatchFloat64) {
   std::vector<std::array<float, 3>> pts;
   add_cell(pts, 1.15f, -0.95f, 1000, [](int k) { return -1.7f + 0.001f * (k % 17); });
   const auto r = run(pts);
@@ -137,7 +138,7 @@ TEST(GroundSegCpu, CellStatisticsMatchFloat64) {
     }
 }
 
-TEST(GroundSegCpu, NonSquareRegionAndBadParameters) {
+COURSE_TEST(GroundSegCpu, NonSquareRegionAndBadParameters) {
   Params p;
   p.x_min = 0;
   p.x_max = 30;
@@ -166,7 +167,7 @@ TEST(GroundSegCpu, NonSquareRegionAndBadParameters) {
   EXPECT_THROW(bad.validate(), std::invalid_argument);
 }
 
-TEST(GroundSegScore, PatchworkConvention) {
+COURSE_TEST(GroundSegScore, PatchworkConvention) {
   EXPECT_EQ(semantic_class(40), GroundTruth::Ground);
   EXPECT_EQ(semantic_class(72 | (5u << 16)), GroundTruth::Ground);  // instance bits ignored
   EXPECT_EQ(semantic_class(70), GroundTruth::Ignored);
@@ -182,38 +183,38 @@ TEST(GroundSegScore, PatchworkConvention) {
   EXPECT_DOUBLE_EQ(a.iou(), 1.0 / 3.0);
 }
 
-TEST(GroundSegReal, SeedRuleReproducesTheCrossCheckOn04_000056) {
+COURSE_TEST(GroundSegReal, VarianceRuleReproducesTheCrossCheckOn04_000056) {
   const std::string base = common::data_dir() + "/semantickitti_04_000056/000056";
   if (!common::file_exists(base + ".bin")) GTEST_SKIP() << "real data not found: " << base << ".bin (set COURSE_DATA_DIR)";
   const auto pc = common::read_kitti_bin(base + ".bin");
   const auto labels = common::read_semantickitti_labels(base + ".label", pc.size());
   Params p;  // variance 0.01, height 0.2, point threshold 3
-  const auto seed = score(pc, segment_cpu(pc, p).is_ground, labels);
-  EXPECT_EQ(seed.gt_ground, 59328u);  // the data README's counts
-  EXPECT_EQ(seed.scored, 78776u);
-  EXPECT_NEAR(100 * seed.f1(), 97.3, 0.1);  // independent implementation: F1 97.3, P 99.6, R 95.0
-  EXPECT_NEAR(100 * seed.precision(), 99.6, 0.1);
-  EXPECT_NEAR(100 * seed.recall(), 95.0, 0.1);
+  const auto var_rule = score(pc, segment_cpu(pc, p).is_ground, labels);
+  EXPECT_EQ(var_rule.gt_ground, 59328u);  // the data README's counts
+  EXPECT_EQ(var_rule.scored, 78776u);
+  EXPECT_NEAR(100 * var_rule.f1(), 97.3, 0.1);  // independent implementation: F1 97.3, P 99.6, R 95.0
+  EXPECT_NEAR(100 * var_rule.precision(), 99.6, 0.1);
+  EXPECT_NEAR(100 * var_rule.recall(), 95.0, 0.1);
   p.improved = true;
   const auto improved = score(pc, segment_cpu(pc, p).is_ground, labels);
-  EXPECT_GE(improved.recall(), seed.recall());  // the improvement must not cost recall
-  EXPECT_LT(improved.fp, seed.fp);
+  EXPECT_GE(improved.recall(), var_rule.recall());  // the improvement must not cost recall
+  EXPECT_LT(improved.fp, var_rule.fp);
 }
 
-TEST(GroundSegSim, ImprovedRuleRemovesRaisedFlatSurfacesWithoutLosingRecall) {
+COURSE_TEST(GroundSegSim, ImprovedRuleRemovesRaisedFlatSurfacesWithoutLosingRecall) {
   for (std::uint64_t s : {1, 2}) {
     const auto scan = common::simulate_lidar_scan({}, s);
     Params p;
-    const auto seed = score(scan.cloud, segment_cpu(scan.cloud, p).is_ground, scan.labels);
+    const auto var_rule = score(scan.cloud, segment_cpu(scan.cloud, p).is_ground, scan.labels);
     p.improved = true;
     const auto improved = score(scan.cloud, segment_cpu(scan.cloud, p).is_ground, scan.labels);
-    EXPECT_GT(seed.fp, 50u) << s;            // car roofs and one-beam wall cells are there to fail on
-    EXPECT_LT(improved.fp, seed.fp / 4) << s;
-    EXPECT_GE(improved.recall(), seed.recall() - 1e-9) << s;
+    EXPECT_GT(var_rule.fp, 50u) << s;            // car roofs and one-beam wall cells are there to fail on
+    EXPECT_LT(improved.fp, var_rule.fp / 4) << s;
+    EXPECT_GE(improved.recall(), var_rule.recall() - 1e-9) << s;
   }
 }
 
-TEST(GroundSegCpu, OpenMpVersionMatchesTheReference) {
+COURSE_TEST(GroundSegCpu, OpenMpVersionMatchesTheReference) {
   for (std::uint64_t seed : {31, 32})
     for (bool improved : {false, true}) {
       const auto scan = common::simulate_lidar_scan({}, seed);
@@ -231,7 +232,7 @@ TEST(GroundSegCpu, OpenMpVersionMatchesTheReference) {
     }
 }
 
-TEST(GroundSegCpu, NanCoordinatesGivenDirectlyAreOutsideAndNonGround) {
+COURSE_TEST(GroundSegCpu, NanCoordinatesGivenDirectlyAreOutsideAndNonGround) {
   const auto r = run({{NAN, 1.f, -1.7f}, {1.f, NAN, -1.7f}, {2.f, 2.f, -1.7f}});
   EXPECT_EQ(r.outside, 2u);  // a NaN fails every region comparison
   EXPECT_FALSE(r.is_ground[0]);
@@ -239,7 +240,7 @@ TEST(GroundSegCpu, NanCoordinatesGivenDirectlyAreOutsideAndNonGround) {
   EXPECT_TRUE(r.is_ground[2]);
 }
 
-TEST(GroundSegOutputs, LabelsAndCellStatisticsFiles) {
+COURSE_TEST(GroundSegOutputs, LabelsAndCellStatisticsFiles) {
   auto scan = common::simulate_lidar_scan({}, 8);
   const Params p;
   const Result r = segment_cpu(scan.cloud, p);
@@ -263,7 +264,7 @@ TEST(GroundSegOutputs, LabelsAndCellStatisticsFiles) {
 }
 
 // The driver's check of every version against the reference finds what it must (issue 8).
-TEST(GroundSegCpu, CompareToReferenceFindsEveryKindOfDifference) {
+COURSE_TEST(GroundSegCpu, CompareToReferenceFindsEveryKindOfDifference) {
   const auto scan = common::simulate_lidar_scan({}, 3);
   const Params p;
   const Result ref = segment_cpu(scan.cloud, p);

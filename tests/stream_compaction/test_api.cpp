@@ -1,5 +1,6 @@
 // The CIS 565 API: what the course's own main.cpp calls, including the timers.
 #include <gtest/gtest.h>
+#include "../common/exercise_support.hpp"
 
 #include <stdexcept>
 #include <vector>
@@ -13,7 +14,7 @@
 
 namespace SC = StreamCompaction;
 
-TEST(Cis565Api, CpuFunctionsAndTimerWork) {
+COURSE_TEST(Cis565Api, CpuFunctionsAndTimerWork) {
   const int n = (1 << 16) - 3;
   const auto in = random_ints(n, 21, 0, 50);
   std::vector<int> out(n);
@@ -28,7 +29,7 @@ TEST(Cis565Api, CpuFunctionsAndTimerWork) {
   EXPECT_EQ(a, b);
 }
 
-TEST(Cis565Api, TimerRejectsNestedOrUnbalancedUse) {
+COURSE_TEST(Cis565Api, TimerRejectsNestedOrUnbalancedUse) {
   SC::Common::PerformanceTimer t;
   t.startCpuTimer();
   EXPECT_THROW(t.startCpuTimer(), std::runtime_error);
@@ -37,14 +38,14 @@ TEST(Cis565Api, TimerRejectsNestedOrUnbalancedUse) {
   EXPECT_THROW(t.endGpuTimer(), std::runtime_error);
 }
 
-TEST(Cis565Api, IlogHelpers) {
+COURSE_TEST(Cis565Api, IlogHelpers) {
   EXPECT_EQ(ilog2(1), 0);
   EXPECT_EQ(ilog2(1024), 10);
   EXPECT_EQ(ilog2ceil(1025), 11);
   EXPECT_EQ(ilog2ceil(1024), 10);
 }
 
-TEST(Cis565Api, GpuScansAndCompactionMatchTheCpu) {
+COURSE_TEST(Cis565Api, GpuScansAndCompactionMatchTheCpu) {
   if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
   for (int n : {0, 1, 257, (1 << 20) - 3, 1 << 20}) {
     const auto in = random_ints(n, 23, 0, 50);
@@ -64,7 +65,7 @@ TEST(Cis565Api, GpuScansAndCompactionMatchTheCpu) {
   }
 }
 
-TEST(Cis565Api, NegativeSizeIsAnError) {
+COURSE_TEST(Cis565Api, NegativeSizeIsAnError) {
   std::vector<int> v(4);
   EXPECT_THROW(SC::Naive::scan(-1, v.data(), v.data()), std::invalid_argument);
 }

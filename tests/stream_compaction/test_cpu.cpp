@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include "../common/exercise_support.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -9,7 +10,7 @@
 
 namespace sch = StreamCompaction::Host;
 
-TEST(CpuScan, IsExclusiveAtEverySize) {
+COURSE_TEST(CpuScan, IsExclusiveAtEverySize) {
   for (std::int64_t n : test_sizes()) {
     SCOPED_TRACE("n = " + std::to_string(n) + ", seed 1");
     const auto in = random_ints(n, 1, 0, 50);
@@ -24,20 +25,20 @@ TEST(CpuScan, IsExclusiveAtEverySize) {
   }
 }
 
-TEST(CpuScan, WrapsAroundInsteadOfOverflowing) {
+COURSE_TEST(CpuScan, WrapsAroundInsteadOfOverflowing) {
   const std::vector<int> in = {INT_MAX, 1, 5};
   std::vector<int> out(3);
   sch::scan(3, out.data(), in.data());
   EXPECT_EQ(out[2], INT_MIN);
 }
 
-TEST(CpuScan, WorksInPlace) {
+COURSE_TEST(CpuScan, WorksInPlace) {
   std::vector<int> v = {3, 1, 4, 1, 5};
   sch::scan(5, v.data(), v.data());
   EXPECT_EQ(v, (std::vector<int>{0, 3, 4, 8, 9}));
 }
 
-TEST(CpuCompact, BothVariantsKeepNonzerosInOrder) {
+COURSE_TEST(CpuCompact, BothVariantsKeepNonzerosInOrder) {
   for (std::int64_t n : test_sizes()) {
     SCOPED_TRACE("n = " + std::to_string(n) + ", seed 2");
     const auto in = random_ints(n, 2, 0, 4);
@@ -52,7 +53,7 @@ TEST(CpuCompact, BothVariantsKeepNonzerosInOrder) {
   }
 }
 
-TEST(CpuCompact, AllKeptNoneKeptAlternating) {
+COURSE_TEST(CpuCompact, AllKeptNoneKeptAlternating) {
   const std::int64_t n = 1025;
   std::vector<int> all(n, 9), none(n, 0), alt(n), out(n);
   for (std::int64_t i = 0; i < n; ++i) alt[i] = i % 2 ? static_cast<int>(i) : 0;
@@ -63,7 +64,7 @@ TEST(CpuCompact, AllKeptNoneKeptAlternating) {
   EXPECT_EQ(out[n / 2 - 1], static_cast<int>(n - 2));
 }
 
-TEST(CpuSort, ReferenceRadixSortMatchesStdSortWithNegativeKeys) {
+COURSE_TEST(CpuSort, ReferenceRadixSortMatchesStdSortWithNegativeKeys) {
   for (std::int64_t n : test_sizes()) {
     SCOPED_TRACE("n = " + std::to_string(n) + ", seed 3");
     auto in = random_ints(n, 3, INT_MIN / 2, INT_MAX / 2);

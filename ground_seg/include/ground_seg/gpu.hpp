@@ -29,13 +29,13 @@ namespace ground_seg {
 // writes two flags per cell; labels read x, y, z and write a byte per point (13 B/point).
 std::vector<std::pair<std::string, common::CostModel>> stage_costs(std::size_t n, const Params& p);
 
-// Per-phase wall times (ms) of the frames run with it, in order: the seed's per-phase table.
+// Per-phase wall times (ms) of the frames run with it, in order: the report's per-phase table.
 using Phases = common::StageTimes;
 
-// v3: the seed's design (assign + histogram with atomic row index, host scan and grouping,
+// v3: the report's GPU design (assign + histogram with atomic row index, host scan and grouping,
 // scatter, grouped warp-shuffle / block statistics, tiled classification), buffers allocated per
 // frame, host work between the stages.
-Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Phases* phases = nullptr,
+Result segment_gpu_grouped_stats(const common::PointCloud& pc, const Params& p, Phases* phases = nullptr,
                                Outputs out = Outputs::labels_and_cells);
 // v4: the same stages all on the device, buffers allocated once, pinned memory, one CUDA graph
 // per frame size. Kernel time is recorded inside the graph.

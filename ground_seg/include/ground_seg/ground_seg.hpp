@@ -1,4 +1,4 @@
-// LiDAR ground segmentation on a 2D grid (the seed report's algorithm), CPU reference.
+// LiDAR ground segmentation on a 2D grid (the report's algorithm), CPU reference.
 //
 // Points inside the x/y region fall into square cells; per cell: count, mean z, variance of z
 // (two-pass, population), min, max. A cell with >= point_threshold points is ground if its
@@ -10,7 +10,7 @@
 //
 // Improved mode adds one rule against flat raised surfaces (car roofs, wall cells hit by one
 // beam): a ground cell must also lie within raised_threshold of the local ground level, the lowest
-// mean z among the seed-ground cells within local_radius.
+// mean z among the variance-ground cells within local_radius.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -62,7 +62,7 @@ Result segment_cpu(const common::PointCloud& pc, const Params& p);
 // classification and labels split over cells and points. What a user would run without a GPU.
 Result segment_cpu_openmp(const common::PointCloud& pc, const Params& p);
 
-// Cells by point count: how many cells hold 0, 1, 2-3, 4-7, ... points (the seed's section 1.1).
+// Cells by point count: how many cells hold 0, 1, 2-3, 4-7, ... points (the report's section 1.1).
 std::vector<std::pair<std::string, std::size_t>> population_histogram(const CellStats& c);
 
 // Scoring under the Patchwork++ convention: ground = semantic ids {40, 44, 48, 49, 60, 72};
@@ -96,11 +96,11 @@ std::string compare_to_reference(const Result& ref, const Result& got);
 
 // The data of a top-down view, drawn by scripts/plot.py (--topdown-dir): the region and cell size,
 // then per point x, y, its ground truth (0 not scored, 1 ground, 2 non-ground) and the labels of
-// the seed and the improved rule (either may be missing: an empty vector). Binary, little-endian:
-// "GSTOPDOWN1", float x_min x_max y_min y_max cell, uint64 n, uint8 has_seed, uint8 has_improved,
-// float x[n], float y[n], uint8 truth[n], [uint8 seed[n]], [uint8 improved[n]].
+// the variance and the improved rule (either may be missing: an empty vector). Binary, little-endian:
+// "GSTOPDOWN1", float x_min x_max y_min y_max cell, uint64 n, uint8 has_variance, uint8 has_improved,
+// float x[n], float y[n], uint8 truth[n], [uint8 variance[n]], [uint8 improved[n]].
 void write_topdown_data(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint32_t>& labels,
-                        const std::vector<std::uint8_t>& seed, const std::vector<std::uint8_t>& improved, const Params& p);
+                        const std::vector<std::uint8_t>& variance, const std::vector<std::uint8_t>& improved, const Params& p);
 // Per-point labels in the input file's order (dropped points count as non-ground): one byte each.
 void write_labels(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground);
 // Non-empty cells as CSV: cell_x, cell_y, centre x, centre y, count, mean, variance, min, max, ground.

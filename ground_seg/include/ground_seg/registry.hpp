@@ -33,7 +33,7 @@ inline std::function<std::unique_ptr<FrameRunner>()> call(Result (*fn)(const com
 inline const std::vector<Version>& versions() {
   using common::Role;
   static const std::vector<Version> v = {
-      {"cpu", "cpu", "the seed's algorithm, single thread, float64 sums: the reference", Role::reference, false,
+      {"cpu", "cpu", "the report's algorithm, single thread, float64 sums: the reference", Role::reference, false,
        call([](const common::PointCloud& pc, const Params& p, Outputs) { return segment_cpu(pc, p); })},
       {"omp", "cpu_openmp", "the same on every core (OpenMP), per-thread partial sums", Role::version, false,
        call([](const common::PointCloud& pc, const Params& p, Outputs) { return segment_cpu_openmp(pc, p); })},
@@ -41,9 +41,9 @@ inline const std::vector<Version>& versions() {
        call(segment_gpu_naive)},
       {"v2", "v2_cub", "library route: CUB radix sort by cell, run-length encode, segmented reductions", Role::library, true,
        call(segment_gpu_cub)},
-      {"v3", "v3_seed_design", "seed's design: atomic row index, grouped warp/block statistics, tiled classification", Role::version, true,
-       call([](const common::PointCloud& pc, const Params& p, Outputs o) { return segment_gpu_seed_design(pc, p, nullptr, o); }),
-       segment_gpu_seed_design},
+      {"v3", "v3_grouped_stats", "report's GPU design: atomic row index, grouped warp/block statistics, tiled classification", Role::version, true,
+       call([](const common::PointCloud& pc, const Params& p, Outputs o) { return segment_gpu_grouped_stats(pc, p, nullptr, o); }),
+       segment_gpu_grouped_stats},
       {"v4", "v4_graph", "all on the device, buffers once, pinned memory, the frame as one CUDA graph", Role::version, true,
        [] { return std::unique_ptr<FrameRunner>(new FrameEngine()); }},
       {"v5", "v5_streams", "several frames in flight, one graph engine per stream", Role::version, true, nullptr},

@@ -1,4 +1,4 @@
-// v3 the seed's design: fused assign + histogram (the atomicAdd that counts a point also gives
+// v3 the report's GPU design: fused assign + histogram (the atomicAdd that counts a point also gives
 // its row in the cell), then on the host the exclusive scan of the counts and the grouping of
 // cells by count, then a scatter into cell order, statistics by group (one lane for single
 // points, warp shuffles over 2/4/8/16/32 padded lanes, one block with a shared-memory reduction
@@ -27,7 +27,8 @@ std::vector<std::pair<std::string, common::CostModel>> stage_costs(std::size_t n
           {"label points", {0, 13 * N, 1}}};
 }
 
-Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Phases* phases, Outputs out) {
+Result segment_gpu_grouped_stats(const common::PointCloud& pc, const Params& p, Phases* phases, Outputs out) {
+  // EXERCISE BEGIN body
   const gpu::Grid g = gpu::make_grid(p);
   const int n = static_cast<int>(pc.size());
   const int cells = g.nx * g.ny;
@@ -37,11 +38,11 @@ Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Ph
     if (phases) phases->add(name, t.elapsed_ms());
     t.restart();
   };
-  struct Buffers {  // allocated per frame, as the seed's code did
+  struct Buffers {  // allocated per frame, as the report's code did
     DeviceBuffer<float> x, y, z, zs, mean, var, mn, mx;
     DeviceBuffer<int> cell_of, lists;
     DeviceBuffer<unsigned> row_of, count, offset, lens, outside;
-    DeviceBuffer<std::uint8_t> seed_ground, ground, labels;
+    DeviceBuffer<std::uint8_t> variance_ground, ground, labels;
   };
   auto b = std::make_unique<Buffers>(Buffers{
       DeviceBuffer<float>(n + 1), DeviceBuffer<float>(n + 1), DeviceBuffer<float>(n + 1), DeviceBuffer<float>(n + 1),
@@ -50,7 +51,7 @@ Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Ph
       DeviceBuffer<unsigned>(n + 1), DeviceBuffer<unsigned>(cells), DeviceBuffer<unsigned>(cells + 1),
       DeviceBuffer<unsigned>(gpu::kGroups), DeviceBuffer<unsigned>(1), DeviceBuffer<std::uint8_t>(cells),
       DeviceBuffer<std::uint8_t>(cells), DeviceBuffer<std::uint8_t>(n + 1)});
-  auto& [x, y, z, zs, mean, var, mn, mx, cell_of, lists, row_of, count, offset, lens, outside, seed_ground, ground,
+  auto& [x, y, z, zs, mean, var, mn, mx, cell_of, lists, row_of, count, offset, lens, outside, variance_ground, ground,
          labels] = *b;
   CUDA_CHECK(cudaMemset(count.get(), 0, cells * 4));
   CUDA_CHECK(cudaMemset(outside.get(), 0, 4));
@@ -85,7 +86,7 @@ Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Ph
   gpu::scatter_kernel<<<pblocks, 256>>>(z.get(), n, cell_of.get(), row_of.get(), offset.get(), zs.get());
   CUDA_CHECK_LAST();
   mark("scatter");
-  const gpu::DeviceCells c{count.get(), mean.get(), var.get(), mn.get(), mx.get(), seed_ground.get(), ground.get()};
+  const gpu::DeviceCells c{count.get(), mean.get(), var.get(), mn.get(), mx.get(), variance_ground.get(), ground.get()};
   auto grid_for = [](unsigned items, unsigned per_block) { return items ? (items + per_block - 1) / per_block : 1u; };
   int* const lists_base = lists.get();
   auto list = [lists_base, cells](int grp) { return lists_base + static_cast<std::size_t>(grp) * cells; };
@@ -118,6 +119,7 @@ Result segment_gpu_seed_design(const common::PointCloud& pc, const Params& p, Ph
   b.reset();
   mark("cleanup (free)");
   return r;
+  // EXERCISE END
 }
 
 }  // namespace ground_seg

@@ -1,0 +1,28 @@
+// The handout's stubs. scripts/make_handout.py replaces every region of the solution marked
+//   // EXERCISE BEGIN          (file scope: kernels and helpers; removed)
+//   // EXERCISE BEGIN body     (inside a function: replaced by COURSE_NOT_IMPLEMENTED();)
+//   // EXERCISE END
+// so that the starter repository compiles and every unwritten version reports itself as
+// "NOT IMPLEMENTED" (its own status: never a pass, never a failure of the harness). run_guarded
+// turns the exception into that row status; the tests skip with the reason "not implemented".
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace common {
+
+class NotImplemented : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+// Throws NotImplemented naming the stub's file (relative to the repository) and line.
+[[noreturn]] void not_implemented(const char* file, int line);
+
+// The status text of a row whose version is a stub ("NOT IMPLEMENTED: ...").
+std::string not_implemented_status(const NotImplemented& e);
+bool is_not_implemented_status(const std::string& passed);
+
+}  // namespace common
+
+#define COURSE_NOT_IMPLEMENTED() ::common::not_implemented(__FILE__, __LINE__)
