@@ -5,12 +5,14 @@
 #  - labels: the sub-project, `version`, and `cpu` or `gpu`; `sanitizer` for the memcheck twins
 #  - a run in which nothing passed or failed (no GPU, a handout's NOT IMPLEMENTED stub, a library
 #    that was not found) exits 77 (COURSE_SKIP_EXIT) and is reported as skipped, never passed
-#  - on a machine with a GPU and compute-sanitizer, each GPU version also gets
-#    `<sub>.<version>.memcheck` (memcheck, any error fails it)
+#  - with -DCOURSE_VERSION_SANITIZER_TESTS=ON on a machine with a GPU and compute-sanitizer, each
+#    GPU version also gets `<sub>.<version>.memcheck` (memcheck, any error fails it; label sanitizer)
 execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE _course_smi_rc OUTPUT_QUIET ERROR_QUIET)
 find_program(COURSE_COMPUTE_SANITIZER compute-sanitizer HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin)
+# memcheck twins: opt-in (each takes 10-60 s under the sanitizer); scripts/gpu_check.sh turns them on
+option(COURSE_VERSION_SANITIZER_TESTS "add <sub>.<version>.memcheck CTest cases (needs a GPU and compute-sanitizer)" OFF)
 set(COURSE_VERSION_TESTS_WITH_SANITIZER OFF)
-if(_course_smi_rc EQUAL 0 AND COURSE_COMPUTE_SANITIZER)
+if(COURSE_VERSION_SANITIZER_TESTS AND _course_smi_rc EQUAL 0 AND COURSE_COMPUTE_SANITIZER)
   set(COURSE_VERSION_TESTS_WITH_SANITIZER ON)
 endif()
 

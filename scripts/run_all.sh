@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # The main job: build (Release, this machine's GPU architecture), run every sub-project's driver
-# on its default inputs, write the CSV, draw the plots and regenerate the README result tables.
+# on its default inputs, write the CSV, draw the plots and the README tables.
 #
-#   scripts/run_all.sh            full benchmark sweeps; plots into images/, CSV into
-#                                 results/<gpu>/ (the reference results) and results/scratch/
-#   scripts/run_all.sh --quick    small sizes only (CI smoke run); everything into results/scratch/
+#   scripts/run_all.sh                     full benchmark sweeps; CSV, console logs and plots into
+#                                          results/scratch/ (the README tables are left alone), then
+#                                          your tables next to the committed reference run of the
+#                                          closest GPU (scripts/compare.py)
+#   scripts/run_all.sh --update-reference  the same, but the reference results: CSV into
+#                                          results/<gpu>/, plots into images/, README tables rewritten
+#   scripts/run_all.sh --quick             small sizes only (CI smoke run); everything into results/scratch/
 #
 # Without a GPU the drivers run their CPU versions and list the GPU ones as skipped. Real inputs
 # (the labelled SemanticKITTI scan for ground_seg) are read from $COURSE_DATA_DIR (default data/).
@@ -12,11 +16,18 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 quick=0
-case "${1:-}" in
-  --quick) quick=1 ;;
-  "") ;;
-  *) echo "usage: scripts/run_all.sh [--quick]" >&2; exit 2 ;;
-esac
+update=0
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=1 ;;
+    --update-reference) update=1 ;;
+    *) echo "usage: scripts/run_all.sh [--quick] [--update-reference]" >&2; exit 2 ;;
+  esac
+done
+if [ "$quick" = 1 ] && [ "$update" = 1 ]; then
+  echo "run_all.sh: --quick runs are never the reference (drop one of the two flags)" >&2
+  exit 2
+fi
 
 preset=${PRESET:-release}
 cmake --preset "$preset"
@@ -27,7 +38,11 @@ export COURSE_GIT_SHA=${COURSE_GIT_SHA:-$(git rev-parse --short HEAD 2>/dev/null
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
 scratch=results/scratch
 mkdir -p "$scratch"
-if [ "$quick" = 1 ] || [ -z "$gpu" ]; then
+if [ "$update" = 1 ] && [ -z "$gpu" ]; then
+  echo "run_all.sh: --update-reference needs a GPU (nvidia-smi lists none)" >&2
+  exit 2
+fi
+if [ "$update" = 0 ]; then
   out=$scratch
   images=$scratch/images
 else
@@ -102,3 +117,10 @@ ndt_readme=()
 python3 scripts/plot.py --csv "$out/ndt_graph.csv" --trace-csv "$out/ndt_graph_trace.csv" --out "$images/ndt_graph" \
   "${ndt_readme[@]}" || echo "(plots not drawn: see the message above; the CSV is in $out)"
 echo "results: $out   plots: $images"
+if [ "$update" = 0 ] && [ "$quick" = 0 ]; then
+  echo "== your run next to the committed reference"
+  for f in stream_compaction nbody ground_seg ndt_graph; do
+    python3 scripts/compare.py "$out/$f.csv" || true
+    echo
+  done
+fi

@@ -124,7 +124,8 @@ def main():
     case("ground_seg --version nope lists the known names", gs, ["--version", "nope"], 2, "nope", "v4_graph")
     case("ndt_graph --version nope lists the known names", ndt, ["--version", "nope"], 2, "nope", "v8_programmatic_launch")
     code, out = case("nbody --version cpu runs cpu only", nb, ["--quick", "--version", "cpu"], 0, "2 PASS, 0 FAIL, 0 skipped")
-    code, out = case("ground_seg --version cpu_openmp runs it only", gs, ["--quick", "--version", "cpu_openmp"], 0, "cpu_openmp",
+    # the reference, never a handout exercise: this case holds in the starter repository too
+    code, out = case("ground_seg --version cpu runs it only", gs, ["--quick", "--version", "cpu"], 0, "cpu ",
                      " 0 FAIL, 0 skipped")
     case("nbody --version cpu --mode batch (batch measures another version)", nb, ["--version", "cpu", "--mode", "batch"], 2,
          "v5_streams")

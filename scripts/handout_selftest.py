@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The handout, end to end, as CI and the GPU check run it:
+
+  1. make_handout.py writes the starter repository; check_handout.py finds no solution text in it
+  2. it configures, builds and passes its tests: nothing fails, and no per-version CTest case of a
+     graded version passes (each is skipped: not implemented, or no GPU here)
+  3. grade.py gives it 0 points with no crash, timeout or harness error: every graded version is
+     "not implemented" (or "not gradable" where this machine cannot run it)
+  4. one exercise is filled in from the solution (its files rewritten with that exercise's
+     regions solved), the build is updated, and grade.py now finds exactly the versions that
+     need only that exercise correct, with their points
+
+    scripts/handout_selftest.py WORK_DIR [--fill stream_compaction/cpu_compact_with_scan]
+                                         [--expect compact_cpu_scan] [--reference REPORT.json]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import exercise_markers as em  # noqa: E402
+from make_handout import ROOT  # noqa: E402
+
+
+def sh(cmd, cwd=None, log=None):
+    print("$ " + " ".join(cmd), flush=True)
+    if log:
+        with open(log, "w") as fh:
+            r = subprocess.run(cmd, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT)
+    else:
+        r = subprocess.run(cmd, cwd=cwd)
+    if r.returncode != 0:
+        if log:
+            print(open(log).read()[-4000:])
+        sys.exit(f"handout_selftest: failed ({r.returncode}): {' '.join(cmd)}")
+
+
+def grade(handout, out, extra):
+    sh([sys.executable, os.path.join(handout, "scripts", "grade.py"), "--checkout", handout, "--out", out] + extra)
+    return json.load(open(os.path.join(out, "report.json")))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("work")
+    ap.add_argument("--fill", default="stream_compaction/cpu_compact_with_scan")
+    ap.add_argument("--expect", default="stream_compaction/compact_cpu_scan",
+                    help="the graded versions that must become correct once --fill is written (comma-separated)")
+    ap.add_argument("--reference", help="a report.json of the solution on this GPU: speed points are scored too")
+    ap.add_argument("--jobs", default=str(os.cpu_count() or 2))
+    a = ap.parse_args()
+    handout = os.path.join(os.path.abspath(a.work), "handout")
+    os.makedirs(a.work, exist_ok=True)
+    extra = ["--reference", os.path.abspath(a.reference)] if a.reference else []
+
+    sh([sys.executable, os.path.join(HERE, "make_handout.py"), handout, "--force"])
+    sh([sys.executable, os.path.join(HERE, "check_handout.py"), handout])
+    sh(["cmake", "--preset", "release"], cwd=handout, log=os.path.join(a.work, "configure.log"))
+    sh(["cmake", "--build", "--preset", "release", "-j", a.jobs], cwd=handout, log=os.path.join(a.work, "build.log"))
+    junit = os.path.join(a.work, "junit.xml")
+    r = subprocess.run(["ctest", "--preset", "release", "-j", a.jobs, "--output-junit", junit], cwd=handout,
+                       stdout=open(os.path.join(a.work, "ctest.log"), "w"), stderr=subprocess.STDOUT)
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    failed = [n for n, c in cases.items() if c.get("status") == "fail" or c.find("failure") is not None]
+    if r.returncode != 0 or failed:
+        print(open(os.path.join(a.work, "ctest.log")).read()[-3000:])
+        sys.exit(f"handout_selftest: the handout's tests failed: {failed}")
+    rubric_versions = []
+    rubric = __import__("grade").load_toml(os.path.join(ROOT, "grading", "rubric.toml"))
+    for sub in em.SUBPROJECTS:
+        rubric_versions += [f"{sub}.{k}" for k, v in rubric.get(sub, {}).items() if isinstance(v, dict)]
+    passed = [v for v in rubric_versions if v in cases and cases[v].get("status") == "run"]
+    if passed:
+        sys.exit(f"handout_selftest: per-version cases of unwritten versions passed: {passed}")
+    print(f"handout_selftest: {len(cases)} tests, 0 failed; the {len(rubric_versions)} graded versions' cases "
+          f"are all skipped, none passed")
+
+    g0 = grade(handout, os.path.join(a.work, "grade_handout"), extra)
+    bad = [f"{v['subproject']}/{v['version']}: {v['status']}" for v in g0["versions"]
+           if v["status"] not in ("not implemented", "not gradable")]
+    if g0["points"] != 0 or bad:
+        sys.exit(f"handout_selftest: the handout scored {g0['points']} points; unexpected statuses: {bad}")
+    n_ni = sum(v["status"] == "not implemented" for v in g0["versions"])
+    print(f"handout_selftest: the handout scores 0 / {g0['points_max']:g}: {n_ni} not implemented, "
+          f"{len(g0['not_gradable'])} not gradable here")
+
+    # fill one exercise from the solution
+    sub, name = a.fill.split("/")
+    info = json.load(open(os.path.join(handout, "HANDOUT.json")))["exercises"].get(a.fill)
+    if not info:
+        sys.exit(f"handout_selftest: --fill {a.fill}: not an exercise of the handout")
+    for f in info["files"]:
+        text = open(os.path.join(ROOT, f), encoding="utf-8").read()
+        new, _ = em.stub_text(f, text, keep=lambda reg: reg.exercise == name)
+        with open(os.path.join(handout, f), "w", encoding="utf-8") as fh:
+            fh.write(new)
+    sh(["cmake", "--build", "--preset", "release", "-j", a.jobs], cwd=handout, log=os.path.join(a.work, "build_filled.log"))
+    g1 = grade(handout, os.path.join(a.work, "grade_filled"), extra)
+    expect = set(a.expect.split(","))
+    correct = {f"{v['subproject']}/{v['version']}" for v in g1["versions"] if v["status"] == "correct"}
+    before = {f"{v['subproject']}/{v['version']}": v["status"] for v in g0["versions"]}
+    changed = {k for k, v in ((f"{v['subproject']}/{v['version']}", v["status"]) for v in g1["versions"])
+               if v != before.get(k)}
+    earned = {f"{v['subproject']}/{v['version']}": v["points"] for v in g1["versions"] if v["points"] > 0}
+    if correct != expect or changed != expect or set(earned) != expect:
+        sys.exit(f"handout_selftest: after filling {a.fill}: correct {sorted(correct)}, changed {sorted(changed)}, "
+                 f"earning {earned}; expected exactly {sorted(expect)}")
+    print(f"handout_selftest: filling {a.fill} makes exactly {', '.join(sorted(expect))} correct: "
+          f"{g1['points']:g} / {g1['points_max']:g} points")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
