@@ -37,8 +37,12 @@ def meta_of(rows):
 
 
 def closest_reference(csv_path, ref_dir):
+    rows = read(csv_path)
     name = os.path.basename(csv_path)
-    device, m = meta_of(read(csv_path))
+    sub = next((r.get("subproject") for r in rows if r.get("subproject")), "")
+    if sub and not any(os.path.isfile(os.path.join(ref_dir, d, name)) for d in os.listdir(ref_dir)):
+        name = sub + ".csv"  # a run saved under another name: the sub-project's reference run
+    device, m = meta_of(rows)
     cands = []
     for d in sorted(os.listdir(ref_dir)):
         p = os.path.join(ref_dir, d, name)

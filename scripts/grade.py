@@ -41,7 +41,14 @@ def parse_simple_toml(text, path):
     """The subset the rubric uses: [a.b] tables, key = "string" | number | ["string", ...]."""
     data, table = {}, None
     for num, raw in enumerate(text.split("\n"), 1):
-        line = raw.split("#", 1)[0].strip() if '"' not in raw else re.sub(r'#[^"]*$', "", raw).strip()
+        line, quoted = "", False  # drop a comment: a '#' outside quotes
+        for ch in raw:
+            if ch == '"':
+                quoted = not quoted
+            elif ch == "#" and not quoted:
+                break
+            line += ch
+        line = line.strip()
         if not line:
             continue
         m = re.match(r"^\[([A-Za-z0-9_.]+)\]$", line)
@@ -138,11 +145,14 @@ def case_of(row):
     return " ".join(parts) or "the run"
 
 
-def timed_row(rows, conf):
-    """The row timed against the reference: passed, with a time, matching timed_params, largest n."""
-    want = conf.get("timed_params", "")
+def timed_row(rows, conf, vconf=None):
+    """The row timed against the reference: passed, with a time, of the kind timed_kind names
+    (default: the version's headline rows), matching timed_params, the largest n."""
+    vconf = vconf or {}
+    want = vconf.get("timed_params", conf.get("timed_params", ""))
+    kind = vconf.get("timed_kind", conf.get("timed_kind", "version"))
     cands = [r for r in rows if r["passed"] == "PASS" and r.get("median_ms") not in ("", None)]
-    pref = [r for r in cands if r["kind"] == "version"] or cands
+    pref = [r for r in cands if r["kind"] == kind] or cands
     matched = [r for r in pref if want and want in r.get("params", "")] or pref
     if not matched:
         return None
@@ -187,7 +197,7 @@ def grade_checkout(checkout, rubric, subs, versions, out_dir, reference=None, qu
             res["points_correct_max"], res["points_speed_max"] = cpts, spts
             res["points_correct"] = cpts if res["status"] == "correct" else 0.0
             res["points_speed"] = 0.0
-            t = timed_row(rows, conf) if res["status"] == "correct" else None
+            t = timed_row(rows, conf, vconf) if res["status"] == "correct" else None
             if t:
                 res["timed_case"] = case_of(t)
                 res["ms"] = float(t["median_ms"])

@@ -6,7 +6,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:?usage: scripts/guide_selftest.sh WORK_DIR}
 rm -rf "$work" && mkdir -p "$work"
-(cd "$root" && git ls-files -z | xargs -0 cp --parents -t "$work")
+python3 - "$root" "$work" <<'PY'
+import os, shutil, sys
+sys.path.insert(0, os.path.join(sys.argv[1], "scripts"))
+from make_handout import tracked_files
+for f in tracked_files(sys.argv[1]):
+    os.makedirs(os.path.dirname(os.path.join(sys.argv[2], f)) or ".", exist_ok=True)
+    shutil.copy2(os.path.join(sys.argv[1], f), os.path.join(sys.argv[2], f))
+PY
 cd "$work"
 # 1. the file
 cp docs/templates/stream_compaction_v6_one_block.cu stream_compaction/src/v6_one_block.cu
@@ -32,6 +39,7 @@ build/release/stream_compaction/stream_compaction --version scan_one_block --n 1
 # 5. its test
 ctest --test-dir build/release -R 'stream_compaction[.]scan_one_block$' --output-on-failure | tail -4
 # 6. time next to the others, plot, compare
+mkdir -p results/scratch
 build/release/stream_compaction/stream_compaction --version scan_lookback,scan_one_block,scan_cub \
   --n 2^20,2^24 --csv results/scratch/one_block.csv > /dev/null
 python3 scripts/plot.py --csv results/scratch/one_block.csv --out results/scratch/images/one_block

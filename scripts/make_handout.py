@@ -34,8 +34,10 @@ KEEP_SECTIONS = re.compile(r"^(problem|the problem|inputs|questions|plots|how to
 
 def tracked_files(root):
     try:
-        out = subprocess.run(["git", "-C", root, "ls-files", "-z"], check=True, capture_output=True).stdout
-        return [f for f in out.decode().split("\0") if f]
+        # tracked and untracked-but-not-ignored files that exist (a deletion not yet committed is gone)
+        out = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                             check=True, capture_output=True).stdout
+        return sorted({f for f in out.decode().split("\0") if f and os.path.isfile(os.path.join(root, f))})
     except (OSError, subprocess.CalledProcessError):
         files = []
         for d, dirs, names in os.walk(root):
