@@ -1,6 +1,6 @@
 // nbody driver: every version checked against a float64 reference, then timed per step
 // (interactions/s, GFLOP/s at 20 FLOP per interaction, % of the measured FP32 FMA peak); the
-// seed's 19-snapshot batch end to end; multi-GPU scaling; energy drift per integrator.
+// the original project's 19-snapshot batch end to end; multi-GPU scaling; energy drift per integrator.
 #include <cuda_runtime.h>
 
 #include <algorithm>

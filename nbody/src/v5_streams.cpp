@@ -1,4 +1,4 @@
-// v5 streams, where they pay: the seed's streamed version split one snapshot's kernel over
+// v5 streams, where they pay: the original project's streamed version split one snapshot's kernel over
 // streams, which only adds launches - the kernel already fills the GPU. What overlaps usefully in
 // the 19-file batch is the *host* work: parsing the CSV of snapshot k+1 and writing snapshot k-1
 // take tens of milliseconds of CPU time that the sequential batch adds to every file's GPU time.

@@ -77,8 +77,8 @@ def plots(rows, tune_rows, out, args=None):
             rs = sorted([r for r in files if r["params_d"]["pipeline"] == pipe], key=lambda r: int(r["params_d"]["file"]))
             ax.plot([int(r["params_d"]["file"]) for r in rs], [r["median_ms"] for r in rs], marker="o",
                     label=f"{pipe} ({rs[0]['params_d'].get('gpus', '1')} GPU)")
-        ax.axhline(433, color="#999999", linestyle=":", label="seed, GTX 1650: ~433 ms/file")
-        ax.axhline(83, color="#666666", linestyle="--", label="seed, RTX 4060 Ti: ~83 ms/file")
+        ax.axhline(433, color="#999999", linestyle=":", label="original project, GTX 1650: ~433 ms/file")
+        ax.axhline(83, color="#666666", linestyle="--", label="original project, RTX 4060 Ti: ~83 ms/file")
         ax.set_yscale("log")
         ax.set_xlabel("snapshot")
         ax.set_ylabel("ms (read + compute + write)")
@@ -171,7 +171,7 @@ def tables(rows, tune_rows):
     batch = [r for r in rows if nb_kind(r) == "batch" and "file" not in r["params_d"]]
     if batch:
         b0 = batch[0]["params_d"]
-        lines.append(f"**the seed workload: {b0.get('files')} snapshots x {batch[0]['n']} bodies x {b0.get('steps')} steps, "
+        lines.append(f"**the original project's workload: {b0.get('files')} snapshots x {batch[0]['n']} bodies x {b0.get('steps')} steps, "
                      "end to end (read CSV, upload, integrate, download, write CSV)**")
         lines.append("")
         lines.append("| pipeline | GPUs | ms per snapshot | G inter./s overall | check |")
@@ -179,8 +179,8 @@ def tables(rows, tune_rows):
         for r in batch:
             lines.append(f"| {r['params_d'].get('pipeline', '-')} | {r['params_d'].get('gpus', '-')} | {fmt(r['median_ms'], 1)} | "
                          f"{fmt(r['metric'], 0)} | {r['passed']} |")
-        lines.append("| seed: GTX 1650 | 1 | ~433 | | |")
-        lines.append("| seed: RTX 4060 Ti | 1 | ~83 | | |")
+        lines.append("| original project: GTX 1650 | 1 | ~433 | | |")
+        lines.append("| original project: RTX 4060 Ti | 1 | ~83 | | |")
         lines.append("")
     scaling = [r for r in rows if nb_kind(r) == "scaling"]
     if scaling:
