@@ -105,7 +105,7 @@ fi
 # run of itself (full marks expected), and the handout cycle with a GPU exercise filled in
 step "per-version CTest cases (label version)" "$logs/ctest_version.log" ctest --test-dir "$build" -L version
 step "grade: the solution against a reference run of itself" "$logs/grade.log" bash -c \
-  "python3 scripts/grade.py --out '$logs/grade_reference' && python3 scripts/grade.py --reference '$logs/grade_reference/report.json' --out '$logs/grade_solution'"
+  "python3 scripts/grade.py --build-dir '$build' --out '$logs/grade_reference' && python3 scripts/grade.py --build-dir '$build' --reference '$logs/grade_reference/report.json' --out '$logs/grade_solution'"
 step "handout selftest (v1_naive filled: scan_naive alone correct)" "$logs/handout_selftest.log" \
   python3 scripts/handout_selftest.py "$logs/handout" --fill stream_compaction/v1_naive --expect stream_compaction/scan_naive
 

@@ -169,9 +169,9 @@ def speed_points(points, ratio, g):
     return round(points * (ratio - zero) / (full - zero), 2)
 
 
-def grade_checkout(checkout, rubric, subs, versions, out_dir, reference=None, quiet=False):
+def grade_checkout(checkout, rubric, subs, versions, out_dir, reference=None, quiet=False, build=None):
     g = rubric.get("grading", {})
-    build = os.path.join(checkout, "build", "release")
+    build = build or os.path.join(checkout, "build", "release")
     work = os.path.join(out_dir, "runs")
     os.makedirs(work, exist_ok=True)
     env = dict(os.environ)
@@ -284,6 +284,7 @@ def main():
     ap.add_argument("--checkout", default=ROOT, help="the checkout to grade (default: this one)")
     ap.add_argument("--students", help="a folder of student checkouts: grade each, write grades.csv")
     ap.add_argument("--build", action="store_true", help="configure and build the drivers of each checkout first")
+    ap.add_argument("--build-dir", help="the build folder of --checkout (default: CHECKOUT/build/release)")
     ap.add_argument("--rubric", default=os.path.join(ROOT, "grading", "rubric.toml"))
     ap.add_argument("--subproject", default=",".join(SUBPROJECTS))
     ap.add_argument("--versions", default="", help="grade only these (NAME or sub-project/NAME)")
@@ -367,7 +368,7 @@ def main():
             print(f"grade: {err}", file=sys.stderr)
             return 2
     try:
-        report = grade_checkout(a.checkout, rubric, subs, versions, a.out, reference)
+        report = grade_checkout(a.checkout, rubric, subs, versions, a.out, reference, build=a.build_dir)
     except SystemExit as e:
         print(e, file=sys.stderr)
         return 2
