@@ -111,6 +111,19 @@ def student_readme(text, subproject, exercises):
     return "\n".join(out).rstrip() + "\n"
 
 
+def ignored_by_git(path):
+    """True when path (inside ROOT) is a git-ignored location, so a handout there is never picked up as
+    solution source; outside a git checkout only build/ and results/scratch/ count."""
+    if path == ROOT:
+        return False
+    r = subprocess.run(["git", "-C", ROOT, "check-ignore", "-q", "--no-index", path],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if r.returncode in (0, 1):
+        return r.returncode == 0
+    return any(os.path.commonpath([path, os.path.join(ROOT, d)]) == os.path.join(ROOT, d)
+               for d in ("build", os.path.join("results", "scratch")))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out_dir")
@@ -135,8 +148,9 @@ def main():
     if bad:
         sys.exit(f"make_handout: --versions: no exercise named {bad} in {', '.join(subs)} (known: {', '.join(known)})")
     out = os.path.abspath(a.out_dir)
-    if os.path.commonpath([out, ROOT]) == ROOT and out != ROOT and not out.startswith(os.path.join(ROOT, "build")):
-        sys.exit(f"make_handout: {a.out_dir} is inside the solution; write the handout elsewhere (or under build/)")
+    if os.path.commonpath([out, ROOT]) == ROOT and not ignored_by_git(out):
+        sys.exit(f"make_handout: {a.out_dir} is inside the solution and not ignored by git; write the handout "
+                 "elsewhere, or under an ignored folder (build/, results/scratch/)")
     if out == ROOT:
         sys.exit("make_handout: OUT_DIR is the solution itself")
     if os.path.exists(out):
