@@ -53,7 +53,8 @@ def main():
     ap.add_argument("--reference", help="a report.json of the solution on this GPU: speed points are scored too")
     ap.add_argument("--jobs", default=str(os.cpu_count() or 2))
     a = ap.parse_args()
-    handout = os.path.join(os.path.abspath(a.work), "handout")
+    a.work = os.path.abspath(a.work)  # ctest and the builds run inside the handout: no relative paths
+    handout = os.path.join(a.work, "handout")
     os.makedirs(a.work, exist_ok=True)
     extra = ["--reference", os.path.abspath(a.reference)] if a.reference else []
 
