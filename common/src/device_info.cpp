@@ -44,6 +44,8 @@ bool pdl_supported() {
   return major >= 9;
 }
 
+bool bulk_copy_supported() { return pdl_supported(); }  // both arrived with sm_90
+
 int current_sm_count() {
   int dev = 0, sms = 0;
   CUDA_CHECK(cudaGetDevice(&dev));

@@ -98,6 +98,10 @@ bool run_guarded(ResultRow& r, bool needs_gpu, const std::function<void()>& body
     r.passed = not_implemented_status(e);
     r.stats = BenchStats{};
     return false;
+  } catch (const Unsupported& e) {  // hardware this GPU lacks: checked before any launch
+    r.passed = std::string("skipped: ") + e.what();
+    r.stats = BenchStats{};
+    return false;
   } catch (const std::exception& e) {
     r.passed = std::string("FAIL: ") + e.what();
     r.stats = BenchStats{};

@@ -40,7 +40,7 @@ namespace {
 const char* const kSummary = "Checks and times every scan, stream-compaction and sort version of the course.";
 
 const std::vector<common::ExtraFlag> kExtraFlags = {
-    {"op", "which operations: scan, compact, sort or all (comma-separated)", true, "all"},
+    {"op", "which operations: scan, compact, sort, sort-pairs or all (comma-separated)", true, "all"},
     {"block", "threads per block for the block-tunable versions (v1-v3 and their compactions)", true, "256"},
     {"block-sweep", "also sweep block sizes 16..1024 for the block-tunable scans", false, ""},
     {"block-sweep-n", "array size of the block-size sweep", true, "2^24"},
@@ -102,6 +102,7 @@ double minimal_bytes(sc::Op op, std::int64_t n, std::int64_t kept) {
     case sc::Op::Scan: return 8.0 * n;
     case sc::Op::Compact: return 4.0 * n + 4.0 * kept;
     case sc::Op::Sort: return 4 * 8.0 * n;  // an 8-bit LSD sort reads and writes every key 4 times
+    case sc::Op::SortPairs: return 4 * 16.0 * n;  // ... and every value
   }
   return 0;
 }
@@ -173,7 +174,7 @@ void time_version(Context& c, const sc::Version& v, const SizeRun& s, int block,
     row.stats = common::bench_cpu([&] { v.run(a); }, o);
   }
   const double seconds = row.stats.median_ms * 1e-3;
-  if (s.op == sc::Op::Sort) {
+  if (s.op == sc::Op::Sort || s.op == sc::Op::SortPairs) {
     row.metric = s.n / seconds / 1e6;
     row.metric_unit = "Mkeys/s";
   } else {
@@ -320,19 +321,21 @@ int run(const common::CliOptions& opt) {
   const std::vector<const sc::Version*> selected = common::select_versions(sc::versions(), c.opt.versions);
   std::vector<sc::Op> ops;
   for (const auto& o : common::split(c.opt.extra["op"], ',')) {
-    if (o == "all") ops = {sc::Op::Scan, sc::Op::Compact, sc::Op::Sort};
+    if (o == "all") ops = {sc::Op::Scan, sc::Op::Compact, sc::Op::Sort, sc::Op::SortPairs};
     else if (o == "scan") ops.push_back(sc::Op::Scan);
     else if (o == "compact") ops.push_back(sc::Op::Compact);
     else if (o == "sort") ops.push_back(sc::Op::Sort);
-    else throw common::UsageError("--op: unknown operation '" + o + "' (scan, compact, sort, all)");
+    else if (o == "sort-pairs") ops.push_back(sc::Op::SortPairs);
+    else throw common::UsageError("--op: unknown operation '" + o + "' (scan, compact, sort, sort-pairs, all)");
   }
   const int block = static_cast<int>(c.opt.extra_int("block", 16, 1024));
   if (block & (block - 1))
     throw common::UsageError("--block must be a power of two in [16, 1024]");
   const std::int64_t sort_cpu_max = c.opt.extra_int("sort-cpu-max-n", 0, std::int64_t{1} << 40);
   // flags this run would not read are refused rather than ignored
-  if (c.opt.was_given("sort-cpu-max-n") && std::find(ops.begin(), ops.end(), sc::Op::Sort) == ops.end())
-    throw common::UsageError("--sort-cpu-max-n applies to --op sort, which this run does not include");
+  if (c.opt.was_given("sort-cpu-max-n") && std::find(ops.begin(), ops.end(), sc::Op::Sort) == ops.end() &&
+      std::find(ops.begin(), ops.end(), sc::Op::SortPairs) == ops.end())
+    throw common::UsageError("--sort-cpu-max-n applies to --op sort and sort-pairs, which this run does not include");
   if (c.opt.was_given("block-sweep-n") && !c.opt.flag("block-sweep"))
     throw common::UsageError("--block-sweep-n sizes the --block-sweep, which is not asked for");
   if (!c.opt.input.empty() && (!c.opt.sizes.empty() || c.opt.sweep))
@@ -411,7 +414,7 @@ int run(const common::CliOptions& opt) {
         ResultRow r = base_row(c, *v, n, params_of(*v, block));
         if (v->needs_gpu && !c.gpu) r.passed = "skipped: no CUDA device";
         else if (v->needs_gpu && !gpu_skip.empty()) r.passed = gpu_skip;
-        else if (op == sc::Op::Sort && !v->needs_gpu && n > sort_cpu_max)
+        else if ((op == sc::Op::Sort || op == sc::Op::SortPairs) && !v->needs_gpu && n > sort_cpu_max)
           r.passed = "skipped: std::sort above --sort-cpu-max-n";
         else {
           common::NvtxRange vr(v->name.c_str());

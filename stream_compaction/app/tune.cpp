@@ -37,8 +37,9 @@ struct Candidate {
 
 template <typename V>
 std::string shape(const V& v) {
-  return std::to_string(v.block) + "x" + std::to_string(v.items) + " d" + std::to_string(v.first_delay_ns) + "/" +
-         std::to_string(v.poll_delay_ns);
+  const std::string s = std::to_string(v.block) + "x" + std::to_string(v.items);
+  if (v.stages) return s + " s" + std::to_string(v.stages) + " d" + std::to_string(v.first_delay_ns);  // v6
+  return s + " d" + std::to_string(v.first_delay_ns) + "/" + std::to_string(v.poll_delay_ns);
 }
 
 // From the registry: every GPU version with a fixed shape (not block-tunable, not staged), the
@@ -53,15 +54,16 @@ std::vector<Candidate> candidates() {
       return {};
     }
   };
-  const auto scan_variants = listed([] { return dev::lookback_scan_variants(); });
-  const auto compact_variants = listed([] { return dev::fused_compact_variants(); });
   for (const auto& v : sc::versions()) {
     if (!v.needs_gpu || v.block_tunable || v.has_stages) continue;
-    if (v.tile_variants && v.op == sc::Op::Scan && !scan_variants.empty()) {
+    const auto scan_variants = listed([&] { return v.scan_variants ? v.scan_variants() : std::vector<dev::ScanVariant>{}; });
+    const auto compact_variants =
+        listed([&] { return v.compact_variants ? v.compact_variants() : std::vector<dev::CompactVariant>{}; });
+    if (!scan_variants.empty()) {
       for (const auto& t : scan_variants)
         c.push_back({v.name + "[" + shape(t) + "]", v.op, false,
                      [f = t.scan](auto n, int* o, auto*, const int* i, auto& s, auto st) { f(n, o, i, s, st); }});
-    } else if (v.tile_variants && v.op == sc::Op::Compact && !compact_variants.empty()) {
+    } else if (!compact_variants.empty()) {
       for (const auto& t : compact_variants)
         c.push_back({v.name + "[" + shape(t) + "]", v.op, false,
                      [f = t.compact](auto n, int* o, auto* k, const int* i, auto& s, auto st) { f(n, o, k, i, s, st); }});
@@ -98,7 +100,7 @@ int run(const common::CliOptions& opt) {
   common::DeviceBuffer<std::int64_t> d_count(1);
   std::vector<common::ResultRow> rows = {common::meta_row("stream_compaction", env)};
   double library_ms = common::kNoValue;
-  for (sc::Op op : {sc::Op::Scan, sc::Op::Compact, sc::Op::Sort}) {
+  for (sc::Op op : {sc::Op::Scan, sc::Op::Compact, sc::Op::Sort, sc::Op::SortPairs}) {
     std::vector<int> in(n), ref(n), got(n);
     std::uint64_t s = opt.seed + static_cast<int>(op);
     for (auto& x : in) {
@@ -116,27 +118,32 @@ int run(const common::CliOptions& opt) {
     for (const auto& c : candidates()) {
       if (c.op != op) continue;
       dev::ScratchTree scratch;
-      CUDA_CHECK(cudaMemset(d_out.get(), 0xAB, d_out.bytes()));
-      c.run(n, d_out.get(), d_count.get(), d_in.get(), scratch, stream);
-      CUDA_CHECK(cudaStreamSynchronize(stream));
-      std::int64_t count = 0;
-      CUDA_CHECK(cudaMemcpy(got.data(), d_out.get(), n * sizeof(int), cudaMemcpyDeviceToHost));
-      CUDA_CHECK(cudaMemcpy(&count, d_count.get(), sizeof(count), cudaMemcpyDeviceToHost));
-      const auto cr = sc::check_output(op, n, ref.data(), kept, got.data(), count);
       common::ResultRow r = common::make_row("stream_compaction", c.name, "tile-shape tuning", n,
                                              std::string("op=") + sc::op_name(op), device.name,
                                              c.library ? "library" : "version", "tune");
       r.ceiling = "copy_bandwidth";
-      r.passed = cr.ok ? "PASS" : "FAIL: " + cr.message;
-      if (cr.ok) {
+      // a stub, a GPU without the version's hardware (v6 below sm_90) or a failure: its own row status
+      common::run_guarded(r, true, [&] {
+        CUDA_CHECK(cudaMemset(d_out.get(), 0xAB, d_out.bytes()));
+        c.run(n, d_out.get(), d_count.get(), d_in.get(), scratch, stream);
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        std::int64_t count = 0;
+        CUDA_CHECK(cudaMemcpy(got.data(), d_out.get(), n * sizeof(int), cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(&count, d_count.get(), sizeof(count), cudaMemcpyDeviceToHost));
+        const auto cr = sc::check_output(op, n, ref.data(), kept, got.data(), count);
+        r.passed = cr.ok ? "PASS" : "FAIL: " + cr.message;
+        if (!cr.ok) return;
         r.stats = common::bench_gpu([&](cudaStream_t st) { c.run(n, d_out.get(), d_count.get(), d_in.get(), scratch, st); },
                                     stream, common::BenchOptions{});
-        const double bytes = op == sc::Op::Scan ? 8.0 * n : op == sc::Op::Compact ? 4.0 * (n + kept) : 32.0 * n;
+        const double bytes = op == sc::Op::Scan      ? 8.0 * n
+                             : op == sc::Op::Compact ? 4.0 * (n + kept)
+                             : op == sc::Op::Sort    ? 32.0 * n
+                                                     : 64.0 * n;
         r.metric = bytes / (r.stats.median_ms * 1e-3) / 1e9;
         r.metric_unit = "GB/s";
         r.pct_of_ceiling = 100 * r.metric / ceil.copy_gbs;
         if (c.library) library_ms = r.stats.median_ms;
-      }
+      });
       rows.push_back(r);
     }
     for (std::size_t i = first; i < rows.size(); ++i)  // x lib: against this operation's library row

@@ -11,6 +11,7 @@ const char* op_name(Op op) {
     case Op::Scan: return "scan";
     case Op::Compact: return "compact";
     case Op::Sort: return "sort";
+    case Op::SortPairs: return "sort-pairs";
   }
   return "?";
 }
@@ -76,6 +77,7 @@ CostModel cost_map_scan_scatter(std::int64_t n, std::int64_t kept, int block) {
 CostModel cost_fused_compact(std::int64_t n, std::int64_t kept, int) { return {0, kInt * (n + kept), 2}; }
 CostModel cost_radix(std::int64_t n, std::int64_t, int) { return {0, 4 * 3 * kInt * n, 4 * 4}; }
 CostModel cost_cub_radix(std::int64_t n, std::int64_t, int) { return {0, kInt * n + 4 * 2 * kInt * n, 6}; }
+CostModel cost_onesweep_pairs(std::int64_t n, std::int64_t, int) { return {0, kInt * n + 4 * 4 * kInt * n, 6}; }
 
 // ---- run adapters ----------------------------------------------------------------------------
 void run_cpu_scan(const RunArgs& a) { Host::scan(a.n, a.out, a.in); }
@@ -90,9 +92,12 @@ void run_compact(const RunArgs& a) {
   Device::compact_map_scan_scatter(Scan, a.n, a.out, a.count, a.in, *a.scratch, a.stream, a.block, a.stages);
 }
 void run_fused(const RunArgs& a) { Device::compact_fused(a.n, a.out, a.count, a.in, *a.scratch, a.stream); }
+void run_tma_compact(const RunArgs& a) { Device::compact_tma(a.n, a.out, a.count, a.in, *a.scratch, a.stream); }
 void run_cub_select(const RunArgs& a) { Device::compact_cub(a.n, a.out, a.count, a.in, *a.scratch, a.stream); }
 void run_radix(const RunArgs& a) { Device::sort_radix(a.n, a.out, a.in, *a.scratch, a.stream); }
 void run_cub_sort(const RunArgs& a) { Device::sort_cub(a.n, a.out, a.in, *a.scratch, a.stream); }
+template <void (*Sort)(std::int64_t, int*, const int*, Device::ScratchTree&, cudaStream_t)>
+void run_sort(const RunArgs& a) { Sort(a.n, a.out, a.in, *a.scratch, a.stream); }
 
 }  // namespace
 
@@ -100,13 +105,14 @@ const std::vector<Version>& versions() {
   using namespace Device;
   using common::Role;
   static const std::vector<Version> table = {
-      // id, name, op, idea, needs_gpu, role, block_tunable, has_stages, run, cost[, tile_variants]
+      // id, name, op, idea, needs_gpu, role, block_tunable, has_stages, run, cost[, scan / compact tile variants]
       {"cpu", "scan_cpu", Op::Scan, "sequential exclusive scan, one pass", false, Role::reference, false, false, run_cpu_scan, cost_none},
       {"v1", "scan_naive", Op::Scan, "Hillis-Steele in global memory: all threads at once, O(n log n) adds", true, Role::version, true, false, run_scan<scan_naive>, cost_naive},
       {"v2", "scan_work_efficient", Op::Scan, "Blelloch up/down-sweep in global memory, only active threads launched", true, Role::version, true, false, run_scan<scan_work_efficient>, cost_work_efficient},
       {"v3", "scan_shared_mem", Op::Scan, "Blelloch per block in shared memory, conflict-free padding, recursive block sums", true, Role::version, true, false, run_scan<scan_shared_mem>, cost_shared},
       {"v4", "scan_warp_shuffle", Op::Scan, "15 items/thread, 16-byte loads, warp-shuffle block scan, reduce-then-scan", true, Role::version, false, false, run_scan<scan_warp_shuffle>, cost_warp},
-      {"v5", "scan_lookback", Op::Scan, "single pass: decoupled look-back between tiles, 8 bytes per element", true, Role::version, false, false, run_scan<scan_lookback>, cost_single_pass, true},
+      {"v5", "scan_lookback", Op::Scan, "single pass: decoupled look-back between tiles, 8 bytes per element", true, Role::version, false, false, run_scan<scan_lookback>, cost_single_pass, lookback_scan_variants},
+      {"v6", "scan_tma", Op::Scan, "Hopper: tiles arrive by bulk copy (TMA) in a 2-stage shared-memory ring, a producer warp and 8 consumer warps on mbarriers, persistent grid, look-back kept", true, Role::version, false, false, run_scan<scan_tma>, cost_single_pass, tma_scan_variants},
       {"thrust", "scan_thrust", Op::Scan, "library: thrust::exclusive_scan", true, Role::version, false, false, run_scan<scan_thrust>, cost_single_pass},
       {"cub", "scan_cub", Op::Scan, "library: cub::DeviceScan::ExclusiveSum", true, Role::library, false, false, run_scan<scan_cub>, cost_single_pass},
 
@@ -117,12 +123,18 @@ const std::vector<Version>& versions() {
       {"v3", "compact_shared_mem", Op::Compact, "map -> v3 shared-memory scan -> scatter", true, Role::version, true, true, run_compact<scan_shared_mem>, cost_map_scan_scatter<cost_shared>},
       {"v4", "compact_warp_shuffle", Op::Compact, "map -> v4 warp-shuffle scan -> scatter", true, Role::version, true, true, run_compact<scan_warp_shuffle>, cost_map_scan_scatter<cost_warp>},
       {"v5", "compact_lookback", Op::Compact, "map -> v5 look-back scan -> scatter", true, Role::version, true, true, run_compact<scan_lookback>, cost_map_scan_scatter<cost_single_pass>},
-      {"fused", "compact_fused", Op::Compact, "one pass: flags, look-back scan and coalesced scatter fused, 4n + 4k bytes", true, Role::version, false, false, run_fused, cost_fused_compact, true},
+      {"fused", "compact_fused", Op::Compact, "one pass: flags, look-back scan and coalesced scatter fused, 4n + 4k bytes", true, Role::version, false, false, run_fused, cost_fused_compact, nullptr, fused_compact_variants},
+      {"v6", "compact_tma", Op::Compact, "Hopper: the v6 bulk-copy pipeline under the fused compaction, kept values packed in the stage", true, Role::version, false, false, run_tma_compact, cost_fused_compact, nullptr, tma_compact_variants},
       {"cub", "compact_cub", Op::Compact, "library: cub::DeviceSelect::If", true, Role::library, false, false, run_cub_select, cost_fused_compact},
 
       {"cpu", "sort_std", Op::Sort, "std::sort (introsort), one core", false, Role::reference, false, false, run_std_sort, cost_none},
       {"radix", "sort_radix", Op::Sort, "LSD radix, 8-bit digits: upsweep histograms, look-back scan, stable shared-memory ranking", true, Role::version, false, false, run_radix, cost_radix},
+      {"onesweep", "sort_onesweep", Op::Sort, "one histogram pass, then per digit one kernel: ballot ranking + look-back on per-tile digit counts, 36 bytes per key", true, Role::version, false, false, run_sort<sort_onesweep>, cost_cub_radix},
       {"cub", "sort_cub", Op::Sort, "library: cub::DeviceRadixSort::SortKeys (one-sweep)", true, Role::library, false, false, run_cub_sort, cost_cub_radix},
+
+      {"cpu", "sort_pairs_std", Op::SortPairs, "std::sort of the keys (the values are copies of them), one core", false, Role::reference, false, false, run_std_sort, cost_none},
+      {"onesweep", "sort_pairs_onesweep", Op::SortPairs, "the one-sweep sort moving an int32 value with every key", true, Role::version, false, false, run_sort<sort_pairs_onesweep>, cost_onesweep_pairs},
+      {"cub", "sort_pairs_cub", Op::SortPairs, "library: cub::DeviceRadixSort::SortPairs", true, Role::library, false, false, run_sort<sort_pairs_cub>, cost_onesweep_pairs},
   };
   return table;
 }

@@ -103,49 +103,57 @@ void for_each_tuning_shape(F&& f) {
   f(TuningShape<128, 31, 600, 300>{}), f(TuningShape<128, 47, 600, 300>{}), f(TuningShape<128, 31, 2000, 1000>{});
 }
 
-// Called by every thread of the block with the tile's aggregate; returns the sum of all earlier
-// tiles. `s_prefix` is one shared T. FIRST_DELAY_NS: sleep after publishing the aggregate
+// Called by all 32 lanes of one warp with the tile's aggregate: publishes it, walks back over
+// the predecessors' status words and returns the sum of all earlier tiles to every lane (and
+// publishes this tile's inclusive prefix). FIRST_DELAY_NS: sleep after publishing the aggregate
 // before the first poll, so that predecessors have likely published their prefixes (then one
 // window read suffices); POLL_DELAY_NS: sleep between polls of a window that is not ready.
-// Zero means spin. (CUB's sm90 tuning for int32 scan uses 1245 and 648 ns.) Grids under 500
-// tiles never sleep: there the wait is latency, not contention.
+// Zero means spin. (CUB's sm90 tuning for int32 scan uses 1245 and 648 ns.) `sleepy`: whether
+// to sleep at all (grids under 500 tiles never do: there the wait is latency, not contention).
 // EXERCISE BEGIN exercise=v5_lookback
+template <int FIRST_DELAY_NS = 0, int POLL_DELAY_NS = 0, typename T>
+__device__ __forceinline__ T lookback_warp_prefix(unsigned long long* status, std::int64_t tile, T aggregate,
+                                                  bool sleepy) {
+  const unsigned lane = common::lane_id();
+  T prefix = 0;
+  if (tile == 0) {
+    if (lane == 0) publish_status(status, 0, kStatusPrefix, aggregate);
+    return prefix;
+  }
+  if (lane == 0) publish_status(status, tile, kStatusAggregate, aggregate);
+  std::int64_t window = tile - 1;  // lane l inspects tile window - l
+  if (FIRST_DELAY_NS > 0 && sleepy) __nanosleep(FIRST_DELAY_NS);
+  for (;;) {
+    const std::int64_t idx = window - lane;
+    unsigned long long w = pack_status(kStatusPrefix, T(0));  // "before tile 0": prefix 0
+    if (idx >= 0)
+      w = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(status[idx]).load(cuda::memory_order_relaxed);
+    const unsigned flag = static_cast<unsigned>(w >> 32);
+    const unsigned empty = __ballot_sync(common::kFullMask, flag == kStatusEmpty);
+    const unsigned done = __ballot_sync(common::kFullMask, flag == kStatusPrefix);
+    // lanes up to and including the nearest predecessor with a known prefix
+    const unsigned needed = done ? ((done & (0u - done)) - 1u) | (done & (0u - done)) : common::kFullMask;
+    if (empty & needed) {  // a predecessor has not published yet: read again
+      if (POLL_DELAY_NS > 0 && sleepy) __nanosleep(POLL_DELAY_NS);
+      continue;
+    }
+    const T contribution = ((needed >> lane) & 1u) ? static_cast<T>(static_cast<unsigned>(w)) : T(0);
+    prefix += common::warp_reduce_sum(contribution);
+    if (done) break;
+    window -= 32;
+  }
+  if (lane == 0) publish_status(status, tile, kStatusPrefix, prefix + aggregate);
+  return prefix;
+}
+
+// Called by every thread of the block with the tile's aggregate; the block's first warp does the
+// look-back and every thread gets the sum of all earlier tiles. `s_prefix` is one shared T.
 template <int FIRST_DELAY_NS = 0, int POLL_DELAY_NS = 0, typename T>
 __device__ __forceinline__ T lookback_exclusive_prefix(unsigned long long* status, std::int64_t tile, T aggregate,
                                                        T* s_prefix) {
   if (threadIdx.x < 32) {
-    const unsigned lane = common::lane_id();
-    T prefix = 0;
-    if (tile == 0) {
-      if (lane == 0) publish_status(status, 0, kStatusPrefix, aggregate);
-    } else {
-      if (lane == 0) publish_status(status, tile, kStatusAggregate, aggregate);
-      std::int64_t window = tile - 1;  // lane l inspects tile window - l
-      const bool sleepy = gridDim.x >= 500;
-      if (FIRST_DELAY_NS > 0 && sleepy) __nanosleep(FIRST_DELAY_NS);
-      for (;;) {
-        const std::int64_t idx = window - lane;
-        unsigned long long w = pack_status(kStatusPrefix, T(0));  // "before tile 0": prefix 0
-        if (idx >= 0)
-          w = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(status[idx]).load(
-              cuda::memory_order_relaxed);
-        const unsigned flag = static_cast<unsigned>(w >> 32);
-        const unsigned empty = __ballot_sync(common::kFullMask, flag == kStatusEmpty);
-        const unsigned done = __ballot_sync(common::kFullMask, flag == kStatusPrefix);
-        // lanes up to and including the nearest predecessor with a known prefix
-        const unsigned needed = done ? ((done & (0u - done)) - 1u) | (done & (0u - done)) : common::kFullMask;
-        if (empty & needed) {  // a predecessor has not published yet: read again
-          if (POLL_DELAY_NS > 0 && sleepy) __nanosleep(POLL_DELAY_NS);
-          continue;
-        }
-        const T contribution = ((needed >> lane) & 1u) ? static_cast<T>(static_cast<unsigned>(w)) : T(0);
-        prefix += common::warp_reduce_sum(contribution);
-        if (done) break;
-        window -= 32;
-      }
-      if (lane == 0) publish_status(status, tile, kStatusPrefix, prefix + aggregate);
-    }
-    if (lane == 0) *s_prefix = prefix;
+    const T prefix = lookback_warp_prefix<FIRST_DELAY_NS, POLL_DELAY_NS>(status, tile, aggregate, gridDim.x >= 500);
+    if (threadIdx.x == 0) *s_prefix = prefix;
   }
   __syncthreads();
   return *s_prefix;

@@ -19,7 +19,13 @@ inline std::set<std::string>& stubs() {
   return s;
 }
 
-// Runs f(); false (and `what` noted) when it reached a handout stub.
+inline std::set<std::string>& unsupported() {
+  static std::set<std::string> s;
+  return s;
+}
+
+// Runs f(); false (and `what` noted) when it reached a handout stub or a version this GPU cannot
+// run (common::Unsupported: the test is then skipped with that reason).
 template <class F>
 bool implemented(const std::string& what, F&& f) {
   try {
@@ -28,7 +34,17 @@ bool implemented(const std::string& what, F&& f) {
   } catch (const common::NotImplemented&) {
     stubs().insert(what);
     return false;
+  } catch (const common::Unsupported& e) {  // e.g. sm_90 hardware on an older GPU
+    unsupported().insert(what + " (" + e.what() + ")");
+    return false;
   }
+}
+
+inline std::string take_unsupported() {
+  std::string out;
+  for (const auto& s : unsupported()) out += (out.empty() ? "" : ", ") + s;
+  unsupported().clear();
+  return out;
 }
 
 inline std::string take_stubs() {
@@ -44,11 +60,14 @@ inline std::string take_stubs() {
   static void suite##_##name##_body();                                                    \
   TEST(suite, name) {                                                                     \
     course_test::stubs().clear();                                                         \
+    course_test::unsupported().clear();                                                   \
     try {                                                                                 \
       suite##_##name##_body();                                                            \
     } catch (const common::NotImplemented& e) {                                           \
       course_test::stubs().insert(e.what());                                              \
     }                                                                                     \
     if (!course_test::stubs().empty()) GTEST_SKIP() << "not implemented: " << course_test::take_stubs(); \
+    if (!course_test::unsupported().empty())                                              \
+      GTEST_SKIP() << "unsupported on this GPU: " << course_test::take_unsupported();     \
   }                                                                                       \
   static void suite##_##name##_body()

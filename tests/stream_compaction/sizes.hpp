@@ -1,6 +1,6 @@
 // Sizes that hit the code paths: empty, single element, below/at/above a warp, 2^k +- 1, a large
 // odd size, and around every tile the kernels use (v3 2 x 256, v4 3840, v5 and the fused
-// compaction 6016, radix 4096: t - 1, t, t + 1, 2t + 1), taken from the library's own constants.
+// compaction 6016, v6 8192, radix 4096: t - 1, t, t + 1, 2t + 1), taken from the library's own constants.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -15,7 +15,7 @@ inline const std::vector<std::int64_t>& test_sizes() {
     namespace t = StreamCompaction::Device::tiles;
     std::vector<std::int64_t> v = {0, 1, 2, 3, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, (1 << 16) - 1, (1 << 16) + 1,
                                    (1 << 20) + 7};
-    for (std::int64_t tile : {t::kSharedMem, t::kWarpShuffle, t::kLookback, t::kRadix})
+    for (std::int64_t tile : {t::kSharedMem, t::kWarpShuffle, t::kLookback, t::kTma, t::kRadix})
       for (std::int64_t n : {tile - 1, tile, tile + 1, 2 * tile + 1}) v.push_back(n);
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());

@@ -96,6 +96,11 @@ COURSE_TEST(GpuSort, EveryVersionMatchesTheCpuAtEverySize) {
   check_all_sizes(sc::Op::Sort);
 }
 
+COURSE_TEST(GpuSortPairs, EveryVersionMatchesTheCpuAtEverySize) {
+  REQUIRE_GPU();
+  check_all_sizes(sc::Op::SortPairs);
+}
+
 COURSE_TEST(GpuScan, BlockTunableVersionsWorkFrom16To1024Threads) {
   REQUIRE_GPU();
   for (const auto& v : sc::versions()) {
@@ -160,7 +165,7 @@ COURSE_TEST(GpuSort, NegativeEqualAndPresortedKeys) {
     extremes[i] = i % 3 == 0 ? INT_MIN : i % 3 == 1 ? INT_MAX : 0;
   }
   for (const auto& v : sc::versions()) {
-    if (!v.needs_gpu || v.op != sc::Op::Sort) continue;
+    if (!v.needs_gpu || (v.op != sc::Op::Sort && v.op != sc::Op::SortPairs)) continue;
     for (const auto* in : {&neg, &same, &sorted, &extremes}) EXPECT_TRUE(run_and_check(v, *in).ok) << v.name;
   }
 }

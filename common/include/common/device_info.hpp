@@ -36,6 +36,8 @@ int current_sm_count();
 void check_fits_in_memory(const std::string& what, double host_bytes, double device_bytes);
 // True where the current device can overlap a programmatic dependent launch (sm_90+).
 bool pdl_supported();
+// True where the current device has the bulk-copy (TMA) engine and mbarrier transactions (sm_90+).
+bool bulk_copy_supported();
 int fp32_lanes_per_sm(int cc_major, int cc_minor);
 std::string cuda_runtime_version();  // "13.0"
 std::string describe(const DeviceInfo& d);

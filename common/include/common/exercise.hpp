@@ -23,6 +23,13 @@ class NotImplemented : public std::logic_error {
 std::string not_implemented_status(const NotImplemented& e);
 bool is_not_implemented_status(const std::string& passed);
 
+// A version that needs hardware this GPU lacks (e.g. the bulk-copy engine of sm_90): run_guarded
+// reports the row as "skipped: <reason>", the tests skip it with that reason. Never a pass.
+class Unsupported : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace common
 
 #define COURSE_NOT_IMPLEMENTED() ::common::not_implemented(__FILE__, __LINE__)

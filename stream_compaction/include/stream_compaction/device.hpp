@@ -37,6 +37,8 @@ void scan_warp_shuffle(std::int64_t n, int* out, const int* in, ScratchTree& scr
 void scan_lookback(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int block = 0);
 // The same single-pass scan over unsigned counts (e.g. points per cell into cell offsets).
 void scan_lookback(std::int64_t n, unsigned* out, const unsigned* in, ScratchTree& scratch, cudaStream_t stream);
+// v6 (sm_90+; common::Unsupported elsewhere): look-back scan fed by the bulk-copy engine.
+void scan_tma(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int block = 0);
 void scan_thrust(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int block = 0);
 void scan_cub(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int block = 0);
 
@@ -52,12 +54,19 @@ void compact_map_scan_scatter(ScanFn scan, std::int64_t n, int* out, std::int64_
                               const CompactStageEvents* stages = nullptr);
 void compact_fused(std::int64_t n, int* out, std::int64_t* count, const int* in, ScratchTree& scratch,
                    cudaStream_t stream);
+void compact_tma(std::int64_t n, int* out, std::int64_t* count, const int* in, ScratchTree& scratch,
+                 cudaStream_t stream);
 void compact_cub(std::int64_t n, int* out, std::int64_t* count, const int* in, ScratchTree& scratch,
                  cudaStream_t stream);
 
 // Ascending sort of int32 keys (negative keys included), n < 2^31.
 void sort_radix(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream);
 void sort_cub(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream);
+// One-sweep radix sort (common/onesweep_sort.cuh), n < 2^32.
+void sort_onesweep(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream);
+// (key, value) pairs with values = keys: `out` receives the sorted values.
+void sort_pairs_onesweep(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream);
+void sort_pairs_cub(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream);
 
 }  // namespace Device
 }  // namespace StreamCompaction

@@ -10,10 +10,13 @@
 #include "common/registry.hpp"
 #include "common/roofline.hpp"
 #include "stream_compaction/device.hpp"
+#include "stream_compaction/tuning.hpp"
 
 namespace StreamCompaction {
 
-enum class Op { Scan, Compact, Sort };
+// SortPairs: (key, value) pairs whose values are copies of the keys; a version returns the sorted
+// values, so the sort checker sees whether the values travelled with their keys.
+enum class Op { Scan, Compact, Sort, SortPairs };
 const char* op_name(Op op);
 
 struct RunArgs {
@@ -39,8 +42,9 @@ struct Version {
   void (*run)(const RunArgs&);
   // Bytes and launches it moves/makes for n elements (kept: elements kept by a compaction).
   common::CostModel (*cost)(std::int64_t n, std::int64_t kept, int block);
-  // Its tile shapes are listed in tuning.hpp (stream_compaction_tune times each next to CUB).
-  bool tile_variants = false;
+  // Its tile shapes (tuning.hpp): stream_compaction_tune times each next to CUB.
+  const std::vector<Device::ScanVariant>& (*scan_variants)() = nullptr;
+  const std::vector<Device::CompactVariant>& (*compact_variants)() = nullptr;
 };
 
 const std::vector<Version>& versions();

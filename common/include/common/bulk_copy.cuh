@@ -1,0 +1,107 @@
+// Hopper's bulk-copy (TMA) engine and the shared-memory barriers it completes on, as thin
+// wrappers around the PTX (sm_90+). One thread asks the copy engine to move a contiguous block of
+// global memory into shared memory (`bulk_load`); the engine counts the bytes it delivers against
+// an mbarrier, and the barrier's phase completes when the expected bytes and the expected
+// arrivals are in. Waiting threads poll the phase parity (`wait`). This is the producer/consumer
+// ring of a warp-specialised kernel:
+//
+//   full[s]  : count 1; the producer arrives with expect_tx(bytes), the engine completes the bytes
+//   empty[s] : count = consumer warps; each consumer warp arrives once it no longer needs slot s
+//   use k of slot s (k = 0, 1, ...) waits for parity k & 1 of full[s]; the producer's refill k
+//   (k >= 1) waits for parity (k - 1) & 1 of empty[s].
+//
+// Compiled for sm_90 and newer only: below that the calls trap, and hosts check
+// common::bulk_copy_supported() (device_info.hpp) first and throw common::Unsupported.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace common {
+
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+#define COURSE_BULK_COPY_UNAVAILABLE 1
+#endif
+
+__device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, unsigned count) {
+#ifndef COURSE_BULK_COPY_UNAVAILABLE
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+#else
+  __trap();
+#endif
+}
+
+// Makes initialised barriers visible to the copy engine (the async proxy); then __syncthreads().
+__device__ __forceinline__ void mbarrier_init_fence() {
+#ifndef COURSE_BULK_COPY_UNAVAILABLE
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void mbarrier_arrive(std::uint64_t* bar) {
+#ifndef COURSE_BULK_COPY_UNAVAILABLE
+  asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.shared::cta.b64 st, [%0];\n\t}" ::"r"(smem_addr(bar)) : "memory");
+#else
+  __trap();
+#endif
+}
+
+// Arrives and tells the barrier to also wait for `bytes` delivered by bulk copies.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
+#ifndef COURSE_BULK_COPY_UNAVAILABLE
+  asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(smem_addr(bar)),
+               "r"(bytes)
+               : "memory");
+#else
+  __trap();
+#endif
+}
+
+// Blocks until the phase with this parity has completed (acquire: what the arrivals released, and
+// the bytes the engine delivered, are visible afterwards).
+__device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parity) {
+#ifndef COURSE_BULK_COPY_UNAVAILABLE
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "WAIT_%=:\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
+      "@!done bra WAIT_%=;\n\t}" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+#else
+  __trap();
+#endif
+}
+
+// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global `src` into shared
+// `dst`; completion is counted on `bar`.
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, std::uint64_t* bar) {
+#ifndef COURSE_BULK_COPY_UNAVAILABLE
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem_addr(dst)),
+      "l"(src), "r"(bytes), "r"(smem_addr(bar))
+      : "memory");
+#else
+  __trap();
+#endif
+}
+
+// Orders this thread's ordinary shared-memory writes before later copy-engine accesses to the
+// same bytes (a slot that consumers wrote into and the producer refills next).
+__device__ __forceinline__ void fence_proxy_async_shared() {
+#ifndef COURSE_BULK_COPY_UNAVAILABLE
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+#endif
+}
+
+// Named barrier over `threads` threads (a multiple of 32): synchronises the consumer warps of a
+// warp-specialised block without the producer warp.
+__device__ __forceinline__ void named_barrier_sync(unsigned id, unsigned threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+}  // namespace common
