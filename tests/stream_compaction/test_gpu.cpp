@@ -176,7 +176,8 @@ COURSE_TEST(GpuLarge, FastestVersionsAt2To28PlusOdd) {
   const char* env = std::getenv("SC_LARGE_TESTS");
   if (!env || std::string(env) != "1") GTEST_SKIP() << "large GPU data test: set SC_LARGE_TESTS=1 (the GPU check does)";
   const std::int64_t n = (std::int64_t{1} << 28) + 1;
-  for (const char* name : {"scan_lookback", "scan_warp_shuffle", "compact_fused", "compact_lookback", "sort_radix"}) {
+  for (const char* name : {"scan_lookback", "scan_tma", "scan_warp_shuffle", "compact_fused", "compact_tma",
+                           "compact_lookback", "sort_radix", "sort_onesweep", "sort_pairs_onesweep"}) {
     const auto* v = sc::find_version(name);
     ASSERT_NE(v, nullptr);
     const auto r = run_and_check(*v, input_for(v->op, n, 2028));
