@@ -83,6 +83,8 @@ __global__ void __launch_bounds__(kBlock) histogram_kernel(std::int64_t n, const
 }
 
 // hist[p][d] -> first output position of digit d in pass p (one block, one pass after another).
+// A template only so that every file including this header may instantiate it (one definition).
+template <int kOneDefinition = 0>
 __global__ void __launch_bounds__(kBlock) bin_offsets_kernel(int passes, const unsigned* __restrict__ hist,
                                                              unsigned* __restrict__ offsets) {
   __shared__ unsigned tmp[kWarps + 1];
@@ -284,7 +286,7 @@ struct Onesweep {
     onesweep::histogram_kernel<Key><<<static_cast<unsigned>(hist_blocks), onesweep::kBlock, 0, stream>>>(
         n, keys_in, begin_bit, end_bit, passes, hist);
     CUDA_CHECK_LAST();
-    onesweep::bin_offsets_kernel<<<1, onesweep::kBlock, 0, stream>>>(passes, hist, offsets);
+    onesweep::bin_offsets_kernel<><<<1, onesweep::kBlock, 0, stream>>>(passes, hist, offsets);
     CUDA_CHECK_LAST();
     const Key* src = keys_in;
     const V* src_v = values_in;

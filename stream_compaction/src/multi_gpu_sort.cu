@@ -1,0 +1,314 @@
+// The multi-GPU sample sort over NCCL (algorithm and prediction: multi_gpu_sort.hpp, README).
+// Prediction for 2^30 uniform keys on 2 H200s (2^29 per GPU): splitters ~0.1 ms, count + scatter
+// passes 3 x 2 GiB of traffic ~1.6 ms, the kept half sorted (2^28 keys, ~5.5 ms with CUB) while
+// the other half crosses NVLink (1 GiB each way, ~3 ms at ~350 GB/s), then the received half
+// sorted (~5.5 ms) and the two runs merged (4 GiB of traffic, ~1.2 ms): ~14 ms against ~22 ms for
+// one GPU sorting all 2^30: ~1.6x. The two local sorts are the whole single-GPU sort split in
+// two; what is added is the partition and the merge (~3 ms), and the exchange hides behind the
+// first sort.
+#include <cub/device/device_merge.cuh>
+#include <cub/device/device_radix_sort.cuh>
+
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+#include "common/block_primitives.cuh"
+#include "common/cuda_check.hpp"
+#include "common/onesweep_sort.cuh"
+#include "stream_compaction/multi_gpu_sorter.hpp"
+
+namespace StreamCompaction {
+namespace MultiGpu {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int kItems = 16;
+constexpr int kTile = kBlock * kItems;
+constexpr int kSamples = 4096;  // per rank: bucket sizes within ~1% of n / P for shuffled input
+constexpr int kMaxWorld = 256;  // the scatter keeps one shared counter per bucket
+
+// Warp-aggregated claim of one slot per lane in the shared counter of its bucket (b < 0: none).
+__device__ __forceinline__ unsigned claim(int b, unsigned* counters) {
+  const unsigned peers = __match_any_sync(0xffffffffu, b);
+  const int leader = __ffs(peers) - 1;
+  unsigned base = 0;
+  if (b >= 0 && static_cast<int>(common::lane_id()) == leader) base = atomicAdd(&counters[b], __popc(peers));
+  base = __shfl_sync(0xffffffffu, base, leader);
+  return base + __popc(peers & common::lanemask_lt());
+}
+
+__global__ void sample_kernel(const std::uint32_t* keys, std::int64_t n, int rank, int world, std::uint64_t* out) {
+  const std::int64_t count = n < kSamples ? n : kSamples;
+  for (std::int64_t k = blockIdx.x * blockDim.x + threadIdx.x; k < kSamples + 1; k += gridDim.x * blockDim.x) {
+    if (k == 0) {
+      out[0] = static_cast<std::uint64_t>(count);
+    } else if (k - 1 < count) {
+      const std::int64_t i = (k - 1) * n / count;
+      out[k] = composite(keys[i], static_cast<std::uint64_t>(i) * world + rank);
+    } else {
+      out[k] = 0;
+    }
+  }
+}
+
+// Pass 1 (count) and pass 2 (scatter) share the bucket computation. Scatter: each block claims its
+// slots of every bucket with one global atomic per bucket, so a bucket's keys come out in no
+// particular order (they are sorted next); within a warp, keys of one bucket land side by side.
+template <bool kScatter>
+__global__ void __launch_bounds__(kBlock) partition_kernel(const std::uint32_t* __restrict__ keys, std::int64_t n,
+                                                           const std::uint64_t* __restrict__ splitters, int rank,
+                                                           int world, unsigned long long* counters,
+                                                           std::uint32_t* __restrict__ out) {
+  __shared__ std::uint64_t s_split[kMaxWorld];
+  __shared__ unsigned s_count[kMaxWorld];
+  __shared__ unsigned long long s_base[kMaxWorld];
+  for (int i = threadIdx.x; i < world; i += kBlock) {
+    if (i < world - 1) s_split[i] = splitters[i];
+  }
+  for (std::int64_t tile = static_cast<std::int64_t>(blockIdx.x) * kTile; tile < n;
+       tile += static_cast<std::int64_t>(gridDim.x) * kTile) {
+    for (int i = threadIdx.x; i < world; i += kBlock) s_count[i] = 0;
+    __syncthreads();
+    std::uint32_t key[kItems];
+    int bucket[kItems];
+    unsigned slot[kItems];
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+      const std::int64_t i = tile + j * kBlock + threadIdx.x;
+      key[j] = i < n ? keys[i] : 0u;
+      bucket[j] = i < n ? bucket_of(composite(key[j], static_cast<std::uint64_t>(i) * world + rank), s_split, world) : -1;
+    }
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) slot[j] = claim(bucket[j], s_count);
+    __syncthreads();
+    for (int b = threadIdx.x; b < world; b += kBlock)
+      if (s_count[b]) s_base[b] = atomicAdd(&counters[b], static_cast<unsigned long long>(s_count[b]));
+    __syncthreads();
+    if (kScatter) {
+#pragma unroll
+      for (int j = 0; j < kItems; ++j)
+        if (bucket[j] >= 0) out[s_base[bucket[j]] + slot[j]] = key[j];
+    }
+    __syncthreads();  // s_count / s_base are reused by the next tile
+  }
+}
+
+__global__ void generate_kernel(std::uint32_t* out, std::int64_t begin, std::int64_t count, Dist d, std::uint64_t seed,
+                                std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    out[i] = make_key(d, seed, static_cast<std::uint64_t>(begin + i), static_cast<std::uint64_t>(n));
+}
+
+__global__ void mismatch_kernel(const std::uint32_t* a, const std::uint32_t* b, std::int64_t n,
+                                unsigned long long* mismatches) {
+  unsigned long long local = 0;
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    local += a[i] != b[i];
+  local = common::warp_reduce_sum(local);
+  if (common::lane_id() == 0 && local) atomicAdd(mismatches, local);
+}
+
+int grid_for(std::int64_t tiles) {
+  int sms = 0, dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(tiles, 8LL * sms)));
+}
+
+double elapsed(cudaEvent_t a, cudaEvent_t b) {
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+  return ms;
+}
+
+}  // namespace
+
+void nccl_check(ncclResult_t r, const char* what) {
+  if (r != ncclSuccess) throw std::runtime_error(std::string("NCCL error in ") + what + ": " + ncclGetErrorString(r));
+}
+
+const char* local_sort_name(LocalSort s) { return s == LocalSort::cub ? "cub" : "onesweep"; }
+
+void local_sort(LocalSort how, const std::uint32_t* in, std::uint32_t* out, std::int64_t n, common::Scratch& scratch,
+                cudaStream_t stream) {
+  if (n <= 0) return;
+  if (how == LocalSort::onesweep) {
+    common::Onesweep<unsigned>::sort(n, in, out, nullptr, nullptr, 0, 32, scratch, stream);
+    return;
+  }
+  std::size_t bytes = 0;
+  CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes, in, out, n, 0, 32, stream));
+  CUDA_CHECK(cub::DeviceRadixSort::SortKeys(scratch.get(bytes), bytes, in, out, n, 0, 32, stream));
+}
+
+void generate_keys(std::uint32_t* out, std::int64_t begin, std::int64_t count, Dist d, std::uint64_t seed,
+                   std::int64_t n, cudaStream_t stream) {
+  if (count <= 0) return;
+  generate_kernel<<<grid_for((count + kTile - 1) / kTile), kBlock, 0, stream>>>(out, begin, count, d, seed, n);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+std::uint64_t count_mismatches(const std::uint32_t* a, const std::uint32_t* b, std::int64_t n, cudaStream_t stream) {
+  common::DeviceBuffer<unsigned long long> d(1);
+  CUDA_CHECK(cudaMemsetAsync(d.get(), 0, sizeof(unsigned long long), stream));
+  if (n > 0) {
+    mismatch_kernel<<<grid_for((n + kTile - 1) / kTile), kBlock, 0, stream>>>(a, b, n, d.get());
+    CUDA_CHECK(cudaGetLastError());
+  }
+  unsigned long long h = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&h, d.get(), sizeof(h), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  return h;
+}
+
+Sorter::Sorter(ncclComm_t comm, int rank, int world) : comm_(comm), rank_(rank), world_(world) {
+  if (world < 1 || world > kMaxWorld || rank < 0 || rank >= world)
+    throw std::invalid_argument("multi-GPU sort: rank " + std::to_string(rank) + " of " + std::to_string(world) +
+                                " (1 to " + std::to_string(kMaxWorld) + " ranks)");
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  CUDA_CHECK(cudaStreamCreateWithFlags(&exchange_stream_, cudaStreamNonBlocking));
+  for (auto& e : ev_) CUDA_CHECK(cudaEventCreate(&e));
+  samples_.resize(kSamples + 1);
+  all_samples_.resize(static_cast<std::size_t>(world) * (kSamples + 1));
+  splitters_.resize(world);
+  counts_.resize(world);
+  matrix_.resize(static_cast<std::size_t>(world) * world);
+  cursor_.resize(world);
+}
+
+Sorter::~Sorter() {
+  for (auto& e : ev_) cudaEventDestroy(e);
+  cudaStreamDestroy(exchange_stream_);
+  cudaStreamDestroy(stream_);
+}
+
+std::int64_t Sorter::sort(const std::uint32_t* keys, std::int64_t n, LocalSort how, Phases* phases) {
+  if (n < 0) throw std::invalid_argument("multi-GPU sort: n = " + std::to_string(n));
+  if (n > 0 && !keys) throw std::invalid_argument("multi-GPU sort: null keys");
+  const std::size_t W = static_cast<std::size_t>(world_);
+  cudaStream_t s = stream_;
+  CUDA_CHECK(cudaEventRecord(ev_[0], s));
+
+  // 1. splitters: all ranks' samples, the same choice everywhere
+  sample_kernel<<<(kSamples + kBlock) / kBlock, kBlock, 0, s>>>(keys, n, rank_, world_, samples_.get());
+  CUDA_CHECK(cudaGetLastError());
+  nccl_check(ncclAllGather(samples_.get(), all_samples_.get(), kSamples + 1, ncclUint64, comm_, s), "ncclAllGather (samples)");
+  std::vector<std::uint64_t> gathered(W * (kSamples + 1)), pool;
+  CUDA_CHECK(cudaMemcpyAsync(gathered.data(), all_samples_.get(), gathered.size() * sizeof(std::uint64_t),
+                             cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  for (std::size_t q = 0; q < W; ++q) {
+    const std::uint64_t* block = gathered.data() + q * (kSamples + 1);
+    if (block[0] > static_cast<std::uint64_t>(kSamples))
+      throw std::runtime_error("multi-GPU sort: rank " + std::to_string(q) + " sent " + std::to_string(block[0]) + " samples");
+    pool.insert(pool.end(), block + 1, block + 1 + block[0]);
+  }
+  const std::vector<std::uint64_t> split = choose_splitters(std::move(pool), world_);
+  if (!split.empty())
+    CUDA_CHECK(cudaMemcpyAsync(splitters_.get(), split.data(), split.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaEventRecord(ev_[1], s));
+
+  // 2. bucket sizes, exchanged: matrix[q * W + r] = keys rank q sends to rank r
+  const std::int64_t tiles = (n + kTile - 1) / kTile;
+  CUDA_CHECK(cudaMemsetAsync(counts_.get(), 0, W * sizeof(std::uint64_t), s));
+  if (n > 0) {
+    partition_kernel<false><<<grid_for(tiles), kBlock, 0, s>>>(keys, n, splitters_.get(), rank_, world_,
+                                                               reinterpret_cast<unsigned long long*>(counts_.get()), nullptr);
+    CUDA_CHECK(cudaGetLastError());
+  }
+  nccl_check(ncclAllGather(counts_.get(), matrix_.get(), W, ncclUint64, comm_, s), "ncclAllGather (bucket sizes)");
+  std::vector<std::uint64_t> m(W * W);
+  CUDA_CHECK(cudaMemcpyAsync(m.data(), matrix_.get(), m.size() * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  std::vector<std::uint64_t> send_off(W), recv_off(W);
+  std::uint64_t sent = 0, received = 0, total_sent = 0;
+  for (std::size_t q = 0; q < W; ++q) {
+    send_off[q] = total_sent;
+    total_sent += m[rank_ * W + q];
+    if (q == static_cast<std::size_t>(rank_)) continue;
+    sent += m[rank_ * W + q];
+    recv_off[q] = received;
+    received += m[q * W + rank_];
+  }
+  if (total_sent != static_cast<std::uint64_t>(n))
+    throw std::runtime_error("multi-GPU sort: the buckets hold " + std::to_string(total_sent) + " of " + std::to_string(n) + " keys");
+  const std::uint64_t kept = m[rank_ * W + rank_];
+  const std::uint64_t held = kept + received;
+
+  // 3. scatter into buckets, then the all-to-all on its own stream
+  part_.resize(std::max<std::int64_t>(n, 1));
+  CUDA_CHECK(cudaMemcpyAsync(cursor_.get(), send_off.data(), W * sizeof(std::uint64_t), cudaMemcpyHostToDevice, s));
+  if (n > 0) {
+    partition_kernel<true><<<grid_for(tiles), kBlock, 0, s>>>(keys, n, splitters_.get(), rank_, world_,
+                                                              reinterpret_cast<unsigned long long*>(cursor_.get()), part_.get());
+    CUDA_CHECK(cudaGetLastError());
+  }
+  CUDA_CHECK(cudaEventRecord(ev_[2], s));
+  received_.resize(std::max<std::uint64_t>(received, 1));
+  CUDA_CHECK(cudaStreamWaitEvent(exchange_stream_, ev_[2]));
+  CUDA_CHECK(cudaEventRecord(ev_[8], exchange_stream_));
+  nccl_check(ncclGroupStart(), "ncclGroupStart");
+  for (std::size_t q = 0; q < W; ++q) {
+    if (q == static_cast<std::size_t>(rank_)) continue;
+    if (m[rank_ * W + q])
+      nccl_check(ncclSend(part_.get() + send_off[q], m[rank_ * W + q], ncclUint32, static_cast<int>(q), comm_, exchange_stream_),
+                 "ncclSend");
+    if (m[q * W + rank_])
+      nccl_check(ncclRecv(received_.get() + recv_off[q], m[q * W + rank_], ncclUint32, static_cast<int>(q), comm_, exchange_stream_),
+                 "ncclRecv");
+  }
+  nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+  CUDA_CHECK(cudaEventRecord(ev_[9], exchange_stream_));
+
+  // 4. sort the kept bucket meanwhile, then what arrived, then merge the two runs
+  out_.resize(std::max<std::uint64_t>(held, 1));
+  const std::uint32_t* kept_in = part_.get() + send_off[rank_];
+  if (received == 0) {
+    local_sort(how, kept_in, out_.get(), static_cast<std::int64_t>(kept), scratch_, s);
+    CUDA_CHECK(cudaEventRecord(ev_[3], s));
+    CUDA_CHECK(cudaStreamWaitEvent(s, ev_[9]));  // the sends read part_: done before it is reused
+    CUDA_CHECK(cudaEventRecord(ev_[4], s));
+    CUDA_CHECK(cudaEventRecord(ev_[5], s));
+  } else {
+    kept_sorted_.resize(std::max<std::uint64_t>(kept, 1));
+    received_sorted_.resize(received);
+    local_sort(how, kept_in, kept_sorted_.get(), static_cast<std::int64_t>(kept), scratch_, s);
+    CUDA_CHECK(cudaEventRecord(ev_[3], s));
+    CUDA_CHECK(cudaStreamWaitEvent(s, ev_[9]));
+    CUDA_CHECK(cudaEventRecord(ev_[4], s));
+    local_sort(how, received_.get(), received_sorted_.get(), static_cast<std::int64_t>(received), scratch_, s);
+    CUDA_CHECK(cudaEventRecord(ev_[5], s));
+    if (kept == 0) {
+      CUDA_CHECK(cudaMemcpyAsync(out_.get(), received_sorted_.get(), received * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, s));
+    } else {
+      std::size_t bytes = 0;
+      CUDA_CHECK(cub::DeviceMerge::MergeKeys(nullptr, bytes, kept_sorted_.get(), static_cast<std::int64_t>(kept),
+                                             received_sorted_.get(), static_cast<std::int64_t>(received), out_.get(),
+                                             ::cuda::std::less<>{}, s));
+      CUDA_CHECK(cub::DeviceMerge::MergeKeys(scratch_.get(bytes), bytes, kept_sorted_.get(), static_cast<std::int64_t>(kept),
+                                             received_sorted_.get(), static_cast<std::int64_t>(received), out_.get(),
+                                             ::cuda::std::less<>{}, s));
+    }
+  }
+  CUDA_CHECK(cudaEventRecord(ev_[6], s));
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  if (phases) {
+    phases->splitters = elapsed(ev_[0], ev_[1]);
+    phases->partition = elapsed(ev_[1], ev_[2]);
+    phases->sort_kept = elapsed(ev_[2], ev_[3]);
+    phases->exchange_wait = elapsed(ev_[3], ev_[4]);
+    phases->sort_received = elapsed(ev_[4], ev_[5]);
+    phases->merge = elapsed(ev_[5], ev_[6]);
+    phases->exchange = elapsed(ev_[8], ev_[9]);
+    phases->kept = static_cast<std::int64_t>(kept);
+    phases->sent = static_cast<std::int64_t>(sent);
+    phases->received = static_cast<std::int64_t>(received);
+  }
+  return static_cast<std::int64_t>(held);
+}
+
+}  // namespace MultiGpu
+}  // namespace StreamCompaction
