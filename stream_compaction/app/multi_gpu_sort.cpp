@@ -36,13 +36,6 @@
 namespace sc = StreamCompaction;
 namespace mg = StreamCompaction::MultiGpu;
 
-namespace StreamCompaction {
-namespace MultiGpu {
-void generate_keys(std::uint32_t* out, std::int64_t begin, std::int64_t count, Dist d, std::uint64_t seed,
-                   std::int64_t n, cudaStream_t stream);
-std::uint64_t count_mismatches(const std::uint32_t* a, const std::uint32_t* b, std::int64_t n, cudaStream_t stream);
-}  // namespace MultiGpu
-}  // namespace StreamCompaction
 
 namespace {
 
@@ -145,6 +138,7 @@ int run(const common::CliOptions& opt) {
   CUDA_CHECK(cudaSetDevice(env.local_rank));
 
   const mg::Dist dist = mg::parse_dist(opt.extra.at("dist"));
+  const mg::Partition partition = mg::parse_partition(opt.extra.at("partition"));
   std::vector<mg::LocalSort> locals;
   const std::string local = opt.extra.at("local");
   if (local == "both" || local == "cub") locals.push_back(mg::LocalSort::cub);
@@ -231,7 +225,7 @@ int run(const common::CliOptions& opt) {
   bool all_pass = true;
   for (std::size_t k = 0; k < locals.size(); ++k) {
     say(std::string(kMultiName) + " on " + std::to_string(env.world) + " GPUs, local sort " + mg::local_sort_name(locals[k]));
-    mg::Sorter sorter(comm, env.rank, env.world);
+    mg::Sorter sorter(comm, env.rank, env.world, partition);
     const std::int64_t held = sorter.sort(mine.get(), end - begin, locals[k]);
     const std::vector<std::int64_t> helds = all_gather<std::int64_t>(held, comm, s, env.world);
     std::int64_t offset = 0, total = 0, most = 0;
@@ -301,7 +295,9 @@ int run(const common::CliOptions& opt) {
         "stream_compaction", kMultiName,
         "sample sort over NCCL, one process per GPU: splitters from all-gathered samples, bucket scatter, all-to-all "
         "overlapped with sorting the kept bucket, sort what arrived, merge",
-        n, params + " gpus=" + std::to_string(env.world) + " local=" + mg::local_sort_name(locals[k]), envinfo.device.name,
+        n, params + " gpus=" + std::to_string(env.world) + " local=" + mg::local_sort_name(locals[k]) +
+            (partition == mg::Partition::automatic ? "" : " partition=" + opt.extra.at("partition")),
+        envinfo.device.name,
         "version");
     r.passed = verdict;
     r.stats = common::summarize(totals);
@@ -362,7 +358,9 @@ int main(int argc, char** argv) {
        {{"launch", "start P ranks on this machine's GPUs 0..P-1 (else: one rank, or the rank a launcher's environment names)",
          true, "0"},
         {"dist", "keys: uniform, few (4 values), sorted, reversed", true, "uniform"},
-        {"local", "the sort each GPU runs: cub, onesweep or both", true, "both"}},
+        {"local", "the sort each GPU runs: cub, onesweep or both", true, "both"},
+        {"partition", "auto or matched: rank keys within a bucket by ballots (up to 8 ranks) or by a warp match (above)", true,
+         "auto"}},
        {"sweep", "cold", "input", "version"}},
       run);
 }

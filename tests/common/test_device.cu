@@ -152,10 +152,13 @@ TEST(BlockPrimitives, MinMaxAndMultiValueReductionsOverLaneGroupsAndBlocks) {
 }
 
 // GroupByKey against a host stable sort and run count, on awkward sizes (0, 1, one run, every
-// key distinct, many duplicates over a partial bit range), reusing one grouping for all of them.
+// key distinct, many duplicates over a partial bit range), reusing one grouping for all of them,
+// with each of its sorts (the one-sweep sort and CUB's).
 TEST(GroupByKey, RunsCountsOffsetsAndStableOrderMatchTheHost) {
   if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
-  common::GroupByKey<std::uint32_t, int> g;
+  for (common::GroupSort sort : {common::GroupSort::onesweep, common::GroupSort::cub}) {
+  SCOPED_TRACE(common::group_sort_name(sort));
+  common::GroupByKey<std::uint32_t, int> g(sort);
   std::uint32_t state = 12345;
   auto next = [&] { return state = state * 1664525u + 1013904223u; };
   struct Case {
@@ -209,4 +212,20 @@ TEST(GroupByKey, RunsCountsOffsetsAndStableOrderMatchTheHost) {
     }
   }
   EXPECT_THROW(g.group(static_cast<int>(g.capacity()) + 1, nullptr), std::invalid_argument);
+  }
+}
+
+TEST(GroupByKey, TheSortComesFromTheEnvironmentAndBadValuesAreNamed) {
+  unsetenv("COURSE_GROUP_SORT");
+  EXPECT_EQ(common::default_group_sort(), common::GroupSort::onesweep);
+  setenv("COURSE_GROUP_SORT", "cub", 1);
+  EXPECT_EQ(common::default_group_sort(), common::GroupSort::cub);
+  setenv("COURSE_GROUP_SORT", "thrust", 1);
+  try {
+    common::default_group_sort();
+    ADD_FAILURE() << "no error for COURSE_GROUP_SORT=thrust";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("COURSE_GROUP_SORT='thrust'"), std::string::npos);
+  }
+  unsetenv("COURSE_GROUP_SORT");
 }

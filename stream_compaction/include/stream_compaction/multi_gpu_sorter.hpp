@@ -21,6 +21,17 @@ const char* local_sort_name(LocalSort s);
 void local_sort(LocalSort how, const std::uint32_t* in, std::uint32_t* out, std::int64_t n, common::Scratch& scratch,
                 cudaStream_t stream);
 
+// How a rank ranks its keys within a bucket: automatic: by ballots up to 8 buckets (stable), by a
+// warp match above; matched forces the match (to test and time that path on 2 GPUs).
+enum class Partition { automatic, matched };
+Partition parse_partition(const std::string& text);  // "auto", "matched"
+
+// The driver's keys on the device (make_key of positions [begin, begin + count) of n), and how
+// many of n keys of a and b differ (synchronises the stream).
+void generate_keys(std::uint32_t* out, std::int64_t begin, std::int64_t count, Dist d, std::uint64_t seed,
+                   std::int64_t n, cudaStream_t stream);
+std::uint64_t count_mismatches(const std::uint32_t* a, const std::uint32_t* b, std::int64_t n, cudaStream_t stream);
+
 // Where one multi-GPU sort spent its time on this rank (ms, CUDA events), and what it moved.
 struct Phases {
   double splitters = 0, partition = 0, sort_kept = 0, exchange_wait = 0, sort_received = 0, merge = 0;
@@ -31,7 +42,7 @@ struct Phases {
 class Sorter {
  public:
   // `comm` is this rank's communicator (rank `rank` of `world`) on the current device.
-  Sorter(ncclComm_t comm, int rank, int world);
+  Sorter(ncclComm_t comm, int rank, int world, Partition partition = Partition::automatic);
   ~Sorter();
   Sorter(const Sorter&) = delete;
   Sorter& operator=(const Sorter&) = delete;
@@ -46,9 +57,11 @@ class Sorter {
  private:
   ncclComm_t comm_;
   int rank_, world_;
+  Partition partition_;
   cudaStream_t stream_ = nullptr, exchange_stream_ = nullptr;
   cudaEvent_t ev_[10] = {};
-  common::DeviceBuffer<std::uint64_t> samples_, all_samples_, splitters_, counts_, matrix_, cursor_;
+  common::DeviceBuffer<std::uint64_t> samples_, all_samples_, splitters_, counts_, matrix_;
+  common::DeviceBuffer<unsigned> tile_counts_, tile_first_;
   common::DeviceBuffer<std::uint32_t> part_, kept_sorted_, received_, received_sorted_, out_;
   common::Scratch scratch_;
 };
