@@ -60,6 +60,13 @@ else
     | tee "$out/stream_compaction.txt"
   "$bin/stream_compaction/stream_compaction_tune" --csv "$out/stream_compaction_tune.csv" | tee "$out/stream_compaction_tune.txt"
   "$bin/common/gpu_means_roofline" | tee "$out/gpu_means_roofline.txt"
+  [ -n "$gpu" ] && "$bin/common/group_by_key_bench" --csv "$out/group_by_key.csv" | tee "$out/group_by_key.txt"
+  # the multi-GPU sort, one process per GPU, where there are two GPUs
+  gpus=$(nvidia-smi -L 2>/dev/null | wc -l || echo 0)
+  if [ "$gpus" -ge 2 ] && [ -x "$bin/stream_compaction/stream_compaction_multi_gpu" ]; then
+    "$bin/stream_compaction/stream_compaction_multi_gpu" --launch 2 --csv "$out/stream_compaction_multi_gpu.csv" \
+      | tee "$out/stream_compaction_multi_gpu.txt"
+  fi
 fi
 
 echo "== nbody"

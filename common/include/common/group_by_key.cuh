@@ -84,20 +84,23 @@ class GroupByKey {
       CUDA_CHECK(cudaMemsetAsync(num_runs_.get(), 0, sizeof(int), s));
       return;
     }
+    // one temporary allocation for the sort, the run-length encoding and the scan (sized first:
+    // a grouping built per frame then allocates once, not once per step)
     std::size_t b1 = 0, b2 = 0, b3 = 0;
-    if (sort_ == GroupSort::onesweep) {
-      Onesweep<Key, Value>::sort(n, keys_.get(), sorted_keys_.get(), values_.get(), sorted_values_.get(), 0, end_bit,
-                                 sort_scratch_, s);
-    } else {
+    if (sort_ == GroupSort::onesweep) b1 = Onesweep<Key, Value>::scratch_bytes(n, 0, end_bit);
+    else
       CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b1, keys_.get(), sorted_keys_.get(), values_.get(),
                                                  sorted_values_.get(), n, 0, end_bit, s));
-      CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch_.get(b1), b1, keys_.get(), sorted_keys_.get(), values_.get(),
-                                                 sorted_values_.get(), n, 0, end_bit, s));
-    }
     CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(nullptr, b2, sorted_keys_.get(), unique_.get(), counts_.get(),
                                                   num_runs_.get(), n, s));
     CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, b3, counts_.get(), offsets_.get(), n + 1, s));
-    void* tmp = scratch_.get(std::max(b2, b3));
+    void* tmp = scratch_.get(std::max({b1, b2, b3}));
+    if (sort_ == GroupSort::onesweep)
+      Onesweep<Key, Value>::sort(n, keys_.get(), sorted_keys_.get(), values_.get(), sorted_values_.get(), 0, end_bit,
+                                 scratch_, s);
+    else
+      CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp, b1, keys_.get(), sorted_keys_.get(), values_.get(),
+                                                 sorted_values_.get(), n, 0, end_bit, s));
     CUDA_CHECK(cub::DeviceRunLengthEncode::Encode(tmp, b2, sorted_keys_.get(), unique_.get(), counts_.get(),
                                                   num_runs_.get(), n, s));
     CUDA_CHECK(cub::DeviceScan::ExclusiveSum(tmp, b3, counts_.get(), offsets_.get(), n + 1, s));
@@ -109,7 +112,7 @@ class GroupByKey {
   DeviceBuffer<Key> keys_, sorted_keys_, unique_;
   DeviceBuffer<Value> values_, sorted_values_;
   DeviceBuffer<int> counts_, offsets_, num_runs_;
-  Scratch scratch_, sort_scratch_;
+  Scratch scratch_;
 };
 
 }  // namespace common

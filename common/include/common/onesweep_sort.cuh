@@ -257,28 +257,50 @@ struct Onesweep {
     else run<unsigned long long>(n, keys_in, keys_out, values_in, values_out, begin_bit, end_bit, passes, scratch, stream);
   }
 
+  // The temporary storage sort() takes for n keys on bits [begin_bit, end_bit), so that a caller
+  // can size one Scratch for this sort and what follows it (GroupByKey: one allocation).
+  static std::size_t scratch_bytes(std::int64_t n, int begin_bit, int end_bit,
+                                   std::int64_t narrow_status_below = std::int64_t{1} << 30) {
+    const int passes = (end_bit - begin_bit + onesweep::kBits - 1) / onesweep::kBits;
+    if (n <= 0 || passes <= 0) return 0;
+    const std::size_t word = n < std::min(narrow_status_below, std::int64_t{1} << 30) ? 4 : 8;
+    return layout(n, passes, word).total;
+  }
+
  private:
+  // The carving of the scratch: histograms, tile counters, status words (cleared together), then
+  // the digit offsets and the ping-pong keys / values.
+  struct Layout {
+    std::size_t hist, counter, status, cleared, offsets, keys, values, total;
+  };
+  static Layout layout(std::int64_t n, int passes, std::size_t word) {
+    const std::int64_t tiles = (n + kTile - 1) / kTile;
+    ScratchCarver carve;
+    Layout l;
+    l.hist = carve.take(std::size_t(passes) * onesweep::kBins * sizeof(unsigned));
+    l.counter = carve.take(std::size_t(passes) * sizeof(unsigned));
+    l.status = carve.take(std::size_t(passes) * tiles * onesweep::kBins * word);
+    l.cleared = carve.total();
+    l.offsets = carve.take(std::size_t(passes) * onesweep::kBins * sizeof(unsigned));
+    l.keys = carve.take(passes > 1 ? n * sizeof(Key) : 0);
+    l.values = carve.take(kPairs && passes > 1 ? n * sizeof(V) : 0);
+    l.total = carve.total();
+    return l;
+  }
+
   template <typename Word>
   static void run(std::int64_t n, const Key* keys_in, Key* keys_out, const V* values_in, V* values_out, int begin_bit,
                   int end_bit, int passes, Scratch& scratch, cudaStream_t stream) {
     const std::int64_t tiles = (n + kTile - 1) / kTile;
-    ScratchCarver carve;
-    // cleared together: histograms, tile counters, status words
-    const std::size_t at_hist = carve.take(std::size_t(passes) * onesweep::kBins * sizeof(unsigned));
-    const std::size_t at_counter = carve.take(std::size_t(passes) * sizeof(unsigned));
-    const std::size_t at_status = carve.take(std::size_t(passes) * tiles * onesweep::kBins * sizeof(Word));
-    const std::size_t cleared = carve.total();
-    const std::size_t at_offsets = carve.take(std::size_t(passes) * onesweep::kBins * sizeof(unsigned));
-    const std::size_t at_keys = carve.take(passes > 1 ? n * sizeof(Key) : 0);
-    const std::size_t at_values = carve.take(kPairs && passes > 1 ? n * sizeof(V) : 0);
-    auto* b = static_cast<unsigned char*>(scratch.get(carve.total()));
-    auto* hist = reinterpret_cast<unsigned*>(b + at_hist);
-    auto* counters = reinterpret_cast<unsigned*>(b + at_counter);
-    auto* status = reinterpret_cast<Word*>(b + at_status);
-    auto* offsets = reinterpret_cast<unsigned*>(b + at_offsets);
-    Key* alt_keys = reinterpret_cast<Key*>(b + at_keys);
-    V* alt_values = reinterpret_cast<V*>(b + at_values);
-    CUDA_CHECK(cudaMemsetAsync(b, 0, cleared, stream));
+    const Layout l = layout(n, passes, sizeof(Word));
+    auto* b = static_cast<unsigned char*>(scratch.get(l.total));
+    auto* hist = reinterpret_cast<unsigned*>(b + l.hist);
+    auto* counters = reinterpret_cast<unsigned*>(b + l.counter);
+    auto* status = reinterpret_cast<Word*>(b + l.status);
+    auto* offsets = reinterpret_cast<unsigned*>(b + l.offsets);
+    Key* alt_keys = reinterpret_cast<Key*>(b + l.keys);
+    V* alt_values = reinterpret_cast<V*>(b + l.values);
+    CUDA_CHECK(cudaMemsetAsync(b, 0, l.cleared, stream));
     int sms = 0, dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
