@@ -79,6 +79,17 @@ step "compute-sanitizer racecheck: ndt_graph kernels" "$logs/racecheck_ndt_graph
   --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='NdtGpu.EveryVersionMatchesTheReferenceOnASimulatedPair:NdtGpu.MapBuild*'
 step "compute-sanitizer synccheck: ndt_graph kernels" "$logs/synccheck_ndt_graph.log" \
   compute-sanitizer --tool synccheck --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='NdtGpu.EveryVersionMatchesTheReferenceOnASimulatedPair:NdtGpu.Batched*'
+step "compute-sanitizer memcheck: GroupByKey with both sorts, one-sweep sort" "$logs/memcheck_group_by_key.log" \
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/common_tests" --gtest_filter='GroupByKey*:Onesweep*'
+# The multi-GPU sort: both ranks under the tool (2 processes on 2 GPUs; 77 = fewer GPUs, skipped).
+# NCCL's own probing returns API errors it handles: memory errors are reported, those codes not.
+if [ -x "$build/stream_compaction/stream_compaction_multi_gpu" ]; then
+  for tool in memcheck racecheck; do
+    step "compute-sanitizer $tool: multi-GPU sort, 2 processes" "$logs/${tool}_multi_gpu_sort.log" \
+      bash -c "compute-sanitizer --tool $tool --target-processes all --report-api-errors no --error-exitcode 9 \
+        '$build/stream_compaction/stream_compaction_multi_gpu' --launch 2 --n 300007 --reps 1; rc=\$?; [ \$rc = 0 ] || [ \$rc = 77 ]"
+  done
+fi
 fi
 
 if [ "${RUN_DRIVERS:-1}" = 1 ]; then
