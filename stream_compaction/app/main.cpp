@@ -311,9 +311,9 @@ int run(const common::CliOptions& opt) {
   Context c;
   c.opt = opt;
   if (c.opt.list) {
-    std::printf("%-8s %-24s %-8s %-4s %s\n", "id", "name", "op", "gpu", "idea");
+    std::printf("%-8s %-24s %-10s %-4s %s\n", "id", "name", "op", "gpu", "idea");
     for (const auto& v : sc::versions())
-      std::printf("%-8s %-24s %-8s %-4s %s\n", v.id.c_str(), v.name.c_str(), sc::op_name(v.op), v.needs_gpu ? "yes" : "no",
+      std::printf("%-8s %-24s %-10s %-4s %s\n", v.id.c_str(), v.name.c_str(), sc::op_name(v.op), v.needs_gpu ? "yes" : "no",
                   v.idea.c_str());
     return 0;
   }
