@@ -122,7 +122,7 @@ int run(const common::CliOptions& opt) {
                                              std::string("op=") + sc::op_name(op), device.name,
                                              c.library ? "library" : "version", "tune");
       r.ceiling = "copy_bandwidth";
-      // a stub, a GPU without the version's hardware (v6 below sm_90) or a failure: its own row status
+      // an unwritten handout exercise, a GPU without the version's hardware (v6 below sm_90) or a failure: its own row status
       common::run_guarded(r, true, [&] {
         CUDA_CHECK(cudaMemset(d_out.get(), 0xAB, d_out.bytes()));
         c.run(n, d_out.get(), d_count.get(), d_in.get(), scratch, stream);

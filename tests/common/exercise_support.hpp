@@ -24,7 +24,7 @@ inline std::set<std::string>& unsupported() {
   return s;
 }
 
-// Runs f(); false (and `what` noted) when it reached a handout stub or a version this GPU cannot
+// Runs f(); false (and `what` noted) when it reached an unwritten handout exercise or a version this GPU cannot
 // run (common::Unsupported: the test is then skipped with that reason).
 template <class F>
 bool implemented(const std::string& what, F&& f) {

@@ -4,7 +4,6 @@
 #include <nccl.h>
 
 #include <cstdint>
-#include <memory>
 #include <string>
 
 #include "common/device_buffer.hpp"
