@@ -47,6 +47,28 @@ COURSE_TEST(GpuForces, EveryKernelMatchesFloat64AtAwkwardSizes) {
   }
 }
 
+// Every shape of v8, the equal-mass fold variants included, on equal masses (the fold taken) and
+// on masses that differ (the fold must not be taken), at sizes where the j-range is split into
+// chunks (partial sums) and where the last tile is partial.
+COURSE_TEST(GpuForces, MultiBodyShapesOnEqualAndUnequalMasses) {
+  REQUIRE_GPU();
+  for (std::size_t n : {1000u, 4099u, 20000u}) {
+    for (bool unequal : {false, true}) {
+      Bodies b = make_plummer(n, 900 + n);
+      if (unequal)
+        for (std::size_t j = 0; j < n; ++j) b.m[j] *= 0.5f + float(j % 7) / 6.f;  // 0.5x .. 1.5x
+      const std::string what = " n=" + std::to_string(n) + (unequal ? " unequal masses" : " equal masses");
+      for (const auto& k : multi_body_variants()) {
+        std::vector<float> ax, ay, az;
+        if (!course_test::implemented("v8_multi_body", [&] { gpu_accelerations(b, 1.f, 0.01f, k.launch, ax, ay, az); }))
+          return;
+        ASSERT_EQ(ax.size(), n);
+        expect_forces_accurate(b, ax, ay, az, 0.01, k.name + what);
+      }
+    }
+  }
+}
+
 COURSE_TEST(GpuForces, TunedBlockSizeAndSplitFactorsArePlausible) {
   REQUIRE_GPU();
   EXPECT_GE(tuned_block_size(1 << 20), 64);
