@@ -9,6 +9,8 @@
 #   scripts/run_all.sh --update-reference  the same, but the reference results: CSV into
 #                                          results/<gpu>/, plots into images/, README tables rewritten
 #   scripts/run_all.sh --quick             small sizes only (CI smoke run); everything into results/scratch/
+#   --only nbody,ground_seg                with either: only those sub-projects' drivers and plots
+#                                          (the others' results are left as they are)
 #
 # Without a GPU the drivers run their CPU versions and list the GPU ones as skipped. Real inputs
 # (the labelled SemanticKITTI scan for ground_seg) are read from $COURSE_DATA_DIR (default data/).
@@ -17,13 +19,25 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 quick=0
 update=0
-for arg in "$@"; do
-  case "$arg" in
+subprojects="stream_compaction nbody ground_seg ndt_graph"
+only=$subprojects
+usage="usage: scripts/run_all.sh [--quick] [--update-reference] [--only SUB[,SUB...]] (SUB: ${subprojects// /, })"
+while [ $# -gt 0 ]; do
+  case "$1" in
     --quick) quick=1 ;;
     --update-reference) update=1 ;;
-    *) echo "usage: scripts/run_all.sh [--quick] [--update-reference]" >&2; exit 2 ;;
+    --only)
+      [ $# -ge 2 ] || { echo "run_all.sh: --only needs a list of sub-projects; $usage" >&2; exit 2; }
+      only=${2//,/ }
+      for s in $only; do
+        case " $subprojects " in *" $s "*) ;; *) echo "run_all.sh: --only: unknown sub-project '$s'; $usage" >&2; exit 2 ;; esac
+      done
+      shift ;;
+    *) echo "run_all.sh: unknown argument '$1'; $usage" >&2; exit 2 ;;
   esac
+  shift
 done
+want() { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 if [ "$quick" = 1 ] && [ "$update" = 1 ]; then
   echo "run_all.sh: --quick runs are never the reference (drop one of the two flags)" >&2
   exit 2
@@ -31,7 +45,17 @@ fi
 
 preset=${PRESET:-release}
 cmake --preset "$preset"
-cmake --build --preset "$preset" -j "${JOBS:-$(nproc)}"
+targets=()  # with --only: the drivers of those sub-projects (and what their sections run) only
+if [ "$only" != "$subprojects" ]; then
+  want stream_compaction && targets+=(stream_compaction_driver stream_compaction_tune gpu_means_roofline group_by_key_bench)
+  # the multi-GPU sort exists where CMake found NCCL
+  want stream_compaction && [ "$quick" = 0 ] && grep -q '^NCCL_LIBRARY:[A-Z]*=.*[^D]$' "build/$preset/CMakeCache.txt" \
+    && targets+=(stream_compaction_multi_gpu)
+  want nbody && targets+=(nbody_driver)
+  want ground_seg && targets+=(ground_seg_driver)
+  want ndt_graph && targets+=(ndt_graph_driver)
+fi
+cmake --build --preset "$preset" -j "${JOBS:-$(nproc)}" ${targets[@]+--target "${targets[@]}"}
 bin=build/$preset
 export COURSE_GIT_SHA=${COURSE_GIT_SHA:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 
@@ -52,6 +76,7 @@ else
 fi
 mkdir -p "$out"
 
+if want stream_compaction; then
 echo "== stream_compaction"
 if [ "$quick" = 1 ]; then
   "$bin/stream_compaction/stream_compaction" --quick --csv "$out/stream_compaction.csv"
@@ -68,7 +93,9 @@ else
       | tee "$out/stream_compaction_multi_gpu.txt"
   fi
 fi
+fi
 
+if want nbody; then
 echo "== nbody"
 if [ "$quick" = 1 ]; then
   "$bin/nbody/nbody" --quick --csv "$out/nbody.csv"
@@ -80,16 +107,20 @@ else
       | python3 scripts/sass_mix.py | tee "$out/nbody_sass.txt"
   fi
 fi
+fi
 
-echo "== ground_seg"
 topdown="$scratch/ground_seg_topdown"  # derived from the scans: never committed (their licences)
+if want ground_seg; then
+echo "== ground_seg"
 mkdir -p "$images/ground_seg" "$topdown"
 if [ "$quick" = 1 ]; then
   "$bin/ground_seg/ground_seg" --quick --topdown-out "$topdown" --csv "$out/ground_seg.csv"
 else
   "$bin/ground_seg/ground_seg" --topdown-out "$topdown" --csv "$out/ground_seg.csv" | tee "$out/ground_seg.txt"
 fi
+fi
 
+if want ndt_graph; then
 echo "== ndt_graph"
 mkdir -p "$images/ndt_graph"
 if [ "$quick" = 1 ]; then
@@ -101,32 +132,41 @@ fi
 quick_flag=()
 [ "$quick" = 1 ] && quick_flag=(--quick)
 "$bin/ndt_graph/ndt_graph" --launch-bench "${quick_flag[@]}" --csv "$out/ndt_graph_launch.csv" | tee "$out/ndt_graph_launch.txt"
+fi
 
 echo "== plots and tables"
+if want stream_compaction; then
 tune_args=()
 [ -f "$out/stream_compaction_tune.csv" ] && [ "$quick" = 0 ] && tune_args=(--tune-csv "$out/stream_compaction_tune.csv")
 readme_args=()
 [ "$out" != "$scratch" ] && readme_args=(--readme stream_compaction/README.md)
 python3 scripts/plot.py --csv "$out/stream_compaction.csv" "${tune_args[@]}" --out "$images/stream_compaction" \
   "${readme_args[@]}" || echo "(plots not drawn: see the message above; the CSV is in $out)"
+fi
+if want nbody; then
 nbody_tune=()
 [ -f "$out/nbody_tune.csv" ] && [ "$quick" = 0 ] && nbody_tune=(--tune-csv "$out/nbody_tune.csv")
 nbody_readme=()
 [ "$out" != "$scratch" ] && nbody_readme=(--readme nbody/README.md)
 python3 scripts/plot.py --csv "$out/nbody.csv" "${nbody_tune[@]}" --out "$images/nbody" "${nbody_readme[@]}" \
   || echo "(plots not drawn: see the message above; the CSV is in $out)"
+fi
+if want ground_seg; then
 gs_readme=()
 [ "$out" != "$scratch" ] && gs_readme=(--readme ground_seg/README.md)
 python3 scripts/plot.py --csv "$out/ground_seg.csv" --topdown-dir "$topdown" --out "$images/ground_seg" "${gs_readme[@]}" \
   || echo "(plots not drawn: see the message above; the CSV is in $out)"
+fi
+if want ndt_graph; then
 ndt_readme=()
 [ "$out" != "$scratch" ] && ndt_readme=(--readme ndt_graph/README.md)
 python3 scripts/plot.py --csv "$out/ndt_graph.csv" --trace-csv "$out/ndt_graph_trace.csv" --out "$images/ndt_graph" \
   "${ndt_readme[@]}" || echo "(plots not drawn: see the message above; the CSV is in $out)"
+fi
 echo "results: $out   plots: $images"
 if [ "$update" = 0 ] && [ "$quick" = 0 ]; then
   echo "== your run next to the committed reference"
-  for f in stream_compaction nbody ground_seg ndt_graph; do
+  for f in $only; do
     python3 scripts/compare.py "$out/$f.csv" || true
     echo
   done

@@ -47,17 +47,20 @@ COURSE_TEST(GpuForces, EveryKernelMatchesFloat64AtAwkwardSizes) {
   }
 }
 
-// Every shape of v8, the equal-mass fold variants included, on equal masses (the fold taken) and
-// on masses that differ (the fold must not be taken), at sizes where the j-range is split into
-// chunks (partial sums) and where the last tile is partial.
+// Every shape of v8, the equal-mass fold (v9) included, on equal masses (the fold taken), on
+// masses that differ (it must not be) and on equal masses with massless bodies among them (folded
+// tiles and tiles with weights 0 mixed), at sizes where the j-range is split into chunks (partial
+// sums) and where the last tile is partial.
 COURSE_TEST(GpuForces, MultiBodyShapesOnEqualAndUnequalMasses) {
   REQUIRE_GPU();
   for (std::size_t n : {1000u, 4099u, 20000u}) {
-    for (bool unequal : {false, true}) {
+    for (const std::string masses : {"equal", "unequal", "equal or zero"}) {
       Bodies b = make_plummer(n, 900 + n);
-      if (unequal)
-        for (std::size_t j = 0; j < n; ++j) b.m[j] *= 0.5f + float(j % 7) / 6.f;  // 0.5x .. 1.5x
-      const std::string what = " n=" + std::to_string(n) + (unequal ? " unequal masses" : " equal masses");
+      for (std::size_t j = 0; j < n; ++j) {
+        if (masses == "unequal") b.m[j] *= 0.5f + float(j % 7) / 6.f;      // 0.5x .. 1.5x
+        if (masses == "equal or zero" && j % 5 == 3) b.m[j] = 0.f;  // massless, as multi-GPU padding
+      }
+      const std::string what = " n=" + std::to_string(n) + " " + masses + " masses";
       for (const auto& k : multi_body_variants()) {
         std::vector<float> ax, ay, az;
         if (!course_test::implemented("v8_multi_body", [&] { gpu_accelerations(b, 1.f, 0.01f, k.launch, ax, ay, az); }))

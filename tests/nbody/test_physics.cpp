@@ -110,7 +110,8 @@ TEST(NbodyRegistry, EveryForceKernelHasAnInstructionCountThatOrdersItsPrediction
       EXPECT_EQ(v.instructions_per_interaction, 0) << v.name;
       continue;
     }
-    EXPECT_GE(v.instructions_per_interaction, 13.0) << v.name;  // 6 FFMA + 3 FADD + 3 FMUL + 1 MUFU at least
+    // 6 FFMA + 3 FADD + 2 FMUL + 1 MUFU at least (3 FMUL unless equal masses are folded out)
+    EXPECT_GE(v.instructions_per_interaction, 12.0) << v.name;
     const double ms = common::predict(nbody::step_cost(v, n), h200).total_ms;
     if (before && v.instructions_per_interaction < before->instructions_per_interaction)
       EXPECT_LT(ms, previous) << v.name << " after " << before->name;

@@ -21,6 +21,9 @@ void accel_rsqrt_unroll(const float4*, int, float4*, int, int, float, float, cud
 void accel_tuned(const float4*, int, float4*, int, int, float, float, cudaStream_t);
 void accel_warp_split(const float4*, int, float4*, int, int, float, float, cudaStream_t);
 void accel_multi_body(const float4*, int, float4*, int, int, float, float, cudaStream_t);
+void accel_mass_fold(const float4*, int, float4*, int, int, float, float, cudaStream_t);
+// v8's kernel with the equal-mass fold, at v8's shape (v9 calls it).
+void launch_multi_body_fold(const float4*, int, float4*, int, int, float, float, cudaStream_t);
 
 // Shapes of the several-bodies-per-thread kernel ("threads x bodies per thread [min resident
 // blocks]"), timed by `nbody --mode tune`; accel_multi_body uses the measured best.
