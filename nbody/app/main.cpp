@@ -378,7 +378,11 @@ void scaling_mode(Context& c, common::RowList& rows) {
 
 // Shapes of the several-bodies-per-thread kernel, each checked then timed per step.
 void tune_mode(Context& c, common::RowList& rows) {
-  const Version& v8 = mode_version("tune");
+  const Version* owner = nullptr;  // the version whose kernel the shapes are (v8)
+  for (const auto& v : versions())
+    if (v.gpu == accel_multi_body) owner = &v;
+  if (!owner) throw std::logic_error("nbody registry: no version runs accel_multi_body, whose shapes --mode tune times");
+  const Version& v8 = *owner;
   std::vector<long long> sizes(c.opt.sizes.begin(), c.opt.sizes.end());
   if (sizes.empty()) sizes = c.opt.quick ? std::vector<long long>{1 << 12} : std::vector<long long>{1 << 16, 1 << 18};
   for (long long n : sizes) common::check_fits_in_memory("--n " + std::to_string(n), 160.0 * n, 96.0 * n);
