@@ -75,7 +75,8 @@ Accel evaluate(const Bodies& b, float eps2, Form form) {
         ay = std::fmaf(dy, s, ay);
         az = std::fmaf(dz, s, az);
       } else if (form == Form::scaled_coordinates) {
-        const float dx = std::fmaf(-k[j], xi, kx[j]), dy = std::fmaf(-k[j], yi, ky[j]), dz = std::fmaf(-k[j], zi, kz[j]);
+        const float dx = std::fmaf(-k[j], xi, kx[j]), dy = std::fmaf(-k[j], yi, ky[j]),
+                    dz = std::fmaf(-k[j], zi, kz[j]);
         const float u = std::fmaf(dz, dz, std::fmaf(dy, dy, std::fmaf(dx, dx, ce[j])));
         const float inv = 1.f / std::sqrt(u);
         const float t = inv * inv * inv;

@@ -29,6 +29,7 @@
 #include "common/device_buffer.hpp"
 #include "common/device_info.hpp"
 #include "common/environment.hpp"
+#include "common/gpu_resources.hpp"
 #include "common/results.hpp"
 #include "stream_compaction/multi_gpu_sorter.hpp"
 #include "stream_compaction/registry.hpp"
@@ -161,8 +162,8 @@ int run(const common::CliOptions& opt) {
   }
   ncclComm_t comm;
   mg::nccl_check(ncclCommInitRank(&comm, env.world, id, env.rank), "ncclCommInitRank");
-  cudaStream_t s;
-  CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  common::Stream stream;
+  cudaStream_t s = stream.get();
   common::DeviceBuffer<float> token(1);
   auto barrier = [&] {
     mg::nccl_check(ncclAllReduce(token.get(), token.get(), 1, ncclFloat, ncclSum, comm, s), "ncclAllReduce (barrier)");
@@ -264,31 +265,23 @@ int run(const common::CliOptions& opt) {
       const mg::Phases& p = phases.back();  // the same input every rep: the same bucket sizes
       common::DeviceBuffer<std::uint32_t> a(std::max<std::int64_t>(p.sent, 1)), b(std::max<std::int64_t>(p.received, 1));
       const std::vector<std::int64_t> sends = all_gather<std::int64_t>(p.sent, comm, s, env.world);
-      cudaEvent_t e0, e1;
-      CUDA_CHECK(cudaEventCreate(&e0));
-      CUDA_CHECK(cudaEventCreate(&e1));
+      common::Event e0, e1;
       for (int rep = 0; rep < 6 && env.world == 2; ++rep) {
         barrier();
-        CUDA_CHECK(cudaEventRecord(e0, s));
+        e0.record(s);
         const int peer = 1 - env.rank;
         mg::nccl_check(ncclGroupStart(), "ncclGroupStart");
         if (p.sent) mg::nccl_check(ncclSend(a.get(), p.sent, ncclUint32, peer, comm, s), "ncclSend");
         if (sends[peer]) mg::nccl_check(ncclRecv(b.get(), sends[peer], ncclUint32, peer, comm, s), "ncclRecv");
         mg::nccl_check(ncclGroupEnd(), "ncclGroupEnd");
-        CUDA_CHECK(cudaEventRecord(e1, s));
-        CUDA_CHECK(cudaEventSynchronize(e1));
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        if (rep >= 1) alone.push_back(ms);
+        e1.record(s);
+        CUDA_CHECK(cudaEventSynchronize(e1.get()));
+        if (rep >= 1) alone.push_back(e1.since(e0));
       }
-      cudaEventDestroy(e0);
-      cudaEventDestroy(e1);
     }
     if (!lead) continue;
-    auto median_of = [](std::vector<double> x) {
-      if (x.empty()) return common::kNoValue;
-      std::sort(x.begin(), x.end());
-      return x[x.size() / 2];
+    auto median_of = [](const std::vector<double>& x) {
+      return x.empty() ? common::kNoValue : common::summarize(x).median_ms;
     };
     common::ResultRow r = common::make_row(
         "stream_compaction", kMultiName,
@@ -326,7 +319,6 @@ int run(const common::CliOptions& opt) {
     rows.push_back(r);
   }
   ncclCommDestroy(comm);
-  CUDA_CHECK(cudaStreamDestroy(s));
   if (!lead) return all_pass ? 0 : 1;
   // x lib: every row against CUB's one-GPU sort
   double cub_ms = common::kNoValue;

@@ -29,6 +29,7 @@
 
 #include "common/block_primitives.cuh"
 #include "common/cuda_check.hpp"
+#include "common/device_info.hpp"
 #include "common/device_buffer.hpp"
 
 namespace common {
@@ -301,10 +302,8 @@ struct Onesweep {
     Key* alt_keys = reinterpret_cast<Key*>(b + l.keys);
     V* alt_values = reinterpret_cast<V*>(b + l.values);
     CUDA_CHECK(cudaMemsetAsync(b, 0, l.cleared, stream));
-    int sms = 0, dev = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    const std::int64_t hist_blocks = std::min<std::int64_t>((n + onesweep::kBlock - 1) / onesweep::kBlock, 4 * sms);
+    const std::int64_t hist_blocks =
+        std::min<std::int64_t>((n + onesweep::kBlock - 1) / onesweep::kBlock, 4 * common::current_sm_count());
     onesweep::histogram_kernel<Key><<<static_cast<unsigned>(hist_blocks), onesweep::kBlock, 0, stream>>>(
         n, keys_in, begin_bit, end_bit, passes, hist);
     CUDA_CHECK_LAST();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/device_buffer.hpp"
+#include "common/gpu_resources.hpp"
 #include "stream_compaction/multi_gpu_sort.hpp"
 
 namespace StreamCompaction {
@@ -42,7 +43,6 @@ class Sorter {
  public:
   // `comm` is this rank's communicator (rank `rank` of `world`) on the current device.
   Sorter(ncclComm_t comm, int rank, int world, Partition partition = Partition::automatic);
-  ~Sorter();
   Sorter(const Sorter&) = delete;
   Sorter& operator=(const Sorter&) = delete;
   // Sorts this rank's n keys (device pointer, left unchanged) together with every other rank's:
@@ -51,14 +51,16 @@ class Sorter {
   // return (the bucket sizes come back to the host twice).
   std::int64_t sort(const std::uint32_t* keys, std::int64_t n, LocalSort how, Phases* phases = nullptr);
   const std::uint32_t* out() const { return out_.get(); }
-  cudaStream_t stream() const { return stream_; }
+  cudaStream_t stream() const { return stream_.get(); }
 
  private:
   ncclComm_t comm_;
   int rank_, world_;
   Partition partition_;
-  cudaStream_t stream_ = nullptr, exchange_stream_ = nullptr;
-  cudaEvent_t ev_[10] = {};
+  common::Stream stream_, exchange_stream_;
+  // phase boundaries on stream_, then the all-to-all's start and end on exchange_stream_
+  common::Event start_, splitters_done_, partition_done_, kept_sorted_done_, exchange_joined_, received_sorted_done_,
+      merged_, exchange_start_, exchange_end_;
   common::DeviceBuffer<std::uint64_t> samples_, all_samples_, splitters_, counts_, matrix_;
   common::DeviceBuffer<unsigned> tile_counts_, tile_first_;
   common::DeviceBuffer<std::uint32_t> part_, kept_sorted_, received_, received_sorted_, out_;
