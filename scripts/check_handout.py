@@ -52,7 +52,7 @@ def main():
                 problems.append(f"{rel}: holds solution text of {leaks[h]}")
     for key, info in manifest["exercises"].items():
         name = info["name"]
-        found = any(f"EXERCISE {name}:" in open(os.path.join(out, f), encoding="utf-8").read() for f in info["files"])
+        found = any(f"{em.STUDENT_BEGIN} {name}:" in open(os.path.join(out, f), encoding="utf-8").read() for f in info["files"])
         if not found:
             problems.append(f"{key}: no stub in {', '.join(info['files'])}")
     n_regions = sum(len(v["regions"]) for v in manifest["exercises"].values())

@@ -10,30 +10,23 @@ your version is faster) and your row's status. --all shows every matched kind, n
 versions' headline rows.
 """
 import argparse
-import csv
 import math
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import course_csv  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def read(path):
-    with open(path, newline="", encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
+    return course_csv.read_raw(path)
 
 
 def meta_of(rows):
-    meta = next((r for r in rows if r.get("kind") == "meta"), {})
-    m = {}
-    for part in (meta.get("metrics") or "").split(";"):
-        if "=" in part and "[" in part:
-            name = part.split("[", 1)[0]
-            try:
-                m[name] = float(part.split("=", 1)[1])
-            except ValueError:
-                pass
-    return meta.get("device", ""), m
+    m = course_csv.meta_row(rows) or {}
+    return m.get("device", ""), {k: v for k, v in course_csv.parse_metrics(m.get("metrics", "")).items() if v == v}
 
 
 def closest_reference(csv_path, ref_dir):

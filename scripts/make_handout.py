@@ -23,12 +23,14 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import exercise_markers as em  # noqa: E402
+from grader.rubric import public_text as rubric_public_text  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Not in the handout: the course's own CI, the generated plots (the student's run draws them),
 # scratch output, and the tools that know the solution.
 EXCLUDE_PREFIX = (".ci/", "images/", "results/scratch/", "build/")
-EXCLUDE_FILES = {"scripts/make_handout.py", "scripts/check_handout.py", "docs/handout_README.md"}
+EXCLUDE_FILES = {"scripts/make_handout.py", "scripts/check_handout.py", "docs/handout_README.md",
+                 "scripts/grader/classgen.py"}
 KEEP_SECTIONS = re.compile(r"^(problem|the problem|inputs|questions|plots|how to run)\b", re.I)
 
 
@@ -172,7 +174,7 @@ def main():
         if f.endswith(em.SOURCE_EXT) and em.subproject_of(f):
             with open(src, encoding="utf-8") as fh:
                 text = fh.read()
-            new, removed = em.stub_text(f, text, keep=lambda r: not stubbed(r))
+            new, removed = em.stub_text(f, text, assigned=stubbed)
             for r in removed:
                 e = exercises.setdefault(em.subproject_of(f) + "/" + r.exercise,
                                          {"subproject": em.subproject_of(f), "name": r.exercise, "files": [], "regions": []})
@@ -181,6 +183,11 @@ def main():
                 e["regions"].append({"file": f, "lines": len(r.lines), "sha256": r.digest()})
             with open(dst, "w", encoding="utf-8") as fh:
                 fh.write(new)
+        elif f == "grading/rubric.toml":  # the instructor's hidden cases stay with the instructor
+            with open(src, encoding="utf-8") as fh:
+                text = rubric_public_text(fh.read())
+            with open(dst, "w", encoding="utf-8") as fh:
+                fh.write(text)
         else:
             shutil.copy2(src, dst)
     for sub in subs:

@@ -1,48 +1,21 @@
 """Shared helpers of the plot modules: reading the drivers' CSV (kinds, roles, named metrics,
 the meta record), formatting, atomic file writes, the README's generated section, a fixed colour
 per version and the ladder plot every sub-project draws."""
-import csv
 import math
 import os
 import re
 import sys
 from collections import OrderedDict
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import course_csv  # noqa: E402
+
 def read_rows(path):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
-    for r in rows:
-        r["n"] = int(r["n"])
-        r["params_d"] = {}
-        key = None
-        for tok in r["params"].split():  # "shape=128x4 min8": a token without '=' continues the value
-            if "=" in tok:
-                key, val = tok.split("=", 1)
-                r["params_d"][key] = val
-            elif key:
-                r["params_d"][key] += " " + tok
-        for k in ("median_ms", "min_ms", "max_ms", "noise", "metric", "pct_of_ceiling", "speedup_vs_cpu",
-                  "speedup_vs_prev", "speedup_vs_library", "predicted_ms"):
-            r[k] = float(r[k]) if r.get(k) not in (None, "") else math.nan
-        r["m"] = parse_metrics(r.get("metrics", ""))
-    return rows
+    return course_csv.read_rows(path)
 
 
-def parse_metrics(text):
-    """The CSV's metrics column, "name[unit]=value;...", as {name: value} (the units are for readers)."""
-    out = {}
-    for item in filter(None, (text or "").split(";")):
-        name, rest = item.split("[", 1)
-        unit, value = rest.split("]=", 1)
-        out[name] = float(value) if value else math.nan
-    return out
-
-
-def meta(rows):
-    """The run's metadata record (kind "meta"): measured ceilings and the parameters the plots
-    need, as {name: value}; empty when the CSV has none."""
-    return next((r["m"] for r in rows if r.get("kind") == "meta"), {})
-
+parse_metrics = course_csv.parse_metrics
+meta = course_csv.meta
 
 
 def timed(r):

@@ -1,0 +1,307 @@
+"""The instructor's prebuilt tree, and a student's build against it.
+
+The instructor's tree is configured and built once (per instructor commit and GPU architecture):
+the graded drivers, their static libraries and the kernel recorder. For a student, only the
+translation units that include a spliced exercise file are compiled (with the instructor's own
+compile commands, from compile_commands.json, pointed at the student's clean tree), the static
+libraries that hold them are re-archived, and the drivers relinked. Objects are cached by the hash
+of their command and spliced inputs, so an unchanged stub costs nothing twice."""
+import concurrent.futures as cf
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+from . import assemble
+
+RECORDER = "grading/libcourse_kernel_recorder.so"
+
+
+class BuildError(Exception):
+    pass
+
+
+@dataclass
+class ObjectRule:
+    output: str          # absolute path of the instructor's object
+    source: str          # absolute source path
+    directory: str
+    command: list
+    deps: set            # absolute paths of its inputs (from the compiler's depfile)
+
+
+@dataclass
+class LinkRule:
+    directory: str
+    command: list
+    output: str          # absolute
+
+
+@dataclass
+class Plan:
+    """What the instructor's build knows of itself."""
+    root: str
+    build: str
+    objects: dict = field(default_factory=dict)     # abs object -> ObjectRule
+    archives: dict = field(default_factory=dict)    # abs archive -> [abs objects] (ar order)
+    drivers: dict = field(default_factory=dict)     # driver rel path (rubric) -> LinkRule
+
+    def object_of_source(self, rel_source):
+        src = os.path.join(self.root, rel_source)
+        return [o for o, r in self.objects.items() if r.source == src]
+
+
+def run_logged(cmd, cwd, log, timeout=None, env=None):
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write("$ " + " ".join(cmd) + "\n")
+        fh.flush()
+        return subprocess.run(cmd, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, timeout=timeout, env=env).returncode
+
+
+def prepare(root, build, drivers, jobs=None, log=None, cuda_arch=None):
+    """Configures (if needed) and builds the instructor's tree in `build`: the drivers named in the
+    rubric and the kernel recorder. Returns its Plan."""
+    root, build = os.path.abspath(root), os.path.abspath(build)
+    log = log or os.path.join(build, "grader_prepare.log")
+    os.makedirs(build, exist_ok=True)
+    if not os.path.exists(os.path.join(build, "compile_commands.json")):
+        cmd = ["cmake", "-S", root, "-B", build, "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_CUDA_FLAGS=-lineinfo",
+               "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", "-DCOURSE_BUILD_TESTS=OFF"]
+        if cuda_arch:
+            cmd.append(f"-DCMAKE_CUDA_ARCHITECTURES={cuda_arch}")
+        if run_logged(cmd, root, log) != 0:
+            raise BuildError(f"configuring the instructor's tree failed (see {log})")
+    targets = [os.path.basename(d) + "_driver" for d in drivers]
+    targets = [t for t in targets if t != "_driver"]
+    cmd = ["cmake", "--build", build, "-j", str(jobs or os.cpu_count() or 2), "--target"] + targets
+    if run_logged(cmd, root, log) != 0:
+        raise BuildError(f"building the instructor's drivers failed (see {log})")
+    rec = ["cmake", "--build", build, "--target", "course_kernel_recorder"]
+    run_logged(rec, root, log)  # absent without CUPTI: the grader then says so
+    return load_plan(root, build, drivers)
+
+
+def load_plan(root, build, drivers):
+    root, build = os.path.abspath(root), os.path.abspath(build)
+    plan = Plan(root=root, build=build)
+    cc_path = os.path.join(build, "compile_commands.json")
+    try:
+        entries = json.load(open(cc_path, encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise BuildError(f"{cc_path}: {e} (configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)") from None
+    for e in entries:
+        cmd = shlex.split(e["command"]) if "command" in e else list(e["arguments"])
+        out = os.path.normpath(os.path.join(e["directory"], cmd[cmd.index("-o") + 1]))
+        plan.objects[out] = ObjectRule(output=out, source=os.path.abspath(e["file"]), directory=e["directory"],
+                                       command=cmd, deps=read_depfile(out + ".d"))
+    for d in drivers:
+        plan.drivers[d] = find_link_rule(build, d)
+        collect_archives(plan, plan.drivers[d])
+    return plan
+
+
+def read_depfile(path):
+    try:
+        text = open(path, encoding="utf-8").read()
+    except OSError:
+        return set()
+    text = text.replace("\\\n", " ")
+    deps = set()
+    for line in text.split("\n"):
+        if ":" not in line:
+            continue
+        _, rest = line.split(":", 1) if not re.match(r"^[A-Za-z]:\\", line) else ("", line)
+        for tok in rest.split():
+            if tok.startswith("/"):
+                deps.add(os.path.normpath(tok))
+    return deps
+
+
+def find_link_rule(build, driver):
+    """The link line that writes build/<driver> (CMake's link.txt of its target)."""
+    want = os.path.normpath(os.path.join(build, driver))
+    sub = os.path.join(build, os.path.dirname(driver), "CMakeFiles")
+    for tdir in sorted(os.listdir(sub)) if os.path.isdir(sub) else []:
+        lt = os.path.join(sub, tdir, "link.txt")
+        if not os.path.isfile(lt):
+            continue
+        directory = os.path.join(build, os.path.dirname(driver))
+        for line in open(lt, encoding="utf-8").read().split("\n"):
+            cmd = shlex.split(line)
+            if "-o" in cmd and os.path.normpath(os.path.join(directory, cmd[cmd.index("-o") + 1])) == want:
+                return LinkRule(directory=directory, command=cmd, output=want)
+    raise BuildError(f"no link rule writes {want} (is it built with CMake's Makefile generator?)")
+
+
+def collect_archives(plan, rule):
+    for tok in rule.command:
+        if not tok.endswith(".a"):
+            continue
+        path = os.path.normpath(os.path.join(rule.directory, tok))
+        if path in plan.archives or not path.startswith(plan.build):
+            continue
+        tdir = os.path.dirname(path)
+        for lt in sorted(os.listdir(os.path.join(tdir, "CMakeFiles"))) if os.path.isdir(os.path.join(tdir, "CMakeFiles")) else []:
+            f = os.path.join(tdir, "CMakeFiles", lt, "link.txt")
+            if not os.path.isfile(f):
+                continue
+            for line in open(f, encoding="utf-8").read().split("\n"):
+                cmd = shlex.split(line)
+                if len(cmd) > 3 and os.path.basename(cmd[0]).endswith("ar") and \
+                        os.path.normpath(os.path.join(tdir, cmd[2])) == path:
+                    plan.archives[path] = [os.path.normpath(os.path.join(tdir, o)) for o in cmd[3:]]
+
+
+@dataclass
+class StudentBuild:
+    ok: bool
+    error: str = ""                                  # the compiler's first error, when not ok
+    failed_sources: dict = field(default_factory=dict)  # rel spliced file -> the first error of a TU it is in
+    broken: dict = field(default_factory=dict)          # exercise -> its error (stubbed so the rest builds)
+    drivers: dict = field(default_factory=dict)      # driver rel path -> abs executable
+    objects: dict = field(default_factory=dict)      # rel source -> abs student object
+    compiled: int = 0
+    cached: int = 0
+    seconds: float = 0.0
+    log: str = ""
+
+
+def build_student(plan, tree, spliced_rel, out_dir, cache_dir, jobs=None, compile_timeout=300, drivers=None):
+    """Compiles the translation units of `plan` that depend on a spliced file (the student's clean
+    tree `tree`), re-archives the libraries that hold them and relinks `drivers` into out_dir/bin."""
+    t0 = time.time()
+    os.makedirs(out_dir, exist_ok=True)
+    os.makedirs(cache_dir, exist_ok=True)
+    log = os.path.join(out_dir, "build.log")
+    open(log, "w").close()
+    spliced_abs = {os.path.join(plan.root, f): os.path.join(tree, f) for f in spliced_rel}
+    affected = [r for r in plan.objects.values() if r.deps & spliced_abs.keys() and in_archives(plan, r.output)]
+    res = StudentBuild(ok=True, log=log)
+    new_obj = {}
+
+    def compile_one(rule):
+        rel = os.path.relpath(rule.output, plan.build)
+        dst = os.path.join(out_dir, "obj", rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        cwd = os.path.join(out_dir, "obj", os.path.relpath(rule.directory, plan.build))
+        os.makedirs(cwd, exist_ok=True)
+        cmd = [retarget(tok, plan, tree, rule.directory, cwd) for tok in rule.command]
+        cmd[cmd.index("-o") + 1] = dst
+        h = hashlib.sha256("\0".join(cmd).replace(tree, "@TREE@").replace(out_dir, "@OUT@").encode())
+        for dep in sorted(rule.deps & spliced_abs.keys()):
+            h.update(open(spliced_abs[dep], "rb").read())
+        cached = os.path.join(cache_dir, h.hexdigest() + ".o")
+        if os.path.exists(cached):
+            shutil.copyfile(cached, dst)
+            return rule, dst, 0, True, ""
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=compile_timeout)
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write("$ " + " ".join(cmd) + "\n" + p.stdout + p.stderr)
+        if p.returncode == 0:
+            tmp = cached + f".{os.getpid()}.tmp"
+            shutil.copyfile(dst, tmp)
+            os.replace(tmp, cached)
+        return rule, dst, p.returncode, False, first_error(p.stdout + p.stderr, tree)
+
+    def blame(rule, err):
+        """The spliced files a failed translation unit includes (the error's own file first)."""
+        mine = sorted(os.path.relpath(d, plan.root) for d in rule.deps & spliced_abs.keys())
+        first = [f for f in mine if err.startswith(f)]
+        for f in first or mine:  # the file the error names, when it is the student's
+            res.failed_sources.setdefault(f, err)
+
+    with cf.ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
+        futs = [pool.submit(compile_one, r) for r in affected]
+        errors = []
+        for fut in futs:
+            try:
+                rule, dst, rc, hit, err = fut.result()
+            except subprocess.TimeoutExpired:
+                errors.append(f"the compiler ran past {compile_timeout} s")
+                continue
+            if rc != 0:
+                errors.append(err or "the compiler failed")
+                blame(rule, err or "the compiler failed")
+                continue
+            new_obj[rule.output] = dst
+            res.objects[os.path.relpath(rule.source, plan.root)] = dst
+            res.cached += hit
+            res.compiled += not hit
+    if errors:
+        res.ok, res.error = False, errors[0]
+        res.seconds = time.time() - t0
+        return res
+    new_archives = {}
+    for archive, members in plan.archives.items():
+        if not any(m in new_obj for m in members):
+            continue
+        dst = os.path.join(out_dir, "lib", os.path.relpath(archive, plan.build))
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if os.path.exists(dst):
+            os.remove(dst)
+        if run_logged(["ar", "qc", dst] + [new_obj.get(m, m) for m in members], out_dir, log) != 0 or \
+                run_logged(["ranlib", dst], out_dir, log) != 0:
+            res.ok, res.error = False, "re-archiving the libraries failed (a harness problem; see build.log)"
+            return res
+        new_archives[archive] = dst
+    for d in drivers or plan.drivers:
+        rule = plan.drivers[d]
+        dst = os.path.join(out_dir, "bin", d)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        cmd = []
+        for i, tok in enumerate(rule.command):
+            if i > 0 and rule.command[i - 1] == "-o":
+                cmd.append(dst)
+                continue
+            p = os.path.normpath(os.path.join(rule.directory, tok)) if not tok.startswith(("-", "/")) and i > 0 else tok
+            cmd.append(new_archives.get(p, p))
+        if run_logged(cmd, rule.directory, log) != 0:
+            res.ok, res.error = False, "linking failed: " + first_error(open(log, encoding="utf-8").read(), tree, link=True)
+            return res
+        res.drivers[d] = dst
+    res.seconds = time.time() - t0
+    return res
+
+
+def in_archives(plan, obj):
+    return any(obj in members for members in plan.archives.values())
+
+
+def retarget(tok, plan, tree, directory, cwd):
+    """A compile-command token pointed at the student's tree: source paths of the instructor's tree
+    become the clean tree's; option files are rewritten the same way; the build's paths stay."""
+    if tok.startswith("@") or tok.endswith(".rsp"):
+        at = tok.startswith("@")
+        path = tok[1:] if at else tok
+        src = os.path.normpath(os.path.join(directory, path))
+        if os.path.isfile(src):
+            dst = os.path.join(cwd, os.path.relpath(src, directory))
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            text = open(src, encoding="utf-8").read()
+            with open(dst, "w", encoding="utf-8") as fh:
+                fh.write(retarget_text(text, plan, tree))
+            return ("@" if at else "") + dst
+    return retarget_text(tok, plan, tree)
+
+
+def retarget_text(text, plan, tree):
+    for d in assemble.SOURCE_DIRS:
+        text = text.replace(os.path.join(plan.root, d) + "/", os.path.join(tree, d) + "/")
+        if text == os.path.join(plan.root, d):
+            text = os.path.join(tree, d)
+    return text
+
+
+def first_error(text, tree, link=False):
+    """The compiler's (or linker's) first error, with the clean tree's paths made relative."""
+    lines = [l.replace(tree + "/", "") for l in text.split("\n")]
+    pat = re.compile(r"(\berror\b|undefined reference|multiple definition)", re.I)
+    for l in lines:
+        if pat.search(l) and not l.startswith("$ "):
+            return l.strip()[:400]
+    return "" if not link else (lines[-2].strip()[:400] if len(lines) > 1 else "")

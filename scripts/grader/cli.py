@@ -1,0 +1,160 @@
+"""scripts/grade.py: grade a checkout, a folder of students on this machine's GPUs, or a class on
+Slurm. See the top README's "Teaching and grading" for the instructor's workflow."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+from . import assemble, build, formats, rubric as rubric_mod, schedule, student
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="grade.py", description=(
+        "Grades student checkouts against the instructor's tree: only the STUDENT blocks of the "
+        "assignment's exercise files are taken, spliced into a clean copy of the instructor's tree, built "
+        "against its prebuilt objects and run version by version (time, memory and output limits; the "
+        "kernels each version runs are recorded). Speed is scored against the reference solution timed "
+        "on the same GPU in the same job."))
+    src = ap.add_mutually_exclusive_group()
+    src.add_argument("--checkout", help="one checkout to grade (default: the instructor's tree itself)")
+    src.add_argument("--students", help="a folder with one checkout per student")
+    ap.add_argument("--instructor", default=ROOT, help="the instructor's tree: the harness and the reference (default: this one)")
+    ap.add_argument("--instructor-build", help="its build folder (default: INSTRUCTOR/build/release)")
+    ap.add_argument("--handout", help="the handout as given to the students (make_handout.py's output): its "
+                    "HANDOUT.json is the assignment; default: generated for --subproject")
+    ap.add_argument("--rubric", help="default: INSTRUCTOR/grading/rubric.toml")
+    ap.add_argument("--subproject", default=",".join(rubric_mod.SUBPROJECTS))
+    ap.add_argument("--versions", default="", help="grade only these (NAME or sub-project/NAME)")
+    ap.add_argument("--gpus", default="all", help="'all' visible GPUs, a count N, or 0 for the CPU alone")
+    ap.add_argument("--build-workers", type=int, default=2, help="students built at once (default 2)")
+    ap.add_argument("--out", default="grade", help="where reports go (default grade/)")
+    ap.add_argument("--keep", action="store_true", help="keep each student's clean tree and objects")
+    ap.add_argument("--shard", type=int, help="grade only shard I of --of K of --students (a Slurm array task)")
+    ap.add_argument("--of", type=int, help="the number of shards")
+    ap.add_argument("--merge", type=int, metavar="K", help="write the class files from K shards' results")
+    ap.add_argument("--slurm", type=int, metavar="K", help="submit the class to Slurm as K shards (a job array) "
+                    "plus a merge step")
+    ap.add_argument("--sbatch", action="append", default=[], help="an #SBATCH option for every job (repeatable), "
+                    "e.g. --sbatch=--partition=gpu --sbatch=--time=01:00:00")
+    ap.add_argument("--slurm-gpus", type=int, default=1, help="GPUs per Slurm task (0: CPU versions only)")
+    ap.add_argument("--prepare-only", action="store_true", help="build the instructor's tree and the handout, then stop")
+    a = ap.parse_args(argv)
+    if (a.shard is None) != (a.of is None) or (a.of is not None and not 0 <= a.shard < a.of):
+        ap.error("--shard I needs --of K with 0 <= I < K")
+    if (a.shard is not None or a.merge or a.slurm) and not a.students:
+        ap.error("--shard, --merge and --slurm grade a class: give --students DIR")
+    return a
+
+
+def select_gpus(spec):
+    gpus = schedule.visible_gpus()
+    if spec == "all":
+        return gpus
+    try:
+        n = int(spec)
+    except ValueError:
+        raise SystemExit(f"grade: --gpus {spec}: 'all' or a count") from None
+    if n > len(gpus):
+        raise SystemExit(f"grade: --gpus {n}: only {len(gpus)} GPUs are visible")
+    return gpus[:n]
+
+
+def students_in(folder):
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError as e:
+        raise SystemExit(f"grade: --students {folder}: {e.strerror}") from None
+    return [(n, os.path.join(folder, n)) for n in names if os.path.isdir(os.path.join(folder, n))
+            and not n.startswith(".")]
+
+
+def load_job(a, out):
+    rub = rubric_mod.load(a.rubric or os.path.join(a.instructor, "grading", "rubric.toml"))
+    subs = [s for s in a.subproject.split(",") if s]
+    bad = [s for s in subs if s not in rubric_mod.SUBPROJECTS]
+    if bad:
+        raise SystemExit(f"grade: --subproject: unknown {bad} (known: {', '.join(rubric_mod.SUBPROJECTS)})")
+    versions = [v for v in a.versions.split(",") if v]
+    if not a.handout and os.path.exists(os.path.join(a.instructor, "HANDOUT.json")):
+        a.handout = a.instructor  # a handout grading itself (a student's self-check): its blocks are the reference
+    handout = os.path.abspath(a.handout) if a.handout else os.path.join(os.path.abspath(a.out), ".grader", "handout")
+    manifest = os.path.join(handout, "HANDOUT.json")
+    if not a.handout and not os.path.exists(manifest):
+        cmd = [sys.executable, os.path.join(a.instructor, "scripts", "make_handout.py"), handout, "--force",
+               "--subproject", ",".join(subs)]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise SystemExit(f"grade: writing the handout to compare submissions with failed: {p.stderr.strip()}")
+    if not os.path.exists(manifest):
+        raise SystemExit(f"grade: --handout {a.handout}: no HANDOUT.json (write it with scripts/make_handout.py)")
+    assignment = assemble.load_assignment(a.instructor, subs, handout_manifest=manifest)
+    subs = [s for s in subs if s in assignment.subprojects]
+    rules = rub.select(subs, versions)
+    if versions:
+        known = {r.key for r in rub.versions} | {r.version for r in rub.versions}
+        bad = [v for v in versions if v not in known]
+        if bad:
+            raise SystemExit(f"grade: --versions: not in the rubric: {bad}")
+    if not rules:
+        raise SystemExit("grade: nothing to grade (no rubric entry in the selection)")
+    bdir = a.instructor_build or os.path.join(a.instructor, "build", "release")
+    plan = build.prepare(a.instructor, bdir, sorted({r.driver for r in rules}))
+    files = assemble.tracked_files(handout)
+    return student.make_job(rub, rules, assignment, plan, (handout, files), out,
+                            os.path.join(os.path.abspath(a.out), ".grader", "cache"),
+                            build_jobs=max(1, (os.cpu_count() or 2) // max(1, a.build_workers)))
+
+
+def main(argv=None):
+    a = parse_args(sys.argv[1:] if argv is None else argv)
+    a.instructor = os.path.abspath(a.instructor)
+    out = os.path.abspath(a.out)
+    if a.shard is not None:
+        out = os.path.join(out, "shards", str(a.shard))
+    try:
+        job = load_job(a, out)
+    except (rubric_mod.RubricError, build.BuildError) as e:
+        print(f"grade: {e}", file=sys.stderr)
+        return 2
+    if a.prepare_only:
+        print(f"[grade] instructor tree built in {job.plan.build}; handout {job.handout[0]}")
+        return 0
+    if a.slurm:
+        cmd = [sys.executable, os.path.abspath(os.path.join(a.instructor, "scripts", "grade.py")),
+               "--students", os.path.abspath(a.students), "--instructor", a.instructor,
+               "--subproject", a.subproject, "--out", os.path.abspath(a.out), "--gpus", "all" if a.slurm_gpus else "0"]
+        for flag, val in (("--versions", a.versions), ("--handout", a.handout), ("--rubric", a.rubric),
+                          ("--instructor-build", a.instructor_build)):
+            if val:
+                cmd += [flag, os.path.abspath(val) if flag != "--versions" else val]
+        scripts = schedule.slurm_scripts(os.path.abspath(a.out), cmd, a.slurm, a.sbatch, a.slurm_gpus)
+        try:
+            schedule.slurm_submit(scripts)
+        except (OSError, RuntimeError) as e:
+            print(f"grade: Slurm: {e}", file=sys.stderr)
+            return 2
+        return 0
+    if a.merge:
+        _, missing = schedule.merge(job, a.merge)
+        return 1 if missing else 0
+    gpus = select_gpus(a.gpus)
+    if a.students:
+        studs = students_in(a.students)
+        if a.shard is not None:
+            studs = schedule.shard(studs, a.shard, a.of)
+    else:
+        path = os.path.abspath(a.checkout or a.instructor)
+        studs = [(os.path.basename(path) or "checkout", path)]
+    reports, seconds, keep = schedule.grade_class(job, studs, gpus, a.build_workers, a.keep)
+    if a.shard is not None:
+        recs, _ = schedule.references(job, schedule.device_envs(gpus), lambda *_: None)
+        formats.atomic_write(os.path.join(out, "references.json"), json.dumps(recs, indent=1) + "\n")
+    if not a.students and reports:
+        r = reports[0]
+        print(f"[grade] {r.points:g} / {r.points_max:g} points -> {os.path.join(out, r.student, 'report.md')}")
+    else:
+        print(f"[grade] {len(reports)} students in {seconds:.0f} s -> {os.path.join(out, 'gradebook.csv')}")
+    return 0

@@ -1,0 +1,233 @@
+"""Which kernels a version ran, and whose they are.
+
+At run time the CUPTI recorder (grading/cupti/kernel_recorder.cpp) lists every kernel a driver
+process ran; statically (no GPU needed) the student's exercise objects list the kernels they
+instantiate and the functions they call. Each kernel is attributed to the source file that defines
+it (`__global__` definitions in the clean tree; anonymous namespaces carry their file's name in the
+mangled name) or to a library namespace (cub::, thrust::, ...). A graded version may run only:
+  own      kernels defined in the files of the exercises its rubric entry `requires`
+  allowed  kernels matching its rubric entry's `allow` patterns
+  harness  kernels the reference solution's run of the same version also ran that are neither a
+           library's nor another exercise's (the driver's ceilings, checks, poisoning)
+Anything else (a library kernel, another exercise's kernel, a version's of the instructor) makes
+the version "not its own work"."""
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+
+from .model import KernelUse
+
+_GLOBAL_DEF = re.compile(
+    r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+|inline\s+|__noinline__\s+|__forceinline__\s+)*"
+    r"void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)\s*\(")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_ANON = re.compile(r"_GLOBAL__N__[0-9a-f]+_\d+_(\w+?)_[0-9a-f]{8}")
+_STUB = re.compile(r"(\d+)__device_stub__")
+
+
+def kernel_definitions(tree, files):
+    """{kernel base name: {relative files that define a __global__ of that name}}."""
+    index = {}
+    for f in files:
+        try:
+            text = _COMMENT.sub("", open(os.path.join(tree, f), encoding="utf-8", errors="replace").read())
+        except OSError:
+            continue
+        for m in _GLOBAL_DEF.finditer(text):
+            index.setdefault(m.group(1), set()).add(f)
+    return index
+
+
+def demangle(names):
+    """Demangled names, in order (c++filt; a name it cannot read stays as it is)."""
+    names = list(names)
+    if not names:
+        return []
+    tool = "cu++filt" if _which("cu++filt") else "c++filt"
+    try:
+        p = subprocess.run([tool], input="\n".join(names) + "\n", capture_output=True, text=True, timeout=60)
+        out = p.stdout.split("\n")[:len(names)]
+        if len(out) == len(names):
+            return out
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return names
+
+
+def _which(tool):
+    return any(os.access(os.path.join(d, tool), os.X_OK) for d in os.environ.get("PATH", "").split(os.pathsep))
+
+
+def qualified_name(demangled):
+    """"void ns::(anonymous namespace)::k<int, 4>(int*, long)" -> ("ns::(anonymous namespace)", "k")."""
+    s = demangled.strip()
+    depth, cut = 0, len(s)
+    for i, ch in enumerate(s):  # the parameter list: the first '(' at template depth 0 after a name
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == "(" and depth == 0 and i > 0 and (s[i - 1].isalnum() or s[i - 1] in "_>"):
+            cut = i
+            break
+    s = s[:cut]
+    if s.endswith(">"):  # template arguments
+        depth = 0
+        for i in range(len(s) - 1, -1, -1):
+            depth += {">": 1, "<": -1}.get(s[i], 0)
+            if depth == 0:
+                s = s[:i]
+                break
+    depth, start = 0, 0
+    for i, ch in enumerate(s):  # drop a return type: the last space at depth 0
+        depth += {"<": 1, ">": -1, "(": 1, ")": -1}.get(ch, 0)
+        if ch == " " and depth == 0:
+            start = i + 1
+    s = s[start:]
+    ns, _, base = s.rpartition("::")
+    return ns, base
+
+
+@dataclass
+class Attribution:
+    files: set
+    library: str = ""
+
+
+def library_of(demangled, libraries):
+    """The library namespace a kernel's qualified name lies in ("" for none)."""
+    ns, base = qualified_name(demangled)
+    full = f"{ns}::{base}" if ns else base
+    return next((lib.rstrip(":") for lib in libraries if full.startswith(lib)), "")
+
+
+def attribute(mangled, demangled, index, libraries):
+    lib = library_of(demangled, libraries)
+    if lib:
+        return Attribution(set(), lib)
+    _, base = qualified_name(demangled)
+    files = set(index.get(base, set()))
+    m = _ANON.search(mangled)
+    if m and len(files) > 1:  # an anonymous namespace names its file: v1_naive_cu -> v1_naive.cu
+        stem = m.group(1)
+        narrowed = {f for f in files if os.path.basename(f).replace(".", "_") == stem}
+        files = narrowed or files
+    return Attribution(files)
+
+
+def classify(kernels, rule, own_files, exercise_files, index, libraries, harness=None):
+    """[(mangled, launches)] -> [KernelUse] for the version of `rule`. exercise_files maps every
+    exercise file of the project to its exercise; harness is the set of mangled names the reference
+    run of this version ran (None: no reference record, only own/allowed kernels are known)."""
+    names = [k for k, _ in kernels]
+    out = []
+    for (mangled, launches), dem in zip(kernels, demangle(names)):
+        att = attribute(mangled, dem, index, libraries)
+        where = att.library and f"library {att.library}" or ", ".join(sorted(att.files)) or "no course source"
+        use = KernelUse(name=dem, launches=launches, owner="", defined_in=where)
+        pattern = next((p for p in rule.allow if p in dem), None)
+        if pattern:
+            use.owner = f"allowed by the rubric ('{pattern}')"
+        elif att.library:
+            use.owner, use.allowed = f"library call ({att.library})", False
+        elif att.files & own_files:
+            use.owner = "own"
+        elif att.files & exercise_files.keys():
+            other = sorted({exercise_files[f] for f in att.files & exercise_files.keys()})
+            use.owner, use.allowed = f"another exercise's kernel ({', '.join(other)})", False
+        elif harness is not None and mangled in harness:
+            use.owner = "harness"
+        else:
+            use.owner, use.allowed = "not the version's own kernel", False
+        out.append(use)
+    return out
+
+
+def read_log(path):
+    """The recorder's log: [(mangled name, launches)], or None when the process left none."""
+    try:
+        lines = open(path, encoding="utf-8", errors="replace").read().split("\n")
+    except OSError:
+        return None
+    out = []
+    for line in lines:
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split("\t", 2)
+        if len(parts) == 3 and parts[0].isdigit():
+            out.append((parts[2], int(parts[0])))
+    return out
+
+
+# ---- the static check: what a version's objects instantiate and call ----------------------------
+def object_symbols(path):
+    """({defined mangled symbol: nm type}, {undefined symbols}) of an object file (nm)."""
+    p = subprocess.run(["nm", "-P", path], capture_output=True, text=True, errors="replace")
+    defined, undefined = {}, set()
+    for line in p.stdout.split("\n"):
+        parts = line.split()
+        if len(parts) >= 2:
+            if parts[1] in ("U", "w", "v"):
+                undefined.add(parts[0])
+            else:
+                defined[parts[0]] = parts[1]
+    return defined, undefined
+
+
+def stub_kernels(symbols):
+    """The kernels an object instantiates: the names behind its __device_stub__ functions."""
+    out = set()
+    for s in symbols:
+        m = _STUB.search(s)  # _Z<len>__device_stub__<kernel without _>, also in guard variables (_ZGVZL...)
+        if m:
+            ident = s[m.end(1):m.end(1) + int(m.group(1))]
+            out.add("_" + ident[len("__device_stub__"):])
+    return out
+
+
+def static_check(rule, objects, own_files, exercise_files, index, libraries, symbol_owner):
+    """Findings for one version from its own objects: library or other exercises' kernels it
+    instantiates, and calls into other exercises or into code that launches library kernels.
+    symbol_owner maps a defined symbol of the instructor's objects to (source file, launches a
+    library kernel: bool)."""
+    findings = []
+    for obj in objects:
+        defined, undefined = object_symbols(obj)
+        kernels = sorted(stub_kernels(defined))
+        for use in classify([(k, 0) for k in kernels], rule, own_files, exercise_files, index, libraries, harness=None):
+            if not use.allowed and not use.owner.startswith("not the version"):
+                findings.append(f"{os.path.basename(obj)} instantiates {short(use.name)}: {use.owner}")
+        calls = sorted(undefined & symbol_owner.keys())
+        for sym, dem in zip(calls, demangle(calls)):
+            src, launches_library = symbol_owner[sym]
+            if src in own_files:
+                continue
+            if src in exercise_files:
+                findings.append(f"{os.path.basename(obj)} calls {short(dem)}: another exercise's code "
+                                f"({exercise_files[src]}, {src})")
+            elif launches_library and not any(p in lib for p in rule.allow for lib in libraries):
+                findings.append(f"{os.path.basename(obj)} calls {short(dem)} ({src}), which launches library kernels")
+    return findings
+
+
+def short(name, n=140):
+    return name if len(name) <= n else name[:n - 3] + "..."
+
+
+def symbol_owners(plan, libraries):
+    """{defined function symbol: (relative source, its object instantiates library kernels)} over
+    the instructor's archived objects."""
+    out = {}
+    for obj, rule in plan.objects.items():
+        if not any(obj in m for m in plan.archives.values()) or not os.path.exists(obj):
+            continue
+        defined, _ = object_symbols(obj)
+        kernels = stub_kernels(defined)
+        dem = demangle(sorted(kernels))
+        lib = any(library_of(d, libraries) for d in dem)
+        src = os.path.relpath(rule.source, plan.root)
+        for s, kind in defined.items():  # strong definitions only: an inline function is everyone's
+            if kind == "T" and s.startswith("_Z") and "__device_stub__" not in s:
+                out.setdefault(s, (src, lib))
+    return out

@@ -1,0 +1,176 @@
+"""The grader's typed results: a status enum and dataclasses, serialized to JSON in one place."""
+import dataclasses
+import enum
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+class Status(enum.Enum):
+    CORRECT = "correct"
+    INCORRECT = "incorrect"
+    HIDDEN_FAILED = "hidden case failed"
+    NOT_IMPLEMENTED = "not implemented"
+    NOT_OWN_WORK = "not its own work"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    MEMORY_LIMIT = "memory limit"
+    DOES_NOT_BUILD = "does not build"
+    NOT_GRADABLE = "not gradable"
+    HARNESS_ERROR = "harness error"
+
+    @property
+    def earns_points(self) -> bool:
+        return self is Status.CORRECT
+
+
+class RowStatus(enum.Enum):
+    """The driver's per-row check column (common/results.hpp writes it)."""
+    PASS = "PASS"
+    FAIL = "FAIL"
+    SKIPPED = "skipped"
+    NOT_IMPLEMENTED = "NOT IMPLEMENTED"
+
+    @staticmethod
+    def of(text: str) -> "tuple[RowStatus, str]":
+        """(status, reason) of a CSV row's `passed` column."""
+        text = text or ""
+        for st, prefix in ((RowStatus.PASS, "PASS"), (RowStatus.NOT_IMPLEMENTED, "NOT IMPLEMENTED"),
+                           (RowStatus.FAIL, "FAIL"), (RowStatus.SKIPPED, "skipped")):
+            if text == prefix or text.startswith(prefix + ":") or text.startswith(prefix + " "):
+                return st, text[len(prefix):].lstrip(": ").strip()
+        return RowStatus.FAIL, f"unreadable check column '{text[:80]}'"
+
+
+@dataclass
+class KernelUse:
+    name: str                 # demangled
+    launches: int
+    owner: str                # "own", "allowed", "harness", or why it is not allowed
+    defined_in: str = ""      # source file(s) or library
+    allowed: bool = True
+
+
+@dataclass
+class CaseResult:
+    """One invocation of the driver for a version (the visible arguments, or a hidden case)."""
+    name: str
+    hidden: bool
+    status: Status
+    detail: str = ""
+    command: str = ""
+    seconds: float = 0.0
+    rows_passed: int = 0
+    timed_ms: Optional[float] = None
+    timed_case: str = ""
+    log: str = ""
+    kernels: list = field(default_factory=list)   # [KernelUse]
+    kernel_symbols: list = field(default_factory=list)  # the mangled names the run ran
+
+
+@dataclass
+class VersionGrade:
+    subproject: str
+    version: str
+    status: Status
+    detail: str
+    points_correct: float
+    points_correct_max: float
+    points_speed: float
+    points_speed_max: float
+    ms: Optional[float] = None
+    reference_ms: Optional[float] = None
+    ratio_to_reference: Optional[float] = None
+    timed_case: str = ""
+    speed_note: str = ""
+    visibility: str = "visible"
+    cases: list = field(default_factory=list)     # [CaseResult]
+    static_findings: list = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return f"{self.subproject}/{self.version}"
+
+    @property
+    def points(self) -> float:
+        return round(self.points_correct + self.points_speed, 2)
+
+    @property
+    def points_max(self) -> float:
+        return self.points_correct_max + self.points_speed_max
+
+
+@dataclass
+class Provenance:
+    """What a regrade needs to reproduce and compare a report."""
+    submission: str
+    submission_commit: str
+    submission_time: str
+    instructor_commit: str
+    rubric_sha256: str
+    device: str
+    driver_version: str
+    toolkit: str
+    graded_at: str
+    host: str
+
+
+@dataclass
+class StudentReport:
+    student: str
+    provenance: Provenance
+    grades: list                                  # [VersionGrade]
+    edited_outside: list = field(default_factory=list)
+    build_error: str = ""
+    notes: list = field(default_factory=list)
+    build_seconds: float = 0.0
+    run_seconds: float = 0.0
+
+    @property
+    def points(self) -> float:
+        return round(sum(g.points for g in self.grades), 2)
+
+    @property
+    def points_max(self) -> float:
+        return round(sum(g.points_max for g in self.grades), 2)
+
+    def by_subproject(self) -> "dict[str, tuple[float, float]]":
+        out: dict = {}
+        for g in self.grades:
+            p, m = out.get(g.subproject, (0.0, 0.0))
+            out[g.subproject] = (round(p + g.points, 2), round(m + g.points_max, 2))
+        return out
+
+
+def to_json(obj):
+    """Dataclasses and enums as plain JSON values (statuses by their text)."""
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if dataclasses.is_dataclass(obj):
+        out = {f.name: to_json(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        for prop in ("key", "points", "points_max"):
+            if hasattr(type(obj), prop) and isinstance(getattr(type(obj), prop), property):
+                out[prop] = getattr(obj, prop)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [to_json(x) for x in obj]
+    if isinstance(obj, dict):
+        return {k: to_json(v) for k, v in obj.items()}
+    return obj
+
+
+def report_from_json(d: dict) -> StudentReport:
+    """The inverse of to_json for a StudentReport (the Slurm merge step reads the shards' reports)."""
+    def case(c):
+        c = dict(c)
+        c["status"] = Status(c["status"])
+        c["kernels"] = [KernelUse(**k) for k in c.get("kernels", [])]
+        return CaseResult(**c)
+
+    grades = []
+    for g in d["grades"]:
+        g = {k: v for k, v in g.items() if k not in ("key", "points", "points_max")}
+        g["status"] = Status(g["status"])
+        g["cases"] = [case(c) for c in g.get("cases", [])]
+        grades.append(VersionGrade(**g))
+    rest = {k: v for k, v in d.items() if k not in ("points", "points_max", "grades", "provenance")}
+    return StudentReport(provenance=Provenance(**d["provenance"]), grades=grades, **rest)

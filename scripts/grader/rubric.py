@@ -1,0 +1,185 @@
+"""The rubric (grading/rubric.toml): points per version, the visible and hidden cases each version
+runs, secret seeds, time and resource limits, and the fixed maximum of an assignment."""
+import hashlib
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Optional
+
+try:
+    import tomllib  # Python >= 3.11
+except ModuleNotFoundError:  # pragma: no cover - Python 3.8-3.10 with the tomli package
+    try:
+        import tomli as tomllib
+    except ModuleNotFoundError:
+        sys.exit("grade: reading the rubric needs Python >= 3.11 (tomllib) or the tomli package")
+
+SUBPROJECTS = ("stream_compaction", "nbody", "ground_seg", "ndt_graph")
+SECRET_ENV = "COURSE_GRADING_SECRET"
+VISIBILITIES = ("visible", "hidden", "after_published")
+DEFAULT_LIBRARIES = ("cub::", "thrust::", "cuda::", "cudax::", "cutlass::", "cute::", "cooperative_groups::")
+
+
+class RubricError(Exception):
+    pass
+
+
+@dataclass
+class Case:
+    """One driver invocation that grades a version."""
+    name: str
+    args: list
+    hidden: bool = False
+    visibility: str = "visible"     # hidden cases: what the report shows of them
+    timed: bool = False             # the case whose time is compared with the reference
+
+
+@dataclass
+class VersionRule:
+    subproject: str
+    version: str
+    driver: str
+    correct: float
+    speed: float
+    requires: list
+    allow: list                     # kernel name patterns this version may launch besides its own
+    cases: list                     # [Case]: the visible case first
+    timed_kind: str = "version"
+    timed_params: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.subproject}/{self.version}"
+
+    @property
+    def points_max(self) -> float:
+        return self.correct + self.speed
+
+
+@dataclass
+class Limits:
+    timeout_min_s: float = 10.0
+    timeout_factor: float = 10.0
+    timeout_s: float = 300.0        # without a reference time for the case
+    memory_limit_gb: float = 32.0   # host resident memory of the driver's process group
+    output_limit_kb: int = 256      # what is kept of a run's output (head and tail)
+
+    def time_limit(self, reference_seconds: Optional[float]) -> float:
+        if reference_seconds is None:
+            return self.timeout_s
+        return max(self.timeout_min_s, self.timeout_factor * reference_seconds)
+
+
+@dataclass
+class Rubric:
+    path: str
+    sha256: str
+    limits: Limits
+    speed_full: float
+    speed_zero: float
+    libraries: tuple
+    versions: list = field(default_factory=list)     # [VersionRule] in rubric order
+
+    def select(self, subprojects=None, versions=None) -> list:
+        out = []
+        for v in self.versions:
+            if subprojects and v.subproject not in subprojects:
+                continue
+            if versions and v.version not in versions and v.key not in versions:
+                continue
+            out.append(v)
+        return out
+
+    def rule(self, key: str) -> VersionRule:
+        return next(v for v in self.versions if v.key == key)
+
+
+def secret_seed(secret: str, subproject: str, case: str, seed: int) -> int:
+    """The seed a hidden case runs with: the rubric's seed mixed with the instructor's secret, so
+    a student who reads the rubric cannot precompute the inputs."""
+    h = hashlib.sha256(f"{secret}\0{subproject}\0{case}\0{seed}".encode()).hexdigest()
+    return int(h[:8], 16)
+
+
+def load(path: str, secret: Optional[str] = None) -> Rubric:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        data = tomllib.loads(raw.decode("utf-8"))
+    except OSError as e:
+        raise RubricError(f"{path}: {e.strerror}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise RubricError(f"{path}: {e}") from None
+    secret = os.environ.get(SECRET_ENV, "") if secret is None else secret
+    g = data.get("grading", {})
+    lim = Limits(**{k: g[k] for k in ("timeout_min_s", "timeout_factor", "timeout_s", "memory_limit_gb",
+                                      "output_limit_kb") if k in g})
+    rub = Rubric(path=os.path.abspath(path), sha256=hashlib.sha256(raw).hexdigest(), limits=lim,
+                 speed_full=float(g.get("speed_full", 0.8)), speed_zero=float(g.get("speed_zero", 0.25)),
+                 libraries=tuple(g.get("library_namespaces", DEFAULT_LIBRARIES)))
+    for sub, conf in data.items():
+        if sub == "grading":
+            continue
+        if sub not in SUBPROJECTS:
+            raise RubricError(f"{path}: [{sub}]: not a sub-project (known: {', '.join(SUBPROJECTS)})")
+        if "driver" not in conf:
+            raise RubricError(f"{path}: [{sub}]: no driver")
+        hidden = conf.get("hidden", [])
+        if not isinstance(hidden, list):
+            raise RubricError(f"{path}: [{sub}.hidden] must be an array of tables ([[{sub}.hidden]])")
+        for name, vconf in conf.items():
+            if not isinstance(vconf, dict):
+                continue
+            cases = [Case("visible", list(vconf.get("args", conf.get("args", []))))]
+            speed_args = vconf.get("speed_args", conf.get("speed_args") if "args" not in vconf else None)
+            if speed_args:
+                cases.append(Case("timed", list(speed_args), timed=True))
+            else:
+                cases[0].timed = True
+            for i, h in enumerate(hidden):
+                cases.extend(hidden_case(path, sub, name, i, h, secret, own_args="args" in vconf))
+            rub.versions.append(VersionRule(
+                subproject=sub, version=name, driver=conf["driver"], correct=float(vconf.get("correct", 0)),
+                speed=float(vconf.get("speed", 0)), requires=list(vconf.get("requires", [])),
+                allow=list(vconf.get("allow", [])), cases=cases,
+                timed_kind=vconf.get("timed_kind", conf.get("timed_kind", "version")),
+                timed_params=vconf.get("timed_params", conf.get("timed_params", ""))))
+    return rub
+
+
+def hidden_case(path, sub, version, index, h, secret, own_args):
+    """The hidden case h for one version, or nothing when it does not apply to the version (a
+    hidden case runs the sub-project's driver arguments; a version with its own arguments takes
+    it only when the case names it in `versions`)."""
+    name = h.get("name") or f"hidden {index + 1}"
+    only = h.get("versions")
+    if only is not None and version not in only:
+        return []
+    if only is None and own_args:
+        return []
+    vis = h.get("visibility", "hidden")
+    if vis not in VISIBILITIES:
+        raise RubricError(f"{path}: [[{sub}.hidden]] '{name}': visibility '{vis}' (known: {', '.join(VISIBILITIES)})")
+    args = [str(a) for a in h.get("args", [])]
+    if "seed" in h:
+        args += ["--seed", str(secret_seed(secret, sub, name, int(h["seed"])))]
+    return [Case(name, args, hidden=True, visibility=vis)]
+
+
+_HIDDEN_TABLE = re.compile(r"^\s*\[\[\s*[A-Za-z0-9_]+\.hidden\s*\]\]\s*(#.*)?$")
+_ANY_TABLE = re.compile(r"^\s*\[")
+
+
+def public_text(text: str) -> str:
+    """The rubric as the handout carries it: without its hidden cases."""
+    out, skipping = [], False
+    for line in text.split("\n"):
+        if _HIDDEN_TABLE.match(line):
+            skipping = True
+            continue
+        if skipping and _ANY_TABLE.match(line):
+            skipping = False
+        if not skipping:
+            out.append(line)
+    return "\n".join(out)

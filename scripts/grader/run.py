@@ -1,0 +1,212 @@
+"""One case of one version in its own process: the instructor's driver (relinked with the student's
+objects), under a time limit, a memory limit on the process group and a cap on what is kept of
+its output, with the kernel recorder injected when a GPU is used."""
+import os
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+
+import course_csv
+
+from .model import CaseResult, RowStatus, Status
+
+
+@dataclass
+class RunSpec:
+    driver: str                  # the executable
+    version: str
+    args: list
+    workdir: str
+    name: str                    # file-name stem of this run's outputs
+    time_limit_s: float
+    memory_limit_gb: float
+    output_limit_kb: int
+    env: dict
+    recorder: str = ""           # libcourse_kernel_recorder.so, "" for none
+
+
+@dataclass
+class RawRun:
+    rc: int
+    timed_out: bool
+    memory_exceeded: bool
+    seconds: float
+    rows: list
+    from_journal: bool
+    log: str
+    kernel_log: str
+    output_bytes: int
+    peak_rss_gb: float
+
+
+class CappedLog:
+    """Keeps the first and the last `limit` bytes of a stream and counts the rest."""
+
+    def __init__(self, stream, path, limit):
+        self.stream, self.path, self.limit = stream, path, limit
+        self.head, self.tail, self.total = bytearray(), bytearray(), 0
+        self.thread = threading.Thread(target=self._pump, daemon=True)
+        self.thread.start()
+
+    def _pump(self):
+        while True:
+            chunk = self.stream.read(65536)
+            if not chunk:
+                break
+            self.total += len(chunk)
+            room = self.limit - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+                chunk = chunk[room:]
+            if chunk:
+                self.tail = (self.tail + chunk)[-self.limit:]
+
+    def finish(self, header):
+        self.thread.join(timeout=5)
+        with open(self.path, "wb") as fh:
+            fh.write(header.encode())
+            fh.write(bytes(self.head))
+            dropped = self.total - len(self.head) - len(self.tail)
+            if dropped > 0:
+                fh.write(f"\n[... {dropped} bytes of output left out ...]\n".encode())
+            fh.write(bytes(self.tail))
+
+
+def group_rss_gb(pgid):
+    """Resident memory of every process in the process group (from /proc)."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            if int(fields[2]) != pgid:  # field 5: pgrp
+                continue
+            total += int(fields[21]) * os.sysconf("SC_PAGE_SIZE")  # field 24: rss pages
+        except (OSError, IndexError, ValueError):
+            continue
+    return total / 2**30
+
+
+def execute(spec: RunSpec) -> RawRun:
+    os.makedirs(spec.workdir, exist_ok=True)
+    out_csv = os.path.join(spec.workdir, spec.name + ".csv")
+    log = os.path.join(spec.workdir, spec.name + ".log")
+    klog = os.path.join(spec.workdir, spec.name + ".kernels.tsv")
+    for p in (out_csv, out_csv + ".partial", klog):
+        if os.path.exists(p):
+            os.remove(p)
+    cmd = [spec.driver, "--version", spec.version] + list(spec.args) + ["--csv", out_csv]
+    env = dict(spec.env)
+    for k in ("COURSE_SKIP_EXIT", "COURSE_FAIL_VERSION", "CUDA_INJECTION64_PATH", "COURSE_KERNEL_LOG", "LD_PRELOAD"):
+        env.pop(k, None)
+    if spec.recorder:
+        env["CUDA_INJECTION64_PATH"] = spec.recorder
+        env["COURSE_KERNEL_LOG"] = klog
+    t0 = time.time()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            start_new_session=True, env=env, cwd=spec.workdir)
+    capped = CappedLog(proc.stdout, log, spec.output_limit_kb * 1024)
+    timed_out = mem = False
+    peak = 0.0
+    while True:
+        try:
+            rc = proc.wait(timeout=0.1)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        rss = group_rss_gb(proc.pid)
+        peak = max(peak, rss)
+        if rss > spec.memory_limit_gb:
+            mem = True
+        elif time.time() - t0 > spec.time_limit_s:
+            timed_out = True
+        else:
+            continue
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the driver and anything it started
+        except ProcessLookupError:
+            pass
+        rc = proc.wait()
+        break
+    seconds = time.time() - t0
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)  # leftovers of a driver that exited
+    except (ProcessLookupError, PermissionError):
+        pass
+    capped.finish("$ " + " ".join(cmd) + "\n")
+    rows, journal = course_csv.read_journal(out_csv)
+    return RawRun(rc=rc, timed_out=timed_out, memory_exceeded=mem, seconds=round(seconds, 2), rows=rows,
+                  from_journal=journal, log=log, kernel_log=klog, output_bytes=capped.total, peak_rss_gb=peak)
+
+
+def case_label(row):
+    parts = [f"n={row['n']}"] if row.get("n") not in (None, "", "0") or not row.get("params") else []
+    if row.get("params"):
+        parts.append(row["params"])
+    if row.get("kind") not in ("version", None):
+        parts.insert(0, row["kind"])
+    return " ".join(parts) or "the run"
+
+
+def judge(raw: RawRun, version, case, spec) -> CaseResult:
+    """The case's status from the driver's rows and exit."""
+    mine = [r for r in raw.rows if r.get("version") == version and r.get("kind") != "meta"]
+    status = [(RowStatus.of(r.get("passed", "")), r) for r in mine]
+    passes = [r for (st, _), r in status if st is RowStatus.PASS]
+    res = CaseResult(name=case.name, hidden=case.hidden, status=Status.HARNESS_ERROR, command=" ".join(
+        [os.path.basename(spec.driver), "--version", version] + list(spec.args)), seconds=raw.seconds,
+        rows_passed=len(passes), log=os.path.basename(raw.log))
+    fails = [(reason, r) for (st, reason), r in status if st is RowStatus.FAIL]
+    stubs = [reason for (st, reason), _ in status if st is RowStatus.NOT_IMPLEMENTED]
+    if raw.memory_exceeded:
+        res.status, res.detail = Status.MEMORY_LIMIT, (f"the process used more than {spec.memory_limit_gb:g} GB of "
+                                                       f"host memory (killed)")
+    elif raw.timed_out:
+        res.status, res.detail = Status.TIMEOUT, (f"still running after {spec.time_limit_s:.0f} s (killed); "
+                                                  f"{len(passes)} rows had passed")
+    elif raw.rc < 0:
+        res.status, res.detail = Status.CRASH, f"killed by signal {signal.Signals(-raw.rc).name}"
+    elif fails:
+        reason, row = fails[0]
+        res.status, res.detail = Status.INCORRECT, f"{case_label(row)}: {reason}"
+    elif raw.rc == 2:
+        res.status, res.detail = Status.HARNESS_ERROR, "the driver refused the rubric's arguments: " + log_line(raw.log, 1)
+    elif raw.rc not in (0, 1):
+        res.status, res.detail = Status.CRASH, f"exit status {raw.rc}: {log_line(raw.log, -1)}"
+    elif raw.from_journal:
+        res.status, res.detail = Status.CRASH, "the run ended before writing its CSV (rows from its journal)"
+    elif stubs:
+        res.status, res.detail = Status.NOT_IMPLEMENTED, stubs[0]
+    elif passes:
+        res.status, res.detail = Status.CORRECT, f"{len(passes)} cases passed"
+    else:
+        reasons = sorted({r.get("passed", "") for r in mine}) or ["no rows for this version"]
+        res.status, res.detail = Status.NOT_GRADABLE, "; ".join(reasons)[:300]
+    if raw.output_bytes > spec.output_limit_kb * 1024:
+        res.detail += f" (printed {raw.output_bytes / 2**20:.1f} MiB; the log keeps its head and tail)"
+    return res
+
+
+def log_line(path, index):
+    try:
+        lines = [l for l in open(path, encoding="utf-8", errors="replace").read().split("\n")
+                 if l.strip() and not l.startswith("$ ")]
+        return lines[index][:200] if lines else ""
+    except (OSError, IndexError):
+        return ""
+
+
+def timed_row(rows, version, rule):
+    """The row whose time is compared with the reference: passed, timed, of the rule's timed kind,
+    matching timed_params, the largest n."""
+    cands = [r for r in rows if r.get("version") == version and RowStatus.of(r.get("passed", ""))[0] is RowStatus.PASS
+             and r.get("median_ms") not in ("", None)]
+    pref = [r for r in cands if r.get("kind") == rule.timed_kind] or cands
+    matched = [r for r in pref if rule.timed_params and rule.timed_params in r.get("params", "")] or pref
+    if not matched:
+        return None
+    return max(matched, key=lambda r: (int(r["n"] or 0), r.get("params", "")))

@@ -1,0 +1,203 @@
+"""Many students: on the GPUs of one machine (one student per GPU at a time, builds overlapping the
+runs), or across a Slurm cluster (a job array of shards and a merge step)."""
+import json
+import os
+import queue
+import shlex
+import subprocess
+import threading
+import time
+
+from . import formats, student
+from .model import Status, report_from_json
+
+
+def visible_gpus():
+    """The GPU indices this process may use (CUDA_VISIBLE_DEVICES, else nvidia-smi's list)."""
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is not None:
+        return [g for g in env.split(",") if g.strip() and g.strip() != "-1"]
+    try:
+        p = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+        return [str(i) for i, l in enumerate(p.stdout.split("\n")) if l.startswith("GPU ")] if p.returncode == 0 else []
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+
+
+def device_envs(gpus):
+    """One environment per device slot: a GPU each (CUDA_VISIBLE_DEVICES), or the CPU alone."""
+    base = dict(os.environ)
+    if not gpus:
+        env = dict(base, CUDA_VISIBLE_DEVICES="-1", COURSE_GRADER_GPU="0")
+        return [env]
+    return [dict(base, CUDA_VISIBLE_DEVICES=g, COURSE_GRADER_GPU="1") for g in gpus]
+
+
+def references(job, envs, progress=print):
+    """The reference record of every device slot (computed in parallel, once per device and commit)."""
+    recs = [None] * len(envs)
+    ids = [student.device_identity(e) for e in envs]
+
+    def one(i):
+        recs[i] = student.reference_record(job, envs[i], ids[i][1], progress)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(envs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return recs, ids
+
+
+def gradable(records):
+    """The versions the reference grades correct on every device of the job, and why the others not."""
+    keys = None
+    why = {}
+    for rec in records:
+        ok = {k for k, v in rec["versions"].items() if v["status"] == Status.CORRECT.value}
+        for k, v in rec["versions"].items():
+            if v["status"] != Status.CORRECT.value:
+                why.setdefault(k, f"{v['status']}: {v['detail']}"[:200])
+        keys = ok if keys is None else keys & ok
+    return keys or set(), why
+
+
+def grade_class(job, students, gpus, build_workers=2, keep=False, progress=print):
+    """Grades [(name, path)] on the device slots of `gpus`; writes each student's files as they finish
+    and the class files at the end. Returns (reports, seconds, gradable set)."""
+    t0 = time.time()
+    envs = device_envs(gpus)
+    recs, ids = references(job, envs, progress)
+    keep_keys, why = gradable(recs)
+    for k, w in sorted(why.items()):
+        progress(f"[grade] not graded in this job: {k} (reference: {w})")
+    t_ref = time.time() - t0
+    todo = queue.Queue()
+    for s in students:
+        todo.put(s)
+    ready = queue.Queue(maxsize=max(2, 2 * len(envs)))
+    reports, lock = [], threading.Lock()
+
+    def builder():
+        while True:
+            try:
+                name, path = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                ready.put(student.prepare_student(job, name, path, progress))
+            except Exception as e:  # a harness problem with this student: reported, the class goes on
+                ready.put(("error", name, path, f"{type(e).__name__}: {e}"))
+
+    def runner(slot):
+        env, rec, dev = envs[slot], recs[slot], ids[slot]
+        while True:
+            item = ready.get()
+            if item is None:
+                return
+            if isinstance(item, tuple):
+                _, name, path, err = item
+                progress(f"[grade] {name}: harness error: {err}")
+                continue
+            rep = student.grade_prepared(job, item, env, rec, dev, progress)
+            rep = student.finalize(rep, keep_keys, job.rules)
+            formats.write_all(rep, os.path.join(job.out, item.name))
+            student.cleanup(job, item, keep)
+            with lock:
+                reports.append(rep)
+            progress(f"[grade] {item.name}: {rep.points:g} / {rep.points_max:g} "
+                     f"(build {rep.build_seconds:g} s, runs {rep.run_seconds:g} s)")
+
+    builders = [threading.Thread(target=builder) for _ in range(max(1, build_workers))]
+    runners = [threading.Thread(target=runner, args=(i,)) for i in range(len(envs))]
+    for t in builders + runners:
+        t.start()
+    for t in builders:
+        t.join()
+    for _ in runners:
+        ready.put(None)
+    for t in runners:
+        t.join()
+    seconds = time.time() - t0
+    if students:
+        formats.class_files(reports, job.out, [r for r in job.rules if r.key in keep_keys])
+    write_timing(job.out, len(reports), len(envs) if gpus else 0, seconds, t_ref, reports)
+    return reports, seconds, keep_keys
+
+
+def write_timing(out, n, gpus, seconds, t_ref, reports):
+    rec = {"students": n, "gpus": gpus, "seconds": round(seconds, 1), "reference_seconds": round(t_ref, 1),
+           "students_per_hour": round(3600 * n / (seconds - t_ref), 1) if n and seconds > t_ref else None,
+           "seconds_per_student_per_gpu": round((seconds - t_ref) * max(gpus, 1) / n, 1) if n else None,
+           "build_seconds_mean": round(sum(r.build_seconds for r in reports) / n, 1) if n else None,
+           "run_seconds_mean": round(sum(r.run_seconds for r in reports) / n, 1) if n else None}
+    formats.atomic_write(os.path.join(out, "timing.json"), json.dumps(rec, indent=1) + "\n")
+    return rec
+
+
+def shard(students, index, count):
+    return [s for i, s in enumerate(sorted(students)) if i % count == index]
+
+
+# ---- Slurm ------------------------------------------------------------------------------------
+def slurm_scripts(out, grade_cmd, shards, sbatch_opts, gpus_per_task):
+    """Writes the prepare, array and merge batch scripts under OUT/slurm/."""
+    d = os.path.join(out, "slurm")
+    os.makedirs(d, exist_ok=True)
+    head = "#!/bin/bash\n" + "".join(f"#SBATCH {o}\n" for o in sbatch_opts)
+    gres = f"#SBATCH --gres=gpu:{gpus_per_task}\n" if gpus_per_task else ""
+    cmd = " ".join(shlex.quote(c) for c in grade_cmd)
+    files = {
+        "prepare.sbatch": head + f"#SBATCH --job-name=grade-prepare\n#SBATCH --output={d}/prepare-%j.log\n{gres}"
+                          f"set -euo pipefail\nexec {cmd} --prepare-only\n",
+        "array.sbatch": head + f"#SBATCH --job-name=grade-shard\n#SBATCH --array=0-{shards - 1}\n"
+                        f"#SBATCH --output={d}/shard-%a.log\n{gres}set -euo pipefail\n"
+                        f"exec {cmd} --shard \"$SLURM_ARRAY_TASK_ID\" --of {shards}\n",
+        "merge.sbatch": head + f"#SBATCH --job-name=grade-merge\n#SBATCH --output={d}/merge-%j.log\n"
+                        f"set -euo pipefail\nexec {cmd} --merge {shards}\n",
+    }
+    for name, text in files.items():
+        formats.atomic_write(os.path.join(d, name), text)
+    return {k: os.path.join(d, k) for k in files}
+
+
+def slurm_submit(scripts, progress=print):
+    """prepare -> array (afterok) -> merge (afterany: a failed shard still leaves the others' grades)."""
+    def sbatch(*args):
+        p = subprocess.run(["sbatch", "--parsable"] + list(args), capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"sbatch {' '.join(args)}: {p.stderr.strip()}")
+        return p.stdout.strip().split(";")[0]
+    prep = sbatch(scripts["prepare.sbatch"])
+    arr = sbatch(f"--dependency=afterok:{prep}", scripts["array.sbatch"])
+    merge = sbatch(f"--dependency=afterany:{arr}", scripts["merge.sbatch"])
+    progress(f"[grade] Slurm: prepare {prep}, array {arr}, merge {merge}")
+    return prep, arr, merge
+
+
+def merge(job, shards, progress=print):
+    """The class files from the shards' reports (OUT/shards/<i>/): the versions graded are those the
+    reference graded correct on every shard's GPU, the same maximum for all."""
+    recs, reports = [], []
+    missing = []
+    for i in range(shards):
+        d = os.path.join(job.out, "shards", str(i))
+        try:
+            recs += json.load(open(os.path.join(d, "references.json"), encoding="utf-8"))
+        except OSError:
+            missing.append(i)
+            continue
+        for name in sorted(os.listdir(d)):
+            p = os.path.join(d, name, "report.json")
+            if os.path.isfile(p):
+                reports.append(report_from_json(json.load(open(p, encoding="utf-8"))))
+    keep_keys, _ = gradable(recs)
+    for rep in reports:
+        student.finalize(rep, keep_keys, job.rules)
+        formats.write_all(rep, os.path.join(job.out, rep.student))
+    formats.class_files(reports, job.out, [r for r in job.rules if r.key in keep_keys])
+    if missing:
+        progress(f"[grade] merge: shards {missing} left no results (see slurm/shard-*.log)")
+    progress(f"[grade] merge: {len(reports)} students from {shards - len(missing)} shards -> "
+             f"{os.path.join(job.out, 'gradebook.csv')}")
+    return reports, missing

@@ -1,0 +1,73 @@
+"""Statuses and points. The maximum of an assignment is fixed: every version of the rubric that the
+reference solution grades correct on the job's GPUs counts its correctness and speed points for
+every student, whatever the student's outcome. Speed points compare the student's time with the
+reference solution's time for the same case on the same GPU in the same job."""
+from typing import Optional
+
+from .model import Status, VersionGrade
+
+
+def speed_points(points, ratio, full, zero):
+    """All points at >= full x the reference's speed, none at <= zero x, linear between."""
+    if ratio >= full:
+        return float(points)
+    if ratio <= zero:
+        return 0.0
+    return round(points * (ratio - zero) / (full - zero), 2)
+
+
+def grade_version(rule, cases, rubric, reference: Optional[dict], static_findings=(), build_error=""):
+    """One version's grade from its cases (visible first). reference: the reference's record of this
+    version on this GPU ({"cases": {name: {"ms", "timed_case"}}}), None when it has none."""
+    g = VersionGrade(subproject=rule.subproject, version=rule.version, status=Status.HARNESS_ERROR, detail="",
+                     points_correct=0.0, points_correct_max=rule.correct, points_speed=0.0,
+                     points_speed_max=rule.speed, cases=list(cases), static_findings=list(static_findings))
+    if build_error:
+        g.status, g.detail = Status.DOES_NOT_BUILD, build_error
+        return g
+    visible = [c for c in cases if not c.hidden]
+    hidden = [c for c in cases if c.hidden]
+    bad_kernels = [k for c in cases for k in c.kernels if not k.allowed]
+    first = next((c for c in visible if c.status is not Status.CORRECT), None)
+    if static_findings or bad_kernels:
+        g.status = Status.NOT_OWN_WORK
+        if bad_kernels:
+            k = bad_kernels[0]
+            g.detail = f"ran {k.name} ({k.owner}; {k.defined_in})"
+        else:
+            g.detail = static_findings[0]
+    elif first is not None:
+        g.status, g.detail = first.status, (f"{first.name}: {first.detail}" if len(visible) > 1 else first.detail)
+    else:
+        hfail = next((c for c in hidden if c.status is not Status.CORRECT), None)
+        if hfail is not None:
+            g.status = Status.HIDDEN_FAILED
+            g.visibility = hfail.visibility
+            shown = hfail.visibility == "visible"
+            g.detail = f"hidden case '{hfail.name}': {hfail.status.value}" + (f": {hfail.detail}" if shown else "")
+        else:
+            g.status, g.detail = Status.CORRECT, "; ".join(c.detail for c in visible)
+    if g.status is Status.CORRECT:
+        g.points_correct = rule.correct
+        timed = next((c for c in cases if c.timed_ms is not None and not c.hidden and c.name in timed_case_names(rule)), None)
+        if timed:
+            g.ms, g.timed_case = timed.timed_ms, timed.timed_case
+        if rule.speed:
+            ref = (reference or {}).get("cases", {}).get(timed.name) if timed else None
+            if not timed:
+                g.speed_note = "no timed row (the run measured nothing)"
+            elif not ref or ref.get("ms") is None:
+                g.speed_note = "the reference has no time for this case on this GPU"
+            elif ref.get("timed_case") != timed.timed_case:
+                g.speed_note = f"timed {timed.timed_case}, the reference {ref.get('timed_case')}: not comparable"
+            else:
+                g.reference_ms = ref["ms"]
+                g.ratio_to_reference = round(ref["ms"] / timed.timed_ms, 3) if timed.timed_ms > 0 else None
+                g.points_speed = speed_points(rule.speed, g.ratio_to_reference or 0.0, rubric.speed_full,
+                                              rubric.speed_zero)
+    return g
+
+
+def timed_case_names(rule):
+    return {c.name for c in rule.cases if c.timed}
+

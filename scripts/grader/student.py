@@ -1,0 +1,286 @@
+"""Grading one checkout on one device: the reference solution's record (timed once per device and
+instructor commit, then cached), and a student's splice, build, static check, runs and score."""
+import datetime
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+from . import assemble, build, kernels, run, score
+from .model import Provenance, Status, StudentReport
+
+
+@dataclass
+class Job:
+    """What every student of one grading job shares."""
+    rubric: object
+    rules: list
+    assignment: object
+    plan: object
+    handout: tuple                   # (handout root, [relative files])
+    out: str
+    cache: str
+    recorder: str = ""
+    exercise_files: dict = field(default_factory=dict)   # rel file -> "sub/exercise"
+    exercise_of: dict = field(default_factory=dict)      # "sub/exercise" -> [rel files]
+    symbol_owner: dict = field(default_factory=dict)
+    instructor_commit: str = ""
+    build_jobs: int = 0
+
+    def drivers(self):
+        return sorted({r.driver for r in self.rules})
+
+    def own_files(self, rule):
+        files = set()
+        for req in rule.requires:
+            key = req if "/" in req else f"{rule.subproject}/{req}"
+            files.update(self.exercise_of.get(key, []))
+        return files
+
+
+def make_job(rubric, rules, assignment, plan, handout, out, cache, build_jobs=0):
+    job = Job(rubric=rubric, rules=rules, assignment=assignment, plan=plan, handout=handout, out=out, cache=cache,
+              build_jobs=build_jobs)
+    rec = os.path.join(plan.build, build.RECORDER)
+    job.recorder = rec if os.path.isfile(rec) else ""
+    import exercise_markers as em
+    for f in assemble.tracked_files(assignment.root):
+        if f.endswith(em.SOURCE_EXT) and em.subproject_of(f):
+            text = open(os.path.join(assignment.root, f), encoding="utf-8").read()
+            for r in em.parse(f, text):
+                key = f"{em.subproject_of(f)}/{r.exercise}"
+                job.exercise_files.setdefault(f, key)
+                if f not in job.exercise_of.setdefault(key, []):
+                    job.exercise_of[key].append(f)
+    job.symbol_owner = kernels.symbol_owners(plan, rubric.libraries)
+    job.instructor_commit = git(assignment.root, "rev-parse", "HEAD") or "unknown"
+    return job
+
+
+def git(path, *args):
+    try:
+        p = subprocess.run(["git", "-C", path] + list(args), capture_output=True, text=True, timeout=30)
+        return p.stdout.strip() if p.returncode == 0 else ""
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def device_identity(env):
+    """(device name, identity key, driver version) of the GPU this environment's process sees."""
+    visible = env.get("CUDA_VISIBLE_DEVICES", "")
+    cmd = ["nvidia-smi", "--query-gpu=name,uuid,driver_version", "--format=csv,noheader"]
+    if visible and visible.split(",")[0] not in ("", "-1"):
+        cmd += ["-i", visible.split(",")[0]]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+        if p.returncode == 0 and p.stdout.strip() and visible != "-1":
+            name, uuid, drv = [x.strip() for x in p.stdout.strip().split("\n")[0].split(",")]
+            return name, uuid, drv
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        pass
+    return "none (CPU only)", "cpu-" + socket.gethostname(), ""
+
+
+def toolkit_version():
+    try:
+        p = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, timeout=30)
+        return next((l.split("release")[-1].strip() for l in p.stdout.split("\n") if "release" in l), "")
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def run_version(job, rule, drivers, index, workdir, env, reference=None, own_files=None):
+    """The cases of one version (visible first; hidden cases only after the visible ones pass)."""
+    lim = job.rubric.limits
+    ref_cases = (reference or {}).get("cases", {})
+    harness = set((reference or {}).get("kernels", [])) if reference else None
+    results = []
+    for i, case in enumerate(rule.cases):
+        if i > 0 and case.hidden and any(c.status is not Status.CORRECT for c in results):
+            break
+        ref = ref_cases.get(case.name)
+        spec = run.RunSpec(driver=drivers[rule.driver], version=rule.version, args=case.args, workdir=workdir,
+                           name=f"{rule.subproject}.{rule.version}.{i}", env=env,
+                           time_limit_s=lim.time_limit(ref.get("seconds") if ref else None),
+                           memory_limit_gb=lim.memory_limit_gb, output_limit_kb=lim.output_limit_kb,
+                           recorder=job.recorder if env.get("COURSE_GRADER_GPU") == "1" else "")
+        raw = run.execute(spec)
+        cr = run.judge(raw, rule.version, case, spec)
+        if cr.status is Status.CORRECT:
+            t = run.timed_row(raw.rows, rule.version, rule)
+            if t is not None:
+                cr.timed_ms, cr.timed_case = float(t["median_ms"]), run.case_label(t)
+        if spec.recorder and cr.status not in (Status.TIMEOUT, Status.MEMORY_LIMIT, Status.NOT_GRADABLE):
+            log = kernels.read_log(raw.kernel_log)
+            if log is None and cr.status is Status.CORRECT and gpu_rows(raw.rows, rule.version):
+                cr.status, cr.detail = Status.HARNESS_ERROR, "the kernel recorder left no record of this run"
+            elif log:
+                cr.kernels = kernels.classify(log, rule, own_files if own_files is not None else job.own_files(rule),
+                                              job.exercise_files, index, job.rubric.libraries, harness)
+                cr.kernel_symbols = [k for k, _ in log]
+        results.append(cr)
+    return results
+
+
+def gpu_rows(rows, version):
+    return any(r.get("version") == version and r.get("passed") == "PASS" and
+               not (r.get("device", "") or "").startswith("none") for r in rows)
+
+
+def reference_record(job, env, device_key, progress=print):
+    """The reference solution's record on this device, cached by device, instructor commit, rubric
+    and assignment: per version its status, per case the time, the wall seconds (the students'
+    time limits follow from them) and the kernels it ran (the harness's)."""
+    key = "-".join([device_key.replace("/", "_"), job.instructor_commit[:12], job.rubric.sha256[:12],
+                    job.assignment.digest()[:12]])
+    path = os.path.join(job.cache, f"reference-{key}.json")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    workdir = os.path.join(job.out, "reference", device_key.replace("/", "_"))
+    drivers = {d: os.path.join(job.plan.build, d) for d in job.drivers()}
+    index = kernels.kernel_definitions(job.assignment.root, source_files(job.assignment.root))
+    rec = {"device_key": device_key, "instructor_commit": job.instructor_commit, "rubric_sha256": job.rubric.sha256,
+           "versions": {}}
+    for rule in job.rules:
+        t0 = time.time()
+        own = job.own_files(rule)
+        cases = run_version(job, rule, drivers, index, workdir, env, reference=None, own_files=own)
+        status = Status.CORRECT if all(c.status is Status.CORRECT for c in cases) else \
+            next(c.status for c in cases if c.status is not Status.CORRECT)
+        mangled = sorted({k for c in cases for k in c.kernel_symbols})
+        rubric_problems = [f"{k.name}: {k.owner}" for c in cases for k in c.kernels
+                           if not k.allowed and not k.owner.startswith("not the version")]
+        rec["versions"][rule.key] = {
+            "status": status.value,
+            "detail": next((c.detail for c in cases if c.status is not Status.CORRECT), ""),
+            "kernels": mangled, "rubric_problems": rubric_problems,
+            "cases": {c.name: {"ms": c.timed_ms, "timed_case": c.timed_case, "seconds": c.seconds} for c in cases}}
+        progress(f"[grade] reference {rule.key}: {status.value} ({time.time() - t0:.1f} s)")
+    os.makedirs(job.cache, exist_ok=True)
+    tmp = path + f".{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(rec, fh, indent=1)
+    os.replace(tmp, path)
+    return rec
+
+
+def source_files(tree):
+    out = []
+    for d in assemble.SOURCE_DIRS:
+        for base, _, names in os.walk(os.path.join(tree, d)):
+            out += [os.path.relpath(os.path.join(base, n), tree) for n in names
+                    if n.endswith((".cu", ".cuh", ".cpp", ".hpp", ".h"))]
+    return out
+
+
+@dataclass
+class Prepared:
+    """A student's checkout after splicing and building (the CPU part, before any GPU run)."""
+    name: str
+    path: str
+    splice: object
+    build: object
+    tree: str
+    index: dict
+    static: dict                     # version key -> findings
+    provenance: dict
+
+
+def prepare_student(job, name, path, progress=print):
+    t0 = time.time()
+    work = os.path.join(job.out, "students", name)
+    os.makedirs(work, exist_ok=True)
+    tree = os.path.join(work, "tree")
+    broken = {}  # exercise -> the first compiler error of a file holding its code
+    for _ in range(4):  # a file that does not compile: its exercises become stubs, the rest is graded
+        sp = assemble.splice(job.assignment, path, job.handout, stubbed=frozenset(broken))
+        assemble.clean_tree(job.assignment, sp.files, tree)
+        b = build.build_student(job.plan, tree, list(sp.files), os.path.join(work, "build"),
+                                os.path.join(job.cache, "objects"), jobs=job.build_jobs or None,
+                                drivers=job.drivers())
+        new = {job.exercise_files[f]: e for f, e in b.failed_sources.items()
+               if f in job.exercise_files and job.exercise_files[f] not in broken}
+        if b.ok or not new:
+            break
+        broken.update(new)
+    b.broken = broken
+    index = kernels.kernel_definitions(tree, source_files(tree)) if b.ok else {}
+    static = {}
+    if b.ok:
+        for rule in job.rules:
+            own = job.own_files(rule)
+            objs = [b.objects[f] for f in sorted(own) if f in b.objects]
+            static[rule.key] = kernels.static_check(rule, objs, own, job.exercise_files, index,
+                                                    job.rubric.libraries, job.symbol_owner)
+    commit = git(path, "rev-parse", "HEAD")
+    when = git(path, "log", "-1", "--format=%cI") if commit else ""
+    if not when:
+        mtimes = [os.path.getmtime(os.path.join(path, f)) for f in job.assignment.exercise_files()
+                  if os.path.exists(os.path.join(path, f))]
+        when = datetime.datetime.fromtimestamp(max(mtimes), datetime.timezone.utc).isoformat() if mtimes else ""
+    prov = {"submission": os.path.abspath(path), "submission_commit": commit or "not a git checkout",
+            "submission_time": when}
+    progress(f"[grade] {name}: built in {time.time() - t0:.1f} s ({b.compiled} compiled, {b.cached} cached)"
+             + ("" if b.ok else f": does not build: {b.error}"))
+    b.seconds = time.time() - t0
+    if b.ok and broken:
+        progress(f"[grade] {name}: does not build: {', '.join(sorted(broken))} (stubbed; the rest is graded)")
+    return Prepared(name=name, path=path, splice=sp, build=b, tree=tree, index=index, static=static, provenance=prov)
+
+
+def grade_prepared(job, prep, env, reference, device, progress=print):
+    """The runs and the score of a prepared student on the device of `env`."""
+    t0 = time.time()
+    name_, _, drv = device
+    work = os.path.join(job.out, "students", prep.name, "runs")
+    grades = []
+    for rule in job.rules:
+        ref = reference["versions"].get(rule.key)
+        if not ref or ref["status"] != Status.CORRECT.value:
+            continue  # the reference cannot be graded here: left out of this job for everyone (finalize)
+        broken = next((f"{ex}: {err}" for ex, err in prep.build.broken.items()
+                       if any(f in job.exercise_of.get(ex, []) for f in job.own_files(rule))), "")
+        if not prep.build.ok or broken:
+            grades.append(score.grade_version(rule, [], job.rubric, ref, build_error=broken or prep.build.error))
+            continue
+        cases = run_version(job, rule, prep.build.drivers, prep.index, work, env, reference=ref)
+        g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))
+        grades.append(g)
+        progress(f"[grade] {prep.name}: {rule.key}: {g.status.value}" + (f" {g.ms:.4g} ms" if g.ms else ""))
+    notes = list(prep.splice.problems)
+    if prep.splice.added:
+        notes.append("added files (ignored): " + ", ".join(prep.splice.added[:20]))
+    if prep.splice.deleted:
+        notes.append("deleted handout files (the instructor's are used): " + ", ".join(prep.splice.deleted[:20]))
+    if job.recorder == "" and env.get("COURSE_GRADER_GPU") == "1":
+        notes.append("no kernel recorder (CUPTI missing): only the static check looked at what versions call")
+    prov = Provenance(instructor_commit=job.instructor_commit, rubric_sha256=job.rubric.sha256, device=name_,
+                      driver_version=drv, toolkit=toolkit_version(),
+                      graded_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                      host=socket.gethostname(), **prep.provenance)
+    rep = StudentReport(student=prep.name, provenance=prov, grades=grades, edited_outside=prep.splice.edited_outside,
+                         build_error=prep.build.error, notes=notes, build_seconds=round(prep.build.seconds, 1),
+                         run_seconds=round(time.time() - t0, 1))
+    return rep
+
+
+def finalize(report, reference_versions, rules):
+    """Drops the versions the reference could not grade on every GPU of the job (the same for every
+    student, so the maximum is too) and says so."""
+    dropped = [r.key for r in rules if r.key not in reference_versions]
+    report.grades = [g for g in report.grades if g.key in reference_versions]
+    if dropped:
+        report.notes.append(f"{len(dropped)} versions are not graded in this job (the reference solution cannot be "
+                            f"graded on its devices), e.g. {', '.join(dropped[:3])}")
+    return report
+
+
+def cleanup(job, prep, keep=False):
+    if not keep:
+        shutil.rmtree(os.path.join(job.out, "students", prep.name, "tree"), ignore_errors=True)
+        shutil.rmtree(os.path.join(job.out, "students", prep.name, "build", "obj"), ignore_errors=True)
+

@@ -1,0 +1,38 @@
+"""A class's grades and the grading job's throughput as Markdown (for the GPU check's log and the
+README): python3 -m grader.summary GRADE_OUT"""
+import csv
+import json
+import os
+import sys
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        sys.exit(__doc__)
+    out = argv[0]
+    rows = list(csv.DictReader(open(os.path.join(out, "grades.csv"), encoding="utf-8")))
+    timing = json.load(open(os.path.join(out, "timing.json"), encoding="utf-8"))
+    fixed = ("student", "points", "points_max", "device", "build_error", "edited_outside", "submission_commit",
+             "rubric_sha256")
+    print(f"| student | points | statuses | edited outside | build |")
+    print("|---|---:|---|---|---|")
+    for r in rows:
+        counts = {}
+        for k, v in r.items():
+            if k not in fixed and v:
+                st = v.rsplit(":", 1)[0]
+                counts[st] = counts.get(st, 0) + 1
+        sts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1]))
+        print(f"| {r['student']} | {float(r['points']):g} / {float(r['points_max']):g} | {sts} | "
+              f"{r['edited_outside'] or ''} | {r['build_error'][:80] or 'ok'} |")
+    print()
+    print(f"{timing['students']} students on {timing['gpus']} GPU(s) in {timing['seconds']} s (reference "
+          f"{timing['reference_seconds']} s): {timing['seconds_per_student_per_gpu']} s per student per GPU, "
+          f"{timing['students_per_hour']} students/hour; mean build {timing['build_seconds_mean']} s, "
+          f"mean runs {timing['run_seconds_mean']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
