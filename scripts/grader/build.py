@@ -14,6 +14,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -203,7 +204,7 @@ def build_student(plan, tree, spliced_rel, out_dir, cache_dir, jobs=None, compil
         with open(log, "a", encoding="utf-8") as fh:
             fh.write("$ " + " ".join(cmd) + "\n" + p.stdout + p.stderr)
         if p.returncode == 0:
-            tmp = cached + f".{os.getpid()}.tmp"
+            tmp = cached + f".{os.getpid()}.{threading.get_ident()}.tmp"
             shutil.copyfile(dst, tmp)
             os.replace(tmp, cached)
         return rule, dst, p.returncode, False, first_error(p.stdout + p.stderr, tree)
@@ -282,9 +283,11 @@ def retarget(tok, plan, tree, directory, cwd):
         if os.path.isfile(src):
             dst = os.path.join(cwd, os.path.relpath(src, directory))
             os.makedirs(os.path.dirname(dst), exist_ok=True)
-            text = open(src, encoding="utf-8").read()
-            with open(dst, "w", encoding="utf-8") as fh:
-                fh.write(retarget_text(text, plan, tree))
+            text = retarget_text(open(src, encoding="utf-8").read(), plan, tree)
+            tmp = f"{dst}.{os.getpid()}.{threading.get_ident()}.tmp"  # the TUs of a target share it: atomic
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, dst)
             return ("@" if at else "") + dst
     return retarget_text(tok, plan, tree)
 

@@ -18,9 +18,17 @@ from dataclasses import dataclass
 
 from .model import KernelUse
 
+_PARENS = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"  # up to two levels of nesting
 _GLOBAL_DEF = re.compile(
-    r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?(?:static\s+|inline\s+|__noinline__\s+|__forceinline__\s+)*"
-    r"void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)\s*\(")
+    r"__global__\s+(?:__launch_bounds__\s*" + _PARENS + r"\s*)?(?:static\s+|inline\s+|__noinline__\s+|__forceinline__\s+)*"
+    r"void\s+(?:__launch_bounds__\s*" + _PARENS + r"\s*)?([A-Za-z_]\w*)\s*\(")
+_ANON_HASHES = re.compile(r"_GLOBAL__N__[0-9a-f]+_(\d+_\w+?)_[0-9a-f]{8}")
+
+
+def stable_name(mangled):
+    """A mangled name without the per-build hashes of anonymous namespaces (they depend on the path
+    the file was compiled from: the student's clean tree is not the instructor's)."""
+    return _ANON_HASHES.sub(r"_GLOBAL__N__H_\1_H", mangled)
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _ANON = re.compile(r"_GLOBAL__N__[0-9a-f]+_\d+_(\w+?)_[0-9a-f]{8}")
 _STUB = re.compile(r"(\d+)__device_stub__")
@@ -136,7 +144,7 @@ def classify(kernels, rule, own_files, exercise_files, index, libraries, harness
         elif att.files & exercise_files.keys():
             other = sorted({exercise_files[f] for f in att.files & exercise_files.keys()})
             use.owner, use.allowed = f"another exercise's kernel ({', '.join(other)})", False
-        elif harness is not None and mangled in harness:
+        elif harness is not None and stable_name(mangled) in harness:
             use.owner = "harness"
         else:
             use.owner, use.allowed = "not the version's own kernel", False

@@ -151,7 +151,7 @@ def reference_record(job, env, device_key, progress=print):
         cases = run_version(job, rule, drivers, index, workdir, env, reference=None, own_files=own)
         status = Status.CORRECT if all(c.status is Status.CORRECT for c in cases) else \
             next(c.status for c in cases if c.status is not Status.CORRECT)
-        mangled = sorted({k for c in cases for k in c.kernel_symbols})
+        mangled = sorted({kernels.stable_name(k) for c in cases for k in c.kernel_symbols})
         rubric_problems = [f"{k.name}: {k.owner}" for c in cases for k in c.kernels
                            if not k.allowed and not k.owner.startswith("not the version")]
         rec["versions"][rule.key] = {
@@ -225,7 +225,8 @@ def prepare_student(job, name, path, progress=print):
     prov = {"submission": os.path.abspath(path), "submission_commit": commit or "not a git checkout",
             "submission_time": when}
     progress(f"[grade] {name}: built in {time.time() - t0:.1f} s ({b.compiled} compiled, {b.cached} cached)"
-             + ("" if b.ok else f": does not build: {b.error}"))
+             + ("" if b.ok else f": does not build: {b.error}")
+             + "".join(f"\n[grade] {name}: {ex} does not build: {err}" for ex, err in sorted(broken.items())))
     b.seconds = time.time() - t0
     if b.ok and broken:
         progress(f"[grade] {name}: does not build: {', '.join(sorted(broken))} (stubbed; the rest is graded)")
@@ -250,7 +251,8 @@ def grade_prepared(job, prep, env, reference, device, progress=print):
         cases = run_version(job, rule, prep.build.drivers, prep.index, work, env, reference=ref)
         g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))
         grades.append(g)
-        progress(f"[grade] {prep.name}: {rule.key}: {g.status.value}" + (f" {g.ms:.4g} ms" if g.ms else ""))
+        progress(f"[grade] {prep.name}: {rule.key}: {g.status.value}" + (f" {g.ms:.4g} ms" if g.ms else "")
+                 + (f" ({g.detail[:160]})" if g.status not in (Status.CORRECT, Status.NOT_IMPLEMENTED) else ""))
     notes = list(prep.splice.problems)
     if prep.splice.added:
         notes.append("added files (ignored): " + ", ".join(prep.splice.added[:20]))
