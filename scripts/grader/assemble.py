@@ -209,7 +209,8 @@ def clean_tree(assignment: Assignment, spliced: dict, dest: str):
             shutil.copytree(src, os.path.join(dest, d), copy_function=link_or_copy,
                             ignore=shutil.ignore_patterns("__pycache__"))
     for f in ("CMakeLists.txt", "CMakePresets.json"):
-        link_or_copy(os.path.join(assignment.root, f), os.path.join(dest, f))
+        if os.path.exists(os.path.join(assignment.root, f)):
+            link_or_copy(os.path.join(assignment.root, f), os.path.join(dest, f))
     for f, text in spliced.items():
         p = os.path.join(dest, f)
         if os.path.exists(p):

@@ -250,7 +250,7 @@ def build_student(plan, tree, spliced_rel, out_dir, cache_dir, jobs=None, compil
             res.ok, res.error = False, "re-archiving the libraries failed (a harness problem; see build.log)"
             return res
         new_archives[archive] = dst
-    for d in drivers or plan.drivers:
+    for d in plan.drivers if drivers is None else drivers:
         rule = plan.drivers[d]
         dst = os.path.join(out_dir, "bin", d)
         os.makedirs(os.path.dirname(dst), exist_ok=True)

@@ -194,9 +194,11 @@ def stub_kernels(symbols):
     return out
 
 
-def static_check(rule, objects, own_files, exercise_files, index, libraries, symbol_owner):
+def static_check(rule, objects, own_files, exercise_files, index, libraries, symbol_owner, harness_symbols=(),
+                 entry_points=None):
     """Findings for one version from its own objects: library or other exercises' kernels it
-    instantiates, and calls into other exercises or into code that launches library kernels.
+    instantiates, and calls into other exercises (a function whose body is an exercise, or one
+    defined inside an exercise region) or into code that launches library kernels.
     symbol_owner maps a defined symbol of the instructor's objects to (source file, launches a
     library kernel: bool)."""
     findings = []
@@ -209,7 +211,8 @@ def static_check(rule, objects, own_files, exercise_files, index, libraries, sym
         calls = sorted(undefined & symbol_owner.keys())
         for sym, dem in zip(calls, demangle(calls)):
             src, launches_library = symbol_owner[sym]
-            if src in own_files:
+            entry = qualified_name(dem)[1] in (entry_points or {}).get(src, ())
+            if src in own_files or (sym in harness_symbols and not entry):
                 continue
             if src in exercise_files:
                 findings.append(f"{os.path.basename(obj)} calls {short(dem)}: another exercise's code "

@@ -56,6 +56,7 @@ class CaseResult:
     name: str
     hidden: bool
     status: Status
+    visibility: str = "visible"
     detail: str = ""
     command: str = ""
     seconds: float = 0.0

@@ -142,7 +142,7 @@ def load(path: str, secret: Optional[str] = None) -> Rubric:
             rub.versions.append(VersionRule(
                 subproject=sub, version=name, driver=conf["driver"], correct=float(vconf.get("correct", 0)),
                 speed=float(vconf.get("speed", 0)), requires=list(vconf.get("requires", [])),
-                allow=list(vconf.get("allow", [])), cases=cases,
+                allow=list(vconf.get("allow", [])) + list(conf.get("allow", [])), cases=cases,
                 timed_kind=vconf.get("timed_kind", conf.get("timed_kind", "version")),
                 timed_params=vconf.get("timed_params", conf.get("timed_params", ""))))
     return rub

@@ -157,7 +157,7 @@ def judge(raw: RawRun, version, case, spec) -> CaseResult:
     mine = [r for r in raw.rows if r.get("version") == version and r.get("kind") != "meta"]
     status = [(RowStatus.of(r.get("passed", "")), r) for r in mine]
     passes = [r for (st, _), r in status if st is RowStatus.PASS]
-    res = CaseResult(name=case.name, hidden=case.hidden, status=Status.HARNESS_ERROR, command=" ".join(
+    res = CaseResult(name=case.name, hidden=case.hidden, visibility=case.visibility, status=Status.HARNESS_ERROR, command=" ".join(
         [os.path.basename(spec.driver), "--version", version] + list(spec.args)), seconds=raw.seconds,
         rows_passed=len(passes), log=os.path.basename(raw.log))
     fails = [(reason, r) for (st, reason), r in status if st is RowStatus.FAIL]

@@ -3,6 +3,7 @@ instructor commit, then cached), and a student's splice, build, static check, ru
 import datetime
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -27,6 +28,8 @@ class Job:
     exercise_files: dict = field(default_factory=dict)   # rel file -> "sub/exercise"
     exercise_of: dict = field(default_factory=dict)      # "sub/exercise" -> [rel files]
     symbol_owner: dict = field(default_factory=dict)
+    harness_symbols: set = field(default_factory=set)   # defined by exercise files outside their regions
+    entry_points: dict = field(default_factory=dict)    # rel file -> names of functions whose body is an exercise
     instructor_commit: str = ""
     build_jobs: int = 0
 
@@ -50,14 +53,47 @@ def make_job(rubric, rules, assignment, plan, handout, out, cache, build_jobs=0)
     for f in assemble.tracked_files(assignment.root):
         if f.endswith(em.SOURCE_EXT) and em.subproject_of(f):
             text = open(os.path.join(assignment.root, f), encoding="utf-8").read()
+            lines = text.split("\n")
             for r in em.parse(f, text):
+                if r.body:
+                    name = enclosing_function(lines, r.first)
+                    if name:
+                        job.entry_points.setdefault(f, set()).add(name)
                 key = f"{em.subproject_of(f)}/{r.exercise}"
                 job.exercise_files.setdefault(f, key)
                 if f not in job.exercise_of.setdefault(key, []):
                     job.exercise_of[key].append(f)
     job.symbol_owner = kernels.symbol_owners(plan, rubric.libraries)
+    job.harness_symbols = handout_symbols(job)
     job.instructor_commit = git(assignment.root, "rev-parse", "HEAD") or "unknown"
     return job
+
+
+def enclosing_function(lines, at):
+    """The name of the function a body region at line `at` sits in: the nearest definition above it
+    that starts at column 0 ("void scan_naive(std::int64_t n, ...) {")."""
+    for i in range(at - 1, -1, -1):
+        line = lines[i]
+        if line and not line[0].isspace() and "(" in line and not line.startswith(("//", "#", "}")):
+            m = re.search(r"([A-Za-z_]\w*)\s*\(", line)
+            return m.group(1) if m else ""
+    return ""
+
+
+def handout_symbols(job):
+    """The functions the exercise files define outside their exercise regions (Params::nx() in a
+    file that also holds an exercise is harness code, not the exercise's): the strong symbols of the
+    handout's own (stubbed) objects, compiled once per job."""
+    root = os.path.join(job.cache, "handout")
+    sp = assemble.splice(job.assignment, job.handout[0])
+    assemble.clean_tree(job.assignment, sp.files, os.path.join(root, "tree"))
+    b = build.build_student(job.plan, os.path.join(root, "tree"), list(sp.files), os.path.join(root, "build"),
+                            os.path.join(job.cache, "objects"), jobs=job.build_jobs or None, drivers=[])
+    out = set()
+    for obj in b.objects.values():
+        defined, _ = kernels.object_symbols(obj)
+        out.update(s for s, kind in defined.items() if kind == "T")
+    return out
 
 
 def git(path, *args):
@@ -215,7 +251,8 @@ def prepare_student(job, name, path, progress=print):
             own = job.own_files(rule)
             objs = [b.objects[f] for f in sorted(own) if f in b.objects]
             static[rule.key] = kernels.static_check(rule, objs, own, job.exercise_files, index,
-                                                    job.rubric.libraries, job.symbol_owner)
+                                                    job.rubric.libraries, job.symbol_owner, job.harness_symbols,
+                                                    job.entry_points)
     commit = git(path, "rev-parse", "HEAD")
     when = git(path, "log", "-1", "--format=%cI") if commit else ""
     if not when:

@@ -1,0 +1,339 @@
+"""The grader's modules one by one, without a build: the rubric, the markers and the splice, the
+kernel attribution, the scoring, the process limits and the output formats."""
+import json
+import os
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import ROOT
+import exercise_markers as em
+from grader import assemble, formats, kernels, rubric, run, score
+from grader.model import CaseResult, KernelUse, Provenance, Status, StudentReport, report_from_json, to_json
+
+RUBRIC = textwrap.dedent("""
+    [grading]
+    timeout_min_s = 2
+    timeout_factor = 5
+    speed_full = 0.8
+    speed_zero = 0.25
+
+    [stream_compaction]
+    driver = "stream_compaction/stream_compaction"
+    args = ["--n", "1,2^20"]
+
+    [[stream_compaction.hidden]]
+    name = "secret"
+    args = ["--n", "7"]
+    seed = 3
+    visibility = "hidden"
+
+    [stream_compaction.scan_naive]
+    correct = 4
+    speed = 2
+    requires = ["v1_naive"]
+    [stream_compaction.scan_batch]
+    correct = 1
+    args = ["--mode", "batch"]
+    """)
+
+
+@pytest.fixture
+def rubric_file(tmp_path):
+    p = tmp_path / "rubric.toml"
+    p.write_text(RUBRIC)
+    return str(p)
+
+
+def test_rubric_hidden_cases_take_a_secret_seed_and_skip_versions_with_their_own_args(rubric_file):
+    r1 = rubric.load(rubric_file, secret="one")
+    r2 = rubric.load(rubric_file, secret="two")
+    naive = r1.rule("stream_compaction/scan_naive")
+    assert [c.name for c in naive.cases] == ["visible", "secret"]
+    assert naive.cases[0].timed and naive.cases[1].hidden and naive.cases[1].visibility == "hidden"
+    seed1 = naive.cases[1].args[naive.cases[1].args.index("--seed") + 1]
+    seed2 = r2.rule("stream_compaction/scan_naive").cases[1].args[-1]
+    assert seed1 != seed2 and "3" not in (seed1, seed2)
+    assert [c.name for c in r1.rule("stream_compaction/scan_batch").cases] == ["visible"]
+    assert r1.limits.time_limit(None) == 300 and r1.limits.time_limit(0.1) == 2 and r1.limits.time_limit(10) == 50
+
+
+def test_the_handouts_rubric_has_no_hidden_case(rubric_file):
+    public = rubric.public_text(open(rubric_file).read())
+    assert "hidden" not in public and "secret" not in public
+    assert "[stream_compaction.scan_naive]" in public and "correct = 4" in public
+    real = open(os.path.join(ROOT, "grading", "rubric.toml")).read()
+    assert ".hidden]]" in real and ".hidden]]" not in rubric.public_text(real)
+
+
+def test_rubric_errors_name_the_file(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text("[nosuch]\ndriver='x'\n")
+    with pytest.raises(rubric.RubricError, match="bad.toml.*not a sub-project"):
+        rubric.load(str(p))
+    p.write_text("[grading\n")
+    with pytest.raises(rubric.RubricError, match="bad.toml"):
+        rubric.load(str(p))
+
+
+SOLUTION = textwrap.dedent("""\
+    #include "x.hpp"
+    namespace {
+    // EXERCISE BEGIN
+    __global__ void k(int* a) { a[0] = 1; }
+    // EXERCISE END
+    }  // namespace
+    void f(int* a) {
+      // EXERCISE BEGIN body unused(a)
+      k<<<1, 1>>>(a);
+      // EXERCISE END
+    }
+    """)
+
+
+def test_handout_blocks_round_trip_and_the_splice_takes_only_the_blocks():
+    path = "stream_compaction/src/v9_x.cu"
+    handout, stubbed = em.stub_text(path, SOLUTION)
+    assert len(stubbed) == 2 and "COURSE_NOT_IMPLEMENTED" in handout and '#include "common/exercise.hpp"' in handout
+    blocks = em.parse_student(path, handout)
+    assert [b.exercise for b in blocks] == ["v9_x", "v9_x"]
+    student = handout.replace("  (void)a; COURSE_NOT_IMPLEMENTED();", "  mine(a);")
+    new, _ = em.rewrite(path, SOLUTION, lambda r: em.parse_student(path, student)[1].lines if r.body else None)
+    assert "mine(a);" in new and "k<<<1, 1>>>" not in new and "__global__ void k" in new
+
+
+@pytest.mark.parametrize("bad, msg", [
+    ("// STUDENT BEGIN a\n// STUDENT BEGIN a\n", "inside"),
+    ("// STUDENT END a\n", "without a BEGIN"),
+    ("// STUDENT BEGIN a\n", "never closed"),
+    ("// STUDENT BEGIN a\n// STUDENT END b\n", "closes"),
+    ("x; // STUDENT BEGIN a\n", "line of its own"),
+])
+def test_broken_student_markers_are_named(bad, msg):
+    with pytest.raises(em.MarkerError, match=msg):
+        em.parse_student("f.cu", bad)
+
+
+def make_tree(tmp_path):
+    """A tiny instructor tree (git-less) with one exercise file and a harness file, and its handout."""
+    inst = tmp_path / "inst"
+    (inst / "stream_compaction" / "src").mkdir(parents=True)
+    (inst / "stream_compaction" / "src" / "v9_x.cu").write_text(SOLUTION)
+    (inst / "stream_compaction" / "src" / "check.cpp").write_text("int check() { return 1; }\n")
+    (inst / "CMakeLists.txt").write_text("project(x)\n")
+    a = assemble.load_assignment(str(inst), ["stream_compaction"])
+    hand = tmp_path / "handout"
+    (hand / "stream_compaction" / "src").mkdir(parents=True)
+    (hand / "stream_compaction" / "src" / "v9_x.cu").write_text(a.handout_text("stream_compaction/src/v9_x.cu"))
+    (hand / "stream_compaction" / "src" / "check.cpp").write_text("int check() { return 1; }\n")
+    (hand / "CMakeLists.txt").write_text("project(x)\n")
+    files = ["CMakeLists.txt", "stream_compaction/src/check.cpp", "stream_compaction/src/v9_x.cu"]
+    return a, str(hand), files
+
+
+def test_edits_outside_the_blocks_are_listed_and_ignored(tmp_path):
+    a, hand, files = make_tree(tmp_path)
+    sub = tmp_path / "student"
+    import shutil
+    shutil.copytree(hand, sub)
+    f = sub / "stream_compaction" / "src" / "v9_x.cu"
+    f.write_text(f.read_text().replace("COURSE_NOT_IMPLEMENTED();", "mine(a);").replace('#include "x.hpp"', '#include "evil.hpp"'))
+    (sub / "stream_compaction" / "src" / "check.cpp").write_text("int check() { return 0; }\n")
+    (sub / "CMakeLists.txt").write_text("project(evil)\n")
+    (sub / "extra.cpp").write_text("int x;\n")
+    sp = assemble.splice(a, str(sub), (hand, files))
+    assert sp.edited_outside == ["CMakeLists.txt", "stream_compaction/src/check.cpp", "stream_compaction/src/v9_x.cu"]
+    assert sp.added == ["extra.cpp"] and not sp.problems
+    text = sp.files["stream_compaction/src/v9_x.cu"]
+    assert '#include "x.hpp"' in text and "evil" not in text and "mine(a);" in text
+    tree = tmp_path / "clean"
+    assemble.clean_tree(a, sp.files, str(tree))
+    assert (tree / "stream_compaction" / "src" / "check.cpp").read_text() == "int check() { return 1; }\n"
+    assert (tmp_path / "inst" / "stream_compaction" / "src" / "v9_x.cu").read_text() == SOLUTION  # never written through
+
+
+def test_a_file_whose_markers_were_changed_is_graded_as_not_written(tmp_path):
+    a, hand, files = make_tree(tmp_path)
+    sub = tmp_path / "student"
+    import shutil
+    shutil.copytree(hand, sub)
+    f = sub / "stream_compaction" / "src" / "v9_x.cu"
+    f.write_text("\n".join(l for l in f.read_text().split("\n") if "STUDENT END" not in l or "k" in l[:0]))
+    sp = assemble.splice(a, str(sub), (hand, files))
+    assert sp.problems and "graded as not written" in sp.problems[0]
+    assert "COURSE_NOT_IMPLEMENTED" in sp.files["stream_compaction/src/v9_x.cu"]
+
+
+DEM = {
+    "own": "void StreamCompaction::Device::(anonymous namespace)::step_kernel<int>(long, int*)",
+    "cub": "void cub::CUB_300001_SM_900::detail::scan::DeviceScanKernel<cub::P<(int)4>, int const*>(int const*, int*)",
+    "thrust": "void thrust::THRUST_300001_SM_900_NS::cuda_cub::core::_kernel_agent<X>(int)",
+    "other": "StreamCompaction::Device::(anonymous namespace)::lookback_kernel(long, int*)",
+    "harness": "common::(anonymous namespace)::fma_peak_kernel(float*, int)",
+    "common": "void common::onesweep::pass_kernel<4>(unsigned*, int)",
+}
+
+
+def test_kernel_names_parse_to_namespace_and_base():
+    assert kernels.qualified_name(DEM["own"]) == ("StreamCompaction::Device::(anonymous namespace)", "step_kernel")
+    assert kernels.qualified_name(DEM["cub"])[1] == "DeviceScanKernel"
+    assert kernels.qualified_name("k(int (*)[4])") == ("", "k")
+    assert kernels.library_of(DEM["thrust"], rubric.DEFAULT_LIBRARIES) == "thrust"
+    assert kernels.library_of(DEM["own"], rubric.DEFAULT_LIBRARIES) == ""
+
+
+def test_every_launched_kernel_is_attributed_and_only_own_allowed_or_harness_pass(monkeypatch):
+    monkeypatch.setattr(kernels, "demangle", lambda names: [DEM[n] for n in names])
+    index = {"step_kernel": {"stream_compaction/src/v1.cu"}, "lookback_kernel": {"stream_compaction/src/v5.cu"},
+             "fma_peak_kernel": {"common/src/ceilings.cu"}, "pass_kernel": {"common/include/common/onesweep_sort.cuh"}}
+    rule = rubric.VersionRule("stream_compaction", "scan_naive", "d", 1, 1, ["v1"], [], [])
+    ex = {"stream_compaction/src/v1.cu": "stream_compaction/v1", "stream_compaction/src/v5.cu": "stream_compaction/v5"}
+    uses = {k: u for k, u in zip(DEM, kernels.classify([(k, 3) for k in DEM], rule, {"stream_compaction/src/v1.cu"},
+                                                       ex, index, rubric.DEFAULT_LIBRARIES, harness={"harness"}))}
+    assert uses["own"].allowed and uses["own"].owner == "own"
+    assert uses["harness"].allowed and uses["harness"].owner == "harness"
+    for k, why in (("cub", "library call (cub)"), ("thrust", "library call (thrust)"),
+                   ("other", "another exercise's kernel (stream_compaction/v5)"),
+                   ("common", "not the version's own kernel")):
+        assert not uses[k].allowed and uses[k].owner == why, k
+    rule.allow.append("DeviceScanKernel")
+    use = kernels.classify([("cub", 1)], rule, set(), ex, index, rubric.DEFAULT_LIBRARIES)[0]
+    assert use.allowed and "allowed by the rubric" in use.owner
+
+
+def test_anonymous_namespace_names_are_compared_without_their_build_hashes():
+    a = "_ZN16StreamCompaction6Device44_GLOBAL__N__9bddf3c3_11_v1_naive_cu_5bea52fe18shift_right_kernelElPiPKi"
+    b = "_ZN16StreamCompaction6Device44_GLOBAL__N__01234567_11_v1_naive_cu_89abcdef18shift_right_kernelElPiPKi"
+    assert a != b and kernels.stable_name(a) == kernels.stable_name(b)
+    assert kernels.stub_kernels({"_Z20__device_stub__Z1kPi": "T", "_ZGVZL20__device_stub__Z1kPiE5__tmp": "b"}) == {"_Z1kPi"}
+
+
+def test_kernel_definitions_are_found_in_source(tmp_path):
+    (tmp_path / "a.cu").write_text("template <int B>\n__global__ void __launch_bounds__((B + 1) * 32) tile_k(int* p) {}\n"
+                                   "// __global__ void commented_k(int*)\n__global__ static void plain_k() {}\n")
+    assert kernels.kernel_definitions(str(tmp_path), ["a.cu"]) == {"tile_k": {"a.cu"}, "plain_k": {"a.cu"}}
+
+
+def rule_for(correct=4, speed=2):
+    return rubric.VersionRule("stream_compaction", "scan_naive", "d", correct, speed, ["v1"], [],
+                              [rubric.Case("visible", [], timed=True), rubric.Case("secret", [], hidden=True,
+                                                                                   visibility="hidden")])
+
+
+def case(status, hidden=False, ms=None, kernels_=(), name=None):
+    return CaseResult(name=name or ("secret" if hidden else "visible"), hidden=hidden, status=status, detail="why",
+                      visibility="hidden" if hidden else "visible",
+                      timed_ms=ms, timed_case="n=1048576" if ms else "", kernels=list(kernels_))
+
+
+RUB = rubric.Rubric("r", "0" * 64, rubric.Limits(), 0.8, 0.25, rubric.DEFAULT_LIBRARIES)
+REF = {"status": "correct", "cases": {"visible": {"ms": 1.0, "timed_case": "n=1048576", "seconds": 1.0}}}
+
+
+def test_speed_points_follow_the_ratio_to_the_reference_and_the_maximum_never_moves():
+    assert score.speed_points(2, 1.0, 0.8, 0.25) == 2 and score.speed_points(2, 0.2, 0.8, 0.25) == 0
+    assert score.speed_points(2, 0.525, 0.8, 0.25) == 1.0
+    g = score.grade_version(rule_for(), [case(Status.CORRECT, ms=2.0), case(Status.CORRECT, True)], RUB, REF)
+    assert (g.status, g.points_correct, g.ratio_to_reference, g.points_speed) == (Status.CORRECT, 4, 0.5, 0.91)
+    for st in (Status.TIMEOUT, Status.CRASH, Status.INCORRECT, Status.NOT_IMPLEMENTED):
+        g = score.grade_version(rule_for(), [case(st)], RUB, REF)
+        assert g.points == 0 and g.points_max == 6
+    g = score.grade_version(rule_for(), [], RUB, None, build_error="x.cu(3): error")
+    assert g.status is Status.DOES_NOT_BUILD and g.points_max == 6
+
+
+def test_a_hidden_case_failure_shows_its_details_only_when_visible():
+    g = score.grade_version(rule_for(), [case(Status.CORRECT, ms=1.0), case(Status.INCORRECT, True)], RUB, REF)
+    assert g.status is Status.HIDDEN_FAILED and g.points == 0 and "why" not in g.detail and "secret" in g.detail
+    r = rule_for()
+    r.cases[1].visibility = "visible"
+    cs = [case(Status.CORRECT, ms=1.0), case(Status.INCORRECT, True)]
+    cs[1].visibility = "visible"  # as the rubric's case says
+    assert "why" in score.grade_version(r, cs, RUB, REF).detail
+
+
+def test_a_foreign_kernel_outranks_correctness():
+    bad = KernelUse("void cub::X()", 1, "library call (cub)", "library cub", allowed=False)
+    g = score.grade_version(rule_for(), [case(Status.CORRECT, ms=0.01, kernels_=[bad])], RUB, REF)
+    assert g.status is Status.NOT_OWN_WORK and g.points == 0 and "cub::X" in g.detail
+    g = score.grade_version(rule_for(), [case(Status.CORRECT, ms=1.0)], RUB, REF, static_findings=["calls scan_cub"])
+    assert g.status is Status.NOT_OWN_WORK
+
+
+FAKE_DRIVER = textwrap.dedent("""\
+    #!/usr/bin/env python3
+    import os, sys, time
+    mode = os.environ["FAKE_MODE"]
+    csv = sys.argv[sys.argv.index("--csv") + 1]
+    head = "subproject,kind,version,n,params,median_ms,passed,device\\n"
+    if mode == "hang":
+        time.sleep(60)
+    if mode == "flood":
+        sys.stdout.write("x" * (8 << 20))
+    if mode == "hog":
+        hog = bytearray(600 << 20)
+        for i in range(0, len(hog), 4096): hog[i] = 1
+        time.sleep(30)
+    if mode == "crash":
+        open(csv + ".partial", "w").write(head + "s,version,v,1,,0.1,PASS,gpu\\n")
+        os.abort()
+    rows = {"pass": "PASS", "flood": "PASS", "fail": '"FAIL: element 3 is 7, expected 8"', "stub": "NOT IMPLEMENTED: v1.cu:3",
+            "skip": "skipped: no CUDA device"}[mode]
+    open(csv, "w").write(head + "s,meta,,0,,,PASS,gpu\\n" + f"s,version,v,1024,op=scan,0.5,{rows},gpu\\n")
+    """)
+
+
+@pytest.mark.parametrize("mode, status", [("pass", Status.CORRECT), ("fail", Status.INCORRECT),
+                                          ("stub", Status.NOT_IMPLEMENTED), ("skip", Status.NOT_GRADABLE),
+                                          ("hang", Status.TIMEOUT), ("crash", Status.CRASH),
+                                          ("flood", Status.CORRECT), ("hog", Status.MEMORY_LIMIT)])
+def test_a_run_is_judged_under_time_memory_and_output_limits(tmp_path, mode, status):
+    drv = tmp_path / "driver"
+    drv.write_text(FAKE_DRIVER)
+    drv.chmod(0o755)
+    spec = run.RunSpec(driver=str(drv), version="v", args=[], workdir=str(tmp_path / "w"), name="v", time_limit_s=3,
+                       memory_limit_gb=0.3, output_limit_kb=64, env=dict(os.environ, FAKE_MODE=mode))
+    raw = run.execute(spec)
+    res = run.judge(raw, "v", rubric.Case("visible", []), spec)
+    assert res.status is status, (res.status, res.detail)
+    if mode == "fail":
+        assert res.detail == "n=1024 op=scan: element 3 is 7, expected 8"
+    if mode == "flood":
+        assert os.path.getsize(raw.log) < 200 << 10 and "left out" in open(raw.log).read() and "MiB" in res.detail
+    if mode == "hang":
+        assert raw.seconds < 10
+
+
+def sample_report():
+    prov = Provenance("s", "abc", "2026-11-01T00:00:00", "def", "0" * 64, "NVIDIA H100", "580", "13.0", "now", "h")
+    g1 = score.grade_version(rule_for(), [case(Status.CORRECT, ms=1.25)], RUB, REF)
+    g2 = score.grade_version(rule_for(), [case(Status.TIMEOUT)], RUB, REF)
+    g2.version = "scan_other"
+    return StudentReport("alice", prov, [g1, g2], edited_outside=["stream_compaction/src/check.cpp"])
+
+
+def test_gradescope_results_follow_the_autograder_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.load(open(os.path.join(ROOT, "grading", "gradescope_results.schema.json")))
+    res = formats.gradescope(sample_report())
+    jsonschema.validate(res, schema)
+    assert res["score"] == 4 + score.speed_points(2, 0.8, 0.8, 0.25) and len(res["tests"]) == 2
+    assert res["tests"][1]["status"] == "failed" and "check.cpp" in res["output"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"tests": [{"score": "x"}]}, schema)
+
+
+def test_junit_gradebook_and_the_report_round_trip(tmp_path):
+    rep = sample_report()
+    formats.write_all(rep, str(tmp_path / "alice"))
+    suite = ET.parse(tmp_path / "alice" / "junit.xml").getroot()
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    back = report_from_json(json.load(open(tmp_path / "alice" / "report.json")))
+    assert to_json(back) == to_json(rep)
+    formats.class_files([rep], str(tmp_path), [rule_for(), rubric.VersionRule("stream_compaction", "scan_other", "d",
+                                                                              4, 2, [], [], [])])
+    book = (tmp_path / "gradebook.csv").read_text().split("\n")
+    assert book[0] == "Student,stream_compaction,Total" and book[1] == "Points Possible,12,12"
+    assert book[2].startswith("alice,") and "report" not in book[2]
