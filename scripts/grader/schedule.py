@@ -50,13 +50,14 @@ def references(job, envs, progress=print):
 
 
 def gradable(records):
-    """The versions the reference grades correct on every device of the job, and why the others not."""
+    """The versions the reference grades on every device of the job (correct there; or not
+    implemented, where a handout grades itself), and why the others not."""
     keys = None
     why = {}
     for rec in records:
-        ok = {k for k, v in rec["versions"].items() if v["status"] == Status.CORRECT.value}
+        ok = {k for k, v in rec["versions"].items() if v["status"] in (Status.CORRECT.value, Status.NOT_IMPLEMENTED.value)}
         for k, v in rec["versions"].items():
-            if v["status"] != Status.CORRECT.value:
+            if v["status"] not in (Status.CORRECT.value, Status.NOT_IMPLEMENTED.value):
                 why.setdefault(k, f"{v['status']}: {v['detail']}"[:200])
         keys = ok if keys is None else keys & ok
     return keys or set(), why

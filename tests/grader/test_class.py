@@ -1,0 +1,139 @@
+"""The grader end to end on this machine's build (CTest passes COURSE_BUILD_DIR): a generated
+stream_compaction class graded in the instructor's tree (tampered checker, driver and CMake; a
+submission that does not build; a hang; a crash; a printf flood), the static check of library and
+other exercises' calls without a GPU, and the Slurm path on a single-node cluster."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT
+from grader import cli, student
+
+# a handout holds neither make_handout.py nor the class generator: these tests need the instructor's tree
+classgen = pytest.importorskip("grader.classgen", reason="a handout: the class tests need the instructor's tree")
+
+BUILD = os.environ.get("COURSE_BUILD_DIR", os.path.join(ROOT, "build", "release"))
+KINDS = ("solution", "handout", "tamper_checker", "tamper_build", "no_build", "hang", "crash", "printf_flood",
+         "cub_call", "thrust_call", "library_version", "other_exercise")
+pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(BUILD, "compile_commands.json")) or
+                                not os.path.exists(os.path.join(BUILD, "stream_compaction", "stream_compaction")),
+                                reason=f"no instructor build in {BUILD}")
+
+
+@pytest.fixture(scope="module")
+def klass(tmp_path_factory):
+    work = tmp_path_factory.mktemp("class")
+    handout = work / "handout"
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_handout.py"), str(handout),
+                    "--subproject", "stream_compaction"], check=True, capture_output=True)
+    for k in KINDS:
+        classgen.make_student(str(handout), ROOT, str(work / "students" / k), k)
+    return work
+
+
+def grade(klass, out, extra=()):
+    args = ["--students", str(klass / "students"), "--handout", str(klass / "handout"), "--subproject",
+            "stream_compaction", "--versions", "compact_cpu_scan,scan_naive", "--instructor-build", BUILD,
+            "--out", str(out), "--gpus", "0"] + list(extra)
+    assert cli.main(args) == 0
+    return {k: json.load(open(out / k / "report.json")) for k in KINDS}
+
+
+@pytest.fixture(scope="module")
+def graded(klass, tmp_path_factory):
+    return grade(klass, tmp_path_factory.mktemp("out"))
+
+
+def status(rep, version="compact_cpu_scan"):
+    return next(g["status"] for g in rep["grades"] if g["version"] == version)
+
+
+def test_the_harness_is_the_instructors_whatever_the_student_edited(graded):
+    assert status(graded["solution"]) == "correct"
+    assert graded["solution"]["points"] == graded["solution"]["points_max"] > 0
+    assert status(graded["handout"]) == "not implemented" and graded["handout"]["points"] == 0
+    t = graded["tamper_checker"]
+    assert status(t) == "incorrect" and "stream_compaction/src/check.cpp" in t["edited_outside"]
+    b = graded["tamper_build"]
+    assert status(b) == "correct" and {"CMakeLists.txt", "stream_compaction/app/main.cpp"} <= set(b["edited_outside"])
+
+
+def test_failures_are_contained_and_the_maximum_is_the_same_for_everyone(graded):
+    assert status(graded["hang"]) == "timeout"
+    hang = next(g for g in graded["hang"]["grades"] if g["version"] == "compact_cpu_scan")
+    assert hang["cases"][0]["seconds"] < 120
+    assert status(graded["crash"]) == "crash"
+    assert status(graded["printf_flood"]) == "correct"
+    assert status(graded["no_build"]) == "correct"  # its v1_naive does not build; the CPU exercise is graded
+    assert len({r["points_max"] for r in graded.values()}) == 1
+    for r in graded.values():
+        assert r["provenance"]["rubric_sha256"] and r["provenance"]["instructor_commit"]
+
+
+def test_class_files_an_lms_reads(graded, klass):
+    out = None
+    for d in klass.parent.iterdir():
+        if (d / "gradebook.csv").exists():
+            out = d
+    book = (out / "gradebook.csv").read_text().strip().split("\n")
+    assert book[0] == "Student,stream_compaction,Total" and book[1].startswith("Points Possible,")
+    assert len(book) == 2 + len(KINDS)
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.load(open(os.path.join(ROOT, "grading", "gradescope_results.schema.json")))
+    for k in KINDS:
+        jsonschema.validate(json.load(open(out / k / "results.json")), schema)
+
+
+def test_library_and_other_exercises_calls_are_found_without_a_gpu(klass, tmp_path):
+    a = cli.parse_args(["--handout", str(klass / "handout"), "--subproject", "stream_compaction",
+                        "--instructor-build", BUILD, "--out", str(tmp_path)])
+    a.instructor = ROOT
+    job = cli.load_job(a, str(tmp_path))
+    found = {}
+    for k in ("solution", "cub_call", "thrust_call", "library_version", "other_exercise"):
+        prep = student.prepare_student(job, k, str(klass / "students" / k), progress=lambda *_: None)
+        assert prep.build.ok, prep.build.error
+        found[k] = {v: f for v, f in prep.static.items() if f}
+    assert found["solution"] == {}
+    assert "cub::" in " ".join(found["cub_call"]["stream_compaction/scan_naive"])
+    assert "library call" in " ".join(found["thrust_call"]["stream_compaction/scan_work_efficient"])  # Thrust runs CUB
+    assert "scan_cub" in " ".join(found["library_version"]["stream_compaction/scan_warp_shuffle"])
+    assert "another exercise" in " ".join(found["other_exercise"]["stream_compaction/scan_shared_mem"])
+
+
+SLURM = shutil.which("sbatch") and shutil.which("slurmctld") and shutil.which("munged") and os.geteuid() == 0
+
+
+@pytest.mark.skipif(not SLURM, reason="no Slurm here (Debian's slurm-wlm and munge, run as root, start one)")
+def test_a_class_graded_as_a_slurm_job_array_and_merged(klass, tmp_path):
+    cluster = tmp_path / "slurm"
+    script = os.path.join(os.path.dirname(__file__), "slurm_single_node.sh")
+    subprocess.run([script, "start", str(cluster)], check=True)
+    os.environ["SLURM_CONF"] = str(cluster / "slurm.conf")
+    try:
+        studs = tmp_path / "students"
+        studs.mkdir()
+        for k in ("solution", "handout", "tamper_checker"):
+            shutil.copytree(klass / "students" / k, studs / k)
+        out = tmp_path / "out"
+        assert cli.main(["--students", str(studs), "--handout", str(klass / "handout"), "--subproject",
+                         "stream_compaction", "--versions", "compact_cpu_scan", "--instructor-build", BUILD,
+                         "--out", str(out), "--slurm", "2", "--slurm-gpus", "0"]) == 0
+        deadline = time.time() + 600
+        while time.time() < deadline and not (out / "gradebook.csv").exists():
+            time.sleep(2)
+        logs = "".join(p.read_text() for p in (out / "slurm").glob("*.log"))
+        assert (out / "gradebook.csv").exists(), logs[-3000:]
+        book = (out / "gradebook.csv").read_text().strip().split("\n")
+        assert book[1] == "Points Possible,2,2"
+        rows = dict(line.split(",", 1) for line in book[2:])
+        assert rows == {"handout": "0,0", "solution": "2,2", "tamper_checker": "0,0"}
+        assert len(list((out / "shards").iterdir())) == 2
+    finally:
+        subprocess.run([script, "stop", str(cluster)])
+        os.environ.pop("SLURM_CONF", None)
