@@ -112,11 +112,12 @@ step "ground_seg driver, quick" "$logs/ground_seg_quick.log" "$build/ground_seg/
 step "ndt_graph driver, quick" "$logs/ndt_graph_quick.log" "$build/ndt_graph/ndt_graph" --quick --csv "$logs/ndt_graph_quick.csv"
 fi
 
-# Teaching and grading (issue 10): the per-version cases, the solution graded against a reference
-# run of itself (full marks expected), and the handout cycle with a GPU exercise filled in
+# Teaching and grading: the per-version cases, the grader on this GPU (a generated class with the
+# kernels recorded, the four-sub-project students-per-hour benchmark) and the handout cycle with a
+# GPU exercise filled in
 step "per-version CTest cases (label version)" "$logs/ctest_version.log" ctest --test-dir "$build" -L version
-step "grade: the solution against a reference run of itself" "$logs/grade.log" bash -c \
-  "python3 scripts/grade.py --build-dir '$build' --out '$logs/grade_reference' && python3 scripts/grade.py --build-dir '$build' --reference '$logs/grade_reference/report.json' --out '$logs/grade_solution'"
+step "grader: a tampered class and the students-per-hour benchmark" "$logs/grading_check.log" \
+  scripts/grading_check.sh "$logs/grading_check"
 step "handout selftest (v1_naive filled: scan_naive alone correct)" "$logs/handout_selftest.log" \
   python3 scripts/handout_selftest.py "$logs/handout" --fill stream_compaction/v1_naive --expect stream_compaction/scan_naive
 
