@@ -95,7 +95,7 @@ _STUDENT_END = re.compile(r"^\s*// STUDENT END ([A-Za-z0-9_]+)\s*$")
 
 
 def stub_lines(r):
-    """What a student finds in place of region r: the stub, between STUDENT markers."""
+    """What a student finds in place of region r: the starter body, between STUDENT markers."""
     if r.body:
         casts = "".join(f"(void){u}; " for u in r.unused if u)
         inner = [f"{r.indent}{casts}COURSE_NOT_IMPLEMENTED();"]
@@ -114,7 +114,7 @@ def student_block(r, inner, hint="your code"):
 def rewrite(path, text, replace):
     """The file with each region replaced by replace(region) (a list of lines; None keeps the
     solution's lines without markers); (new_text, replaced_regions). The include of
-    common/exercise.hpp is added where a COURSE_NOT_IMPLEMENTED stub needs it."""
+    common/exercise.hpp is added where a starter body (COURSE_NOT_IMPLEMENTED) needs it."""
     regions = parse(path, text)
     lines = text.split("\n")
     out, replaced, at = [], [], 0
@@ -139,7 +139,7 @@ def rewrite(path, text, replace):
 
 def stub_text(path, text, keep=lambda region: False, assigned=lambda region: True):
     """The handout's text of a solution file: each assigned region becomes a STUDENT block, holding
-    the stub, or the solution where keep(region) (an exercise filled in, for the self-tests);
+    the starter body, or the solution where keep(region) (an exercise filled in, for the self-tests);
     regions not assigned stay solved, without markers. (new_text, stubbed_regions)."""
     def replace(r):
         if not assigned(r):

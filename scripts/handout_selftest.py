@@ -5,7 +5,7 @@
   2. it configures, builds and passes its tests: nothing fails, and no per-version CTest case of a
      graded version passes (each is skipped: not implemented, or no GPU here)
   3. grade.py gives it 0 points with no crash, timeout or harness error: every graded version is
-     "not implemented" (or "not gradable" where this machine cannot run it)
+     "not written" (or "not gradable" where this machine cannot run it)
   4. one exercise is filled in from the solution (its files rewritten with that exercise's
      regions solved), the build is updated, and grade.py now finds exactly the versions that
      need only that exercise correct, with their points
@@ -94,11 +94,11 @@ def main():
 
     g0 = grade(handout, os.path.join(a.work, "grade_handout"), extra)
     bad = [f"{v['subproject']}/{v['version']}: {v['status']}" for v in g0["versions"]
-           if v["status"] not in ("not implemented", "not gradable")]
+           if v["status"] not in ("not written", "not gradable")]
     if g0["points"] != 0 or bad:
         sys.exit(f"handout_selftest: the handout scored {g0['points']} points; unexpected statuses: {bad}")
-    n_ni = sum(v["status"] == "not implemented" for v in g0["versions"])
-    print(f"handout_selftest: the handout scores 0 / {g0['points_max']:g}: {n_ni} not implemented, "
+    n_ni = sum(v["status"] == "not written" for v in g0["versions"])
+    print(f"handout_selftest: the handout scores 0 / {g0['points_max']:g}: {n_ni} not written, "
           f"{len(g0['not_gradable'])} not gradable here")
 
     # fill one exercise from the solution

@@ -87,14 +87,12 @@ class Splice:
     edited_outside: list             # files changed outside the exercises (ignored)
     added: list                      # files the submission adds (ignored)
     deleted: list                    # handout files the submission lacks (the instructor's are used)
-    student_lines: int = 0
-    blocks: dict = field(default_factory=dict)   # exercise -> the student's lines (for the static checks)
 
 
 def splice(assignment: Assignment, submission: str, handout_files=None, stubbed=frozenset()) -> Splice:
     """The assignment's exercise files with the submission's STUDENT blocks in place of the solution's
     regions. handout_files (relative paths of what the handout holds) lists the files compared for
-    edits outside the exercises. Exercises in `stubbed` ("sub/name") keep the handout's stub (their
+    edits outside the exercises. Exercises in `stubbed` ("sub/name") keep the handout's starter body (their
     code did not compile)."""
     out = Splice(files={}, problems=[], edited_outside=[], added=[], deleted=[])
     for f in assignment.exercise_files():
@@ -134,8 +132,6 @@ def splice(assignment: Assignment, submission: str, handout_files=None, stubbed=
                 b = queues[r.exercise].pop(0)
                 if f"{em.subproject_of(f)}/{r.exercise}" in stubbed:
                     return em.stub_lines(r)[1:-1]
-                out.student_lines += len(b.lines)
-                out.blocks.setdefault(f"{em.subproject_of(f)}/{r.exercise}", []).append("\n".join(b.lines))
                 return b.lines
             return em.stub_lines(r)[1:-1]
 

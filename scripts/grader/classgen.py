@@ -5,7 +5,7 @@ the GPU check and the students-per-hour benchmark.
 
 Kinds (each a full checkout of the handout with some STUDENT blocks written):
   solution         every exercise filled in from the solution
-  handout          untouched: everything not implemented
+  handout          untouched: every exercise still the handout's starter body
   partial          the first half of the exercises (in HANDOUT.json order) filled in
   tamper_checker   compact_with_scan returns 0, and check.cpp's compare is edited to accept anything
   tamper_build     solution, plus a CMakeLists.txt and a driver edited to print PASS for everything
@@ -77,9 +77,8 @@ def solution_regions(root, f):
 
 def fill(handout, root, f, choose):
     """Rewrites handout file f from the solution: choose(region, index) -> lines for its STUDENT
-    block, or None to leave the stub."""
+    block, or None to leave the handout's starter body."""
     text, regions = solution_regions(root, f)
-    assigned = {r.exercise for r in regions}
     man = json.load(open(os.path.join(handout, "HANDOUT.json"), encoding="utf-8"))
     sub = em.subproject_of(f)
     assigned = {r.exercise for r in regions if f"{sub}/{r.exercise}" in man["exercises"]}
@@ -115,7 +114,6 @@ def make_student(handout, root, out, kind, tag=""):
         fill(out, root, f, lambda r, i, sub=sub: r.lines + mark if f"{sub}/{r.exercise}" in filled else None)
     if kind in BODIES:
         ex, f, body, includes = BODIES[kind]
-        _, regions = solution_regions(root, f)
 
         def choose(r, i, ex=ex):
             if f"{em.subproject_of(f)}/{r.exercise}" != ex:

@@ -1,12 +1,11 @@
 """scripts/grade.py: grade a checkout, a folder of students on this machine's GPUs, or a class on
 Slurm. See the top README's "Teaching and grading" for the instructor's workflow."""
 import argparse
-import json
 import os
 import subprocess
 import sys
 
-from . import assemble, build, formats, rubric as rubric_mod, schedule, student
+from . import assemble, build, rubric as rubric_mod, schedule, student
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -149,9 +148,6 @@ def main(argv=None):
         path = os.path.abspath(a.checkout or a.instructor)
         studs = [(os.path.basename(path) or "checkout", path)]
     reports, seconds, keep = schedule.grade_class(job, studs, gpus, a.build_workers, a.keep)
-    if a.shard is not None:
-        recs, _ = schedule.references(job, schedule.device_envs(gpus), lambda *_: None)
-        formats.atomic_write(os.path.join(out, "references.json"), json.dumps(recs, indent=1) + "\n")
     if not a.students and reports:
         r = reports[0]
         print(f"[grade] {r.points:g} / {r.points_max:g} points -> {os.path.join(out, r.student, 'report.md')}")

@@ -1,5 +1,7 @@
 """What the grader writes. Per student: report.json (everything, typed), report.md (the feedback),
-Gradescope's results.json (score, tests[], leaderboard) and a JUnit XML. Per class: grades.csv
+Gradescope's results.json (score, tests[], leaderboard) and a JUnit XML. A hidden case's
+specifics are in a version's detail only where its rubric visibility is "visible" (score.py);
+report.json keeps every case for the instructor. Per class: grades.csv
 (one column per version) and gradebook.csv (one row per student, one column per sub-project and
 the total: what an LMS imports)."""
 import csv
@@ -17,12 +19,6 @@ def atomic_write(path, text):
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
         fh.write(text)
     os.replace(tmp, path)
-
-
-def shown_detail(g):
-    """A version's detail as the student sees it (a hidden case's specifics are already left out
-    of it unless its rubric visibility is "visible"; report.json keeps them for the instructor)."""
-    return g.detail
 
 
 def write_all(report, out_dir, max_output=4000):
@@ -49,7 +45,7 @@ def markdown(r):
     L += ["| sub-project | version | status | detail | time (ms) | x reference | points |",
           "|---|---|---|---|---:|---:|---:|"]
     for g in r.grades:
-        detail = shown_detail(g).replace("|", "/").replace("\n", " ")
+        detail = g.detail.replace("|", "/").replace("\n", " ")
         detail = detail if len(detail) <= 160 else detail[:157] + "..."
         ms = f"{g.ms:.4g}" if g.ms else ""
         ratio = f"{g.ratio_to_reference:.2f}x" if g.ratio_to_reference else g.speed_note[:50]
@@ -76,7 +72,7 @@ def gradescope(r, max_output=4000):
     case as output), hidden cases by their visibility, and the speed ranking as the leaderboard."""
     tests = []
     for i, g in enumerate(r.grades, 1):
-        out = f"{g.status.value}: {shown_detail(g)}"
+        out = f"{g.status.value}: {g.detail}"
         if g.ms:
             out += f"\ntime {g.ms:.4g} ms" + (f", {g.ratio_to_reference:.2f}x the reference" if g.ratio_to_reference else "")
         if g.speed_note:
@@ -116,9 +112,9 @@ def junit(r):
         tc = ET.SubElement(suite, "testcase", classname=g.subproject, name=g.version,
                            time=f"{sum(c.seconds for c in g.cases):.2f}")
         if g.status is Status.NOT_GRADABLE:
-            ET.SubElement(tc, "skipped", message=shown_detail(g)[:500])
+            ET.SubElement(tc, "skipped", message=g.detail[:500])
         elif g.status is not Status.CORRECT:
-            ET.SubElement(tc, "failure", message=f"{g.status.value}: {shown_detail(g)}"[:500], type=g.status.value)
+            ET.SubElement(tc, "failure", message=f"{g.status.value}: {g.detail}"[:500], type=g.status.value)
         ET.SubElement(tc, "system-out").text = f"points {g.points:g} / {g.points_max:g}"
     return ET.tostring(suite, encoding="unicode") + "\n"
 

@@ -9,7 +9,7 @@ class Status(enum.Enum):
     CORRECT = "correct"
     INCORRECT = "incorrect"
     HIDDEN_FAILED = "hidden case failed"
-    NOT_IMPLEMENTED = "not implemented"
+    UNWRITTEN = "not written"          # the exercise still holds the handout's starter body
     NOT_OWN_WORK = "not its own work"
     TIMEOUT = "timeout"
     CRASH = "crash"
@@ -24,18 +24,19 @@ class Status(enum.Enum):
 
 
 class RowStatus(enum.Enum):
-    """The driver's per-row check column (common/results.hpp writes it)."""
+    """The driver's per-row check column, as common/results.hpp writes it (an unwritten exercise's
+    rows carry the text of common/exercise.hpp's COURSE_NOT_IMPLEMENTED)."""
     PASS = "PASS"
+    UNWRITTEN = "NOT IMPLEMENTED"
     FAIL = "FAIL"
     SKIPPED = "skipped"
-    NOT_IMPLEMENTED = "NOT IMPLEMENTED"
 
     @staticmethod
     def of(text: str) -> "tuple[RowStatus, str]":
         """(status, reason) of a CSV row's `passed` column."""
         text = text or ""
-        for st, prefix in ((RowStatus.PASS, "PASS"), (RowStatus.NOT_IMPLEMENTED, "NOT IMPLEMENTED"),
-                           (RowStatus.FAIL, "FAIL"), (RowStatus.SKIPPED, "skipped")):
+        for st in RowStatus:
+            prefix = st.value
             if text == prefix or text.startswith(prefix + ":") or text.startswith(prefix + " "):
                 return st, text[len(prefix):].lstrip(": ").strip()
         return RowStatus.FAIL, f"unreadable check column '{text[:80]}'"

@@ -161,7 +161,7 @@ def judge(raw: RawRun, version, case, spec) -> CaseResult:
         [os.path.basename(spec.driver), "--version", version] + list(spec.args)), seconds=raw.seconds,
         rows_passed=len(passes), log=os.path.basename(raw.log))
     fails = [(reason, r) for (st, reason), r in status if st is RowStatus.FAIL]
-    stubs = [reason for (st, reason), _ in status if st is RowStatus.NOT_IMPLEMENTED]
+    unwritten = [reason for (st, reason), _ in status if st is RowStatus.UNWRITTEN]
     if raw.memory_exceeded:
         res.status, res.detail = Status.MEMORY_LIMIT, (f"the process used more than {spec.memory_limit_gb:g} GB of "
                                                        f"host memory (killed)")
@@ -179,8 +179,8 @@ def judge(raw: RawRun, version, case, spec) -> CaseResult:
         res.status, res.detail = Status.CRASH, f"exit status {raw.rc}: {log_line(raw.log, -1)}"
     elif raw.from_journal:
         res.status, res.detail = Status.CRASH, "the run ended before writing its CSV (rows from its journal)"
-    elif stubs:
-        res.status, res.detail = Status.NOT_IMPLEMENTED, stubs[0]
+    elif unwritten:
+        res.status, res.detail = Status.UNWRITTEN, unwritten[0]
     elif passes:
         res.status, res.detail = Status.CORRECT, f"{len(passes)} cases passed"
     else:

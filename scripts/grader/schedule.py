@@ -55,9 +55,9 @@ def gradable(records):
     keys = None
     why = {}
     for rec in records:
-        ok = {k for k, v in rec["versions"].items() if v["status"] in (Status.CORRECT.value, Status.NOT_IMPLEMENTED.value)}
+        ok = {k for k, v in rec["versions"].items() if v["status"] in (Status.CORRECT.value, Status.UNWRITTEN.value)}
         for k, v in rec["versions"].items():
-            if v["status"] not in (Status.CORRECT.value, Status.NOT_IMPLEMENTED.value):
+            if v["status"] not in (Status.CORRECT.value, Status.UNWRITTEN.value):
                 why.setdefault(k, f"{v['status']}: {v['detail']}"[:200])
         keys = ok if keys is None else keys & ok
     return keys or set(), why
@@ -65,7 +65,8 @@ def gradable(records):
 
 def grade_class(job, students, gpus, build_workers=2, keep=False, progress=print):
     """Grades [(name, path)] on the device slots of `gpus`; writes each student's files as they finish
-    and the class files at the end. Returns (reports, seconds, gradable set)."""
+    and the class files at the end, with the reference records it used (references.json, which the
+    Slurm merge step reads). Returns (reports, seconds, gradable set)."""
     t0 = time.time()
     envs = device_envs(gpus)
     recs, ids = references(job, envs, progress)
@@ -123,6 +124,7 @@ def grade_class(job, students, gpus, build_workers=2, keep=False, progress=print
     if students:
         formats.class_files(reports, job.out, [r for r in job.rules if r.key in keep_keys])
     write_timing(job.out, len(reports), len(envs) if gpus else 0, seconds, t_ref, reports)
+    formats.atomic_write(os.path.join(job.out, "references.json"), json.dumps(recs, indent=1) + "\n")
     return reports, seconds, keep_keys
 
 

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import assemble, build, kernels, run, score
+from .assemble import em
 from .model import Provenance, Status, StudentReport
 
 
@@ -49,7 +50,6 @@ def make_job(rubric, rules, assignment, plan, handout, out, cache, build_jobs=0)
               build_jobs=build_jobs)
     rec = os.path.join(plan.build, build.RECORDER)
     job.recorder = rec if os.path.isfile(rec) else ""
-    import exercise_markers as em
     for f in assemble.tracked_files(assignment.root):
         if f.endswith(em.SOURCE_EXT) and em.subproject_of(f):
             text = open(os.path.join(assignment.root, f), encoding="utf-8").read()
@@ -278,7 +278,7 @@ def grade_prepared(job, prep, env, reference, device, progress=print):
     grades = []
     for rule in job.rules:
         ref = reference["versions"].get(rule.key)
-        if not ref or ref["status"] not in (Status.CORRECT.value, Status.NOT_IMPLEMENTED.value):
+        if not ref or ref["status"] not in (Status.CORRECT.value, Status.UNWRITTEN.value):
             continue  # the reference cannot be graded here: left out of this job for everyone (finalize)
         broken = next((f"{ex}: {err}" for ex, err in prep.build.broken.items()
                        if any(f in job.exercise_of.get(ex, []) for f in job.own_files(rule))), "")
@@ -289,7 +289,7 @@ def grade_prepared(job, prep, env, reference, device, progress=print):
         g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))
         grades.append(g)
         progress(f"[grade] {prep.name}: {rule.key}: {g.status.value}" + (f" {g.ms:.4g} ms" if g.ms else "")
-                 + (f" ({g.detail[:160]})" if g.status not in (Status.CORRECT, Status.NOT_IMPLEMENTED) else ""))
+                 + (f" ({g.detail[:160]})" if g.status not in (Status.CORRECT, Status.UNWRITTEN) else ""))
     notes = list(prep.splice.problems)
     if prep.splice.added:
         notes.append("added files (ignored): " + ", ".join(prep.splice.added[:20]))

@@ -15,7 +15,7 @@ def main(argv=None):
     timing = json.load(open(os.path.join(out, "timing.json"), encoding="utf-8"))
     fixed = ("student", "points", "points_max", "device", "build_error", "edited_outside", "submission_commit",
              "rubric_sha256")
-    print(f"| student | points | statuses | edited outside | build |")
+    print("| student | points | statuses | edited outside | build |")
     print("|---|---:|---|---|---|")
     for r in rows:
         counts = {}

@@ -56,7 +56,7 @@ def status(rep, version="compact_cpu_scan"):
 def test_the_harness_is_the_instructors_whatever_the_student_edited(graded):
     assert status(graded["solution"]) == "correct"
     assert graded["solution"]["points"] == graded["solution"]["points_max"] > 0
-    assert status(graded["handout"]) == "not implemented" and graded["handout"]["points"] == 0
+    assert status(graded["handout"]) == "not written" and graded["handout"]["points"] == 0
     t = graded["tamper_checker"]
     assert status(t) == "incorrect" and "stream_compaction/src/check.cpp" in t["edited_outside"]
     b = graded["tamper_build"]

@@ -2,7 +2,6 @@
 kernel attribution, the scoring, the process limits and the output formats."""
 import json
 import os
-import sys
 import textwrap
 import xml.etree.ElementTree as ET
 
@@ -97,8 +96,8 @@ SOLUTION = textwrap.dedent("""\
 
 def test_handout_blocks_round_trip_and_the_splice_takes_only_the_blocks():
     path = "stream_compaction/src/v9_x.cu"
-    handout, stubbed = em.stub_text(path, SOLUTION)
-    assert len(stubbed) == 2 and "COURSE_NOT_IMPLEMENTED" in handout and '#include "common/exercise.hpp"' in handout
+    handout, replaced = em.stub_text(path, SOLUTION)
+    assert len(replaced) == 2 and "COURSE_NOT_IMPLEMENTED" in handout and '#include "common/exercise.hpp"' in handout
     blocks = em.parse_student(path, handout)
     assert [b.exercise for b in blocks] == ["v9_x", "v9_x"]
     student = handout.replace("  (void)a; COURSE_NOT_IMPLEMENTED();", "  mine(a);")
@@ -239,7 +238,7 @@ def test_speed_points_follow_the_ratio_to_the_reference_and_the_maximum_never_mo
     assert score.speed_points(2, 0.525, 0.8, 0.25) == 1.0
     g = score.grade_version(rule_for(), [case(Status.CORRECT, ms=2.0), case(Status.CORRECT, True)], RUB, REF)
     assert (g.status, g.points_correct, g.ratio_to_reference, g.points_speed) == (Status.CORRECT, 4, 0.5, 0.91)
-    for st in (Status.TIMEOUT, Status.CRASH, Status.INCORRECT, Status.NOT_IMPLEMENTED):
+    for st in (Status.TIMEOUT, Status.CRASH, Status.INCORRECT, Status.UNWRITTEN):
         g = score.grade_version(rule_for(), [case(st)], RUB, REF)
         assert g.points == 0 and g.points_max == 6
     g = score.grade_version(rule_for(), [], RUB, None, build_error="x.cu(3): error")
@@ -281,14 +280,14 @@ FAKE_DRIVER = textwrap.dedent("""\
     if mode == "crash":
         open(csv + ".partial", "w").write(head + "s,version,v,1,,0.1,PASS,gpu\\n")
         os.abort()
-    rows = {"pass": "PASS", "flood": "PASS", "fail": '"FAIL: element 3 is 7, expected 8"', "stub": "NOT IMPLEMENTED: v1.cu:3",
+    rows = {"pass": "PASS", "flood": "PASS", "fail": '"FAIL: element 3 is 7, expected 8"', "unwritten": "NOT IMPLEMENTED: v1.cu:3",
             "skip": "skipped: no CUDA device"}[mode]
     open(csv, "w").write(head + "s,meta,,0,,,PASS,gpu\\n" + f"s,version,v,1024,op=scan,0.5,{rows},gpu\\n")
     """)
 
 
 @pytest.mark.parametrize("mode, status", [("pass", Status.CORRECT), ("fail", Status.INCORRECT),
-                                          ("stub", Status.NOT_IMPLEMENTED), ("skip", Status.NOT_GRADABLE),
+                                          ("unwritten", Status.UNWRITTEN), ("skip", Status.NOT_GRADABLE),
                                           ("hang", Status.TIMEOUT), ("crash", Status.CRASH),
                                           ("flood", Status.CORRECT), ("hog", Status.MEMORY_LIMIT)])
 def test_a_run_is_judged_under_time_memory_and_output_limits(tmp_path, mode, status):
