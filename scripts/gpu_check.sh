@@ -42,11 +42,11 @@ san() {  # san TOOL TESTBIN FILTER
 step "compute-sanitizer memcheck: common GPU tests" "$logs/memcheck_common.log" \
   compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/common_tests" --gtest_filter='DeviceInfo*:Ceilings*:BlockPrimitives*'
 step "compute-sanitizer memcheck: stream_compaction GPU tests" "$logs/memcheck_sc.log" \
-  san memcheck stream_compaction_tests 2000000 'Gpu*:Cis565*:-GpuLarge*'
+  san memcheck stream_compaction_tests 2000000 'Gpu*:Sc/Gpu*:Cis565*:-GpuLarge*'
 step "compute-sanitizer racecheck: shared-memory kernels" "$logs/racecheck_sc.log" \
-  san racecheck stream_compaction_tests 70000 'GpuScan.Every*:GpuCompact.Every*:GpuSort.Every*'
+  san racecheck stream_compaction_tests 70000 'Sc/GpuEveryVersion.*'
 step "compute-sanitizer synccheck: shared-memory kernels" "$logs/synccheck_sc.log" \
-  san synccheck stream_compaction_tests 70000 'GpuScan.Every*:GpuCompact.Every*:GpuSort.Every*'
+  san synccheck stream_compaction_tests 70000 'Sc/GpuEveryVersion.*'
 step "compute-sanitizer racecheck: block primitives" "$logs/racecheck_common.log" \
   compute-sanitizer --tool racecheck --error-exitcode 9 "$build/tests/common_tests" --gtest_filter='BlockPrimitives*'
 step "compute-sanitizer memcheck: nbody GPU tests" "$logs/memcheck_nbody.log" \
@@ -66,7 +66,7 @@ step "compute-sanitizer memcheck: ground_seg GPU tests" "$logs/memcheck_ground_s
 step "compute-sanitizer racecheck: ground_seg GPU tests" "$logs/racecheck_ground_seg.log" \
   compute-sanitizer --tool racecheck --error-exitcode 9 "$build/tests/ground_seg_tests" --gtest_filter='GroundSegGpu.Edge*:GroundSegGpu.EveryVersionMatchesTheCpuOnSim*'
 step "compute-sanitizer memcheck: ndt_graph GPU tests" "$logs/memcheck_ndt_graph.log" \
-  compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='NdtGpu.*:-NdtGpu.CooperativeLaunchTooLarge*'
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='NdtGpu.*:Ndt/NdtGpuVersion.*:-NdtGpu.CooperativeLaunchTooLarge*'
 # This test provokes cudaErrorCooperativeLaunchTooLarge on purpose and asserts it; memory errors
 # are still reported, the API return code it checks is not.
 step "compute-sanitizer memcheck: ndt_graph oversized cooperative launch" "$logs/memcheck_ndt_graph_coop.log" \
@@ -76,9 +76,9 @@ step "compute-sanitizer memcheck: ndt_graph oversized cooperative launch" "$logs
 # cooperative launch; memcheck and synccheck cover v5/v6/v7 too.
 step "compute-sanitizer racecheck: ndt_graph kernels" "$logs/racecheck_ndt_graph.log" \
   env NDT_TEST_VERSIONS=v1_naive,v2_device_step,v3_cooperative,v4_graph_batch,v8_programmatic_launch compute-sanitizer --tool racecheck \
-  --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='NdtGpu.EveryVersionMatchesTheReferenceOnASimulatedPair:NdtGpu.MapBuild*'
+  --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='Ndt/NdtGpuVersion.MatchesTheReferenceOnASimulatedPair/*:NdtGpu.MapBuild*'
 step "compute-sanitizer synccheck: ndt_graph kernels" "$logs/synccheck_ndt_graph.log" \
-  compute-sanitizer --tool synccheck --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='NdtGpu.EveryVersionMatchesTheReferenceOnASimulatedPair:NdtGpu.Batched*'
+  compute-sanitizer --tool synccheck --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='Ndt/NdtGpuVersion.MatchesTheReferenceOnASimulatedPair/*:NdtGpu.Batched*'
 step "compute-sanitizer memcheck: GroupByKey with both sorts, one-sweep sort" "$logs/memcheck_group_by_key.log" \
   compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/common_tests" --gtest_filter='GroupByKey*:Onesweep*'
 # The multi-GPU sort: both ranks under the tool (2 processes on 2 GPUs; 77 = fewer GPUs, skipped).

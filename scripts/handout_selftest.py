@@ -73,10 +73,12 @@ def main():
 
     sh([sys.executable, os.path.join(HERE, "make_handout.py"), handout, "--force"])
     sh([sys.executable, os.path.join(HERE, "check_handout.py"), handout])
-    sh(["cmake", "--preset", "release"], cwd=handout, log=os.path.join(a.work, "configure.log"))
-    sh(["cmake", "--build", "--preset", "release", "-j", a.jobs], cwd=handout, log=os.path.join(a.work, "build.log"))
+    # as scripts/run_tests.sh: the GPU's own architecture, or without a GPU the ci preset's one
+    preset = os.environ.get("PRESET") or ("release" if has_gpu() else "ci")
+    sh(["cmake", "--preset", preset], cwd=handout, log=os.path.join(a.work, "configure.log"))
+    sh(["cmake", "--build", "--preset", preset, "-j", a.jobs], cwd=handout, log=os.path.join(a.work, "build.log"))
     junit = os.path.join(a.work, "junit.xml")
-    r = subprocess.run(["ctest", "--preset", "release", "-j", a.jobs, "--output-junit", junit], cwd=handout,
+    r = subprocess.run(["ctest", "--preset", preset, "-j", a.jobs, "--output-junit", junit], cwd=handout,
                        stdout=open(os.path.join(a.work, "ctest.log"), "w"), stderr=subprocess.STDOUT)
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     failed = [n for n, c in cases.items() if c.get("status") == "fail" or c.find("failure") is not None]
@@ -111,7 +113,7 @@ def main():
         new, _ = em.stub_text(f, text, keep=lambda reg: reg.exercise == name)
         with open(os.path.join(handout, f), "w", encoding="utf-8") as fh:
             fh.write(new)
-    sh(["cmake", "--build", "--preset", "release", "-j", a.jobs], cwd=handout, log=os.path.join(a.work, "build_filled.log"))
+    sh(["cmake", "--build", "--preset", preset, "-j", a.jobs], cwd=handout, log=os.path.join(a.work, "build_filled.log"))
     g1 = grade(handout, os.path.join(a.work, "grade_filled"), extra)
     expect = set(a.expect.split(","))
     correct = {f"{v['subproject']}/{v['version']}" for v in g1["versions"] if v["status"] == "correct"}

@@ -2,16 +2,23 @@
 # The main job: build (Release, this machine's GPU architecture), run every sub-project's driver
 # on its default inputs, write the CSV, draw the plots and the README tables.
 #
-#   scripts/run_all.sh                     full benchmark sweeps; CSV, console logs and plots into
+#   scripts/run_all.sh                     every driver's default run (about 3 minutes on an H100,
+#                                          build excluded); CSV, console logs and plots into
 #                                          results/scratch/ (the README tables are left alone), then
 #                                          your tables next to the committed reference run of the
 #                                          closest GPU (scripts/compare.py)
-#   scripts/run_all.sh --update-reference  the same, but the reference results: CSV into
+#   scripts/run_all.sh --full              the full benchmark sweeps (every size, block sizes, end to
+#                                          end, tile-shape and launch-shape tuning): what the
+#                                          reference runs are made of; about 10 minutes on an H100
+#   scripts/run_all.sh --update-reference  --full, and the reference results: CSV into
 #                                          results/<gpu>/, plots into images/, README tables rewritten
 #   scripts/run_all.sh --quick             small sizes only (CI smoke run); everything into results/scratch/
-#   --only nbody,ground_seg                with either: only those sub-projects' drivers and plots
+#   --only nbody,ground_seg                with any of them: only those sub-projects' drivers and plots
 #                                          (the others' results are left as they are)
 #
+# A FAIL row, an unsupported version or a crash never stops the job: every step runs, each prints
+# its progress with an estimate of the time left (from this machine's previous run, else the
+# H100's), and the job ends with the list of what failed and exit status 1 if anything did.
 # Without a GPU the drivers run their CPU versions and list the GPU ones as skipped. Real inputs
 # (the labelled SemanticKITTI scan for ground_seg) are read from $COURSE_DATA_DIR (default data/).
 set -euo pipefail
@@ -19,13 +26,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 quick=0
 update=0
+full=0
 subprojects="stream_compaction nbody ground_seg ndt_graph"
 only=$subprojects
-usage="usage: scripts/run_all.sh [--quick] [--update-reference] [--only SUB[,SUB...]] (SUB: ${subprojects// /, })"
+usage="usage: scripts/run_all.sh [--quick | --full | --update-reference] [--only SUB[,SUB...]] (SUB: ${subprojects// /, })"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
-    --update-reference) update=1 ;;
+    --update-reference) update=1; full=1 ;;
+    --full) full=1 ;;
     --only)
       [ $# -ge 2 ] || { echo "run_all.sh: --only needs a list of sub-projects; $usage" >&2; exit 2; }
       only=${2//,/ }
@@ -38,12 +47,16 @@ while [ $# -gt 0 ]; do
   shift
 done
 want() { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
-if [ "$quick" = 1 ] && [ "$update" = 1 ]; then
-  echo "run_all.sh: --quick runs are never the reference (drop one of the two flags)" >&2
+if [ "$quick" = 1 ] && [ "$full" = 1 ]; then
+  echo "run_all.sh: --quick is the small smoke run, never the full sweep or the reference (drop one of the flags)" >&2
   exit 2
 fi
 
-preset=${PRESET:-release}
+# no GPU visible: the ci preset's one architecture (nothing runs on a GPU here anyway)
+if [ -z "${PRESET:-}" ]; then
+  if nvidia-smi -L >/dev/null 2>&1; then PRESET=release; else PRESET=ci; fi
+fi
+preset=$PRESET
 cmake --preset "$preset"
 targets=()  # with --only: the drivers of those sub-projects (and what their sections run) only
 if [ "$only" != "$subprojects" ]; then
@@ -75,99 +88,121 @@ else
   images=images
 fi
 mkdir -p "$out"
-
-if want stream_compaction; then
-echo "== stream_compaction"
-if [ "$quick" = 1 ]; then
-  "$bin/stream_compaction/stream_compaction" --quick --csv "$out/stream_compaction.csv"
-else
-  "$bin/stream_compaction/stream_compaction" --sweep --block-sweep --end-to-end --csv "$out/stream_compaction.csv" \
-    | tee "$out/stream_compaction.txt"
-  "$bin/stream_compaction/stream_compaction_tune" --csv "$out/stream_compaction_tune.csv" | tee "$out/stream_compaction_tune.txt"
-  "$bin/common/gpu_means_roofline" | tee "$out/gpu_means_roofline.txt"
-  [ -n "$gpu" ] && "$bin/common/group_by_key_bench" --csv "$out/group_by_key.csv" | tee "$out/group_by_key.txt"
-  # the multi-GPU sort, one process per GPU, where there are two GPUs
-  gpus=$(nvidia-smi -L 2>/dev/null | wc -l || echo 0)
-  if [ "$gpus" -ge 2 ] && [ -x "$bin/stream_compaction/stream_compaction_multi_gpu" ]; then
-    "$bin/stream_compaction/stream_compaction_multi_gpu" --launch 2 --csv "$out/stream_compaction_multi_gpu.csv" \
-      | tee "$out/stream_compaction_multi_gpu.txt"
-  fi
-fi
-fi
-
-if want nbody; then
-echo "== nbody"
-if [ "$quick" = 1 ]; then
-  "$bin/nbody/nbody" --quick --csv "$out/nbody.csv"
-else
-  "$bin/nbody/nbody" --csv "$out/nbody.csv" | tee "$out/nbody.txt"
-  [ -n "$gpu" ] && "$bin/nbody/nbody" --mode tune --csv "$out/nbody_tune.csv" | tee "$out/nbody_tune.txt"
-  if command -v cuobjdump >/dev/null; then  # the instruction mix the README's issue ceiling is read from
-    for obj in "$bin"/nbody/CMakeFiles/nbody.dir/src/v*.cu.o; do cuobjdump --dump-sass "$obj"; done \
-      | python3 scripts/sass_mix.py | tee "$out/nbody_sass.txt"
-  fi
-fi
-fi
-
 topdown="$scratch/ground_seg_topdown"  # derived from the scans: never committed (their licences)
-if want ground_seg; then
-echo "== ground_seg"
-mkdir -p "$images/ground_seg" "$topdown"
-if [ "$quick" = 1 ]; then
-  "$bin/ground_seg/ground_seg" --quick --topdown-out "$topdown" --csv "$out/ground_seg.csv"
-else
-  "$bin/ground_seg/ground_seg" --topdown-out "$topdown" --csv "$out/ground_seg.csv" | tee "$out/ground_seg.txt"
-fi
-fi
+mode=default
+[ "$quick" = 1 ] && mode=quick
+[ "$full" = 1 ] && mode=full
 
-if want ndt_graph; then
-echo "== ndt_graph"
-mkdir -p "$images/ndt_graph"
-if [ "$quick" = 1 ]; then
-  "$bin/ndt_graph/ndt_graph" --quick --images "$images/ndt_graph" --trace-csv "$out/ndt_graph_trace.csv" --csv "$out/ndt_graph.csv"
-else
-  "$bin/ndt_graph/ndt_graph" --images "$images/ndt_graph" --trace-csv "$out/ndt_graph_trace.csv" --csv "$out/ndt_graph.csv" \
-    | tee "$out/ndt_graph.txt"
-fi
-quick_flag=()
-[ "$quick" = 1 ] && quick_flag=(--quick)
-"$bin/ndt_graph/ndt_graph" --launch-bench "${quick_flag[@]}" --csv "$out/ndt_graph_launch.csv" | tee "$out/ndt_graph_launch.txt"
-fi
-
-echo "== plots and tables"
+# ---- the steps: NAME|SECONDS|COMMAND (SECONDS: the H100's time for this mode, the estimate when this
+# machine has no earlier run of its own; a command's stdout also goes to its console log in $out)
+steps=()
+add() { steps+=("$1|$2|$3"); }
+sc=$bin/stream_compaction
 if want stream_compaction; then
-tune_args=()
-[ -f "$out/stream_compaction_tune.csv" ] && [ "$quick" = 0 ] && tune_args=(--tune-csv "$out/stream_compaction_tune.csv")
-readme_args=()
-[ "$out" != "$scratch" ] && readme_args=(--readme stream_compaction/README.md)
-python3 scripts/plot.py --csv "$out/stream_compaction.csv" "${tune_args[@]}" --out "$images/stream_compaction" \
-  "${readme_args[@]}" || echo "(plots not drawn: see the message above; the CSV is in $out)"
+  case $mode in
+    quick) add stream_compaction 2 "$sc/stream_compaction --quick --csv $out/stream_compaction.csv" ;;
+    default) add stream_compaction 35 "$sc/stream_compaction --csv $out/stream_compaction.csv" ;;
+    full)
+      add stream_compaction 150 "$sc/stream_compaction --sweep --block-sweep --end-to-end --csv $out/stream_compaction.csv"
+      add stream_compaction_tune 60 "$sc/stream_compaction_tune --csv $out/stream_compaction_tune.csv"
+      add gpu_means_roofline 3 "$bin/common/gpu_means_roofline"
+      [ -n "$gpu" ] && add group_by_key 10 "$bin/common/group_by_key_bench --csv $out/group_by_key.csv"
+      gpus=$(nvidia-smi -L 2>/dev/null | wc -l || echo 0)
+      if [ "$gpus" -ge 2 ] && [ -x "$sc/stream_compaction_multi_gpu" ]; then  # one process per GPU
+        add stream_compaction_multi_gpu 30 "$sc/stream_compaction_multi_gpu --launch 2 --csv $out/stream_compaction_multi_gpu.csv"
+      fi ;;
+  esac
 fi
 if want nbody; then
-nbody_tune=()
-[ -f "$out/nbody_tune.csv" ] && [ "$quick" = 0 ] && nbody_tune=(--tune-csv "$out/nbody_tune.csv")
-nbody_readme=()
-[ "$out" != "$scratch" ] && nbody_readme=(--readme nbody/README.md)
-python3 scripts/plot.py --csv "$out/nbody.csv" "${nbody_tune[@]}" --out "$images/nbody" "${nbody_readme[@]}" \
-  || echo "(plots not drawn: see the message above; the CSV is in $out)"
+  case $mode in
+    quick) add nbody 3 "$bin/nbody/nbody --quick --csv $out/nbody.csv" ;;
+    default) add nbody 40 "$bin/nbody/nbody --csv $out/nbody.csv" ;;
+    full)
+      add nbody 40 "$bin/nbody/nbody --csv $out/nbody.csv"
+      [ -n "$gpu" ] && add nbody_tune 60 "$bin/nbody/nbody --mode tune --csv $out/nbody_tune.csv"
+      if command -v cuobjdump >/dev/null; then  # the instruction mix the README's issue ceiling is read from
+        add nbody_sass 5 "bash -c 'for o in $bin/nbody/CMakeFiles/nbody.dir/src/v*.cu.o; do cuobjdump --dump-sass \$o; done | python3 scripts/sass_mix.py'"
+      fi ;;
+  esac
 fi
 if want ground_seg; then
-gs_readme=()
-[ "$out" != "$scratch" ] && gs_readme=(--readme ground_seg/README.md)
-python3 scripts/plot.py --csv "$out/ground_seg.csv" --topdown-dir "$topdown" --out "$images/ground_seg" "${gs_readme[@]}" \
-  || echo "(plots not drawn: see the message above; the CSV is in $out)"
+  mkdir -p "$images/ground_seg" "$topdown"
+  q=""; [ "$mode" = quick ] && q=--quick
+  add ground_seg 30 "$bin/ground_seg/ground_seg $q --topdown-out $topdown --csv $out/ground_seg.csv"
 fi
 if want ndt_graph; then
-ndt_readme=()
-[ "$out" != "$scratch" ] && ndt_readme=(--readme ndt_graph/README.md)
-python3 scripts/plot.py --csv "$out/ndt_graph.csv" --trace-csv "$out/ndt_graph_trace.csv" --out "$images/ndt_graph" \
-  "${ndt_readme[@]}" || echo "(plots not drawn: see the message above; the CSV is in $out)"
+  mkdir -p "$images/ndt_graph"
+  q=""; [ "$mode" = quick ] && q=--quick
+  add ndt_graph 40 "$bin/ndt_graph/ndt_graph $q --images $images/ndt_graph --trace-csv $out/ndt_graph_trace.csv --csv $out/ndt_graph.csv"
+  add ndt_graph_launch 10 "$bin/ndt_graph/ndt_graph --launch-bench $q --csv $out/ndt_graph_launch.csv"
 fi
-echo "results: $out   plots: $images"
+# the plots and README tables (from the CSV only)
+plot_cmd() {  # SUB [extra plot.py args]: one sub-project's plots (and README tables for the reference)
+  local sub=$1; shift
+  local readme=""
+  [ "$out" != "$scratch" ] && readme="--readme $sub/README.md"
+  echo "python3 scripts/plot.py --csv $out/$sub.csv --out $images/$sub $readme $*"
+}
+if want stream_compaction; then
+  tune=""; [ "$mode" = full ] && tune="--tune-csv $out/stream_compaction_tune.csv"
+  add stream_compaction_plots 15 "$(plot_cmd stream_compaction "$tune")"
+fi
+if want nbody; then
+  tune=""; [ "$mode" = full ] && [ -n "$gpu" ] && tune="--tune-csv $out/nbody_tune.csv"
+  add nbody_plots 10 "$(plot_cmd nbody "$tune")"
+fi
+want ground_seg && add ground_seg_plots 15 "$(plot_cmd ground_seg --topdown-dir "$topdown")"
+want ndt_graph && add ndt_graph_plots 10 "$(plot_cmd ndt_graph --trace-csv "$out/ndt_graph_trace.csv")"
+
+# ---- run them: each step's time is kept for the next run's estimates
+times=$scratch/run_all_times_$mode.txt
+declare -A took
+[ -f "$times" ] && while IFS='|' read -r k v; do took[$k]=$v; done < "$times"
+estimate() { local n=${1%%|*} rest=${1#*|}; echo "${took[$n]:-${rest%%|*}}"; }
+left=0
+for st in "${steps[@]}"; do left=$((left + $(estimate "$st"))); done
+failed=()
+new_times=()
+k=0
+start_all=$SECONDS
+for st in "${steps[@]}"; do
+  k=$((k + 1))
+  name=${st%%|*}
+  cmd=${st#*|}; cmd=${cmd#*|}
+  est=$(estimate "$st")
+  printf '\n== [%d/%d] %s (about %ds; about %ds left in all)\n' "$k" "${#steps[@]}" "$name" "$est" "$left"
+  t0=$SECONDS
+  set +e
+  case $name in
+    *_plots) eval "$cmd" ;;
+    *) eval "$cmd" 2>&1 | tee "$out/$name.txt"; (exit "${PIPESTATUS[0]}") ;;
+  esac
+  rc=$?
+  set -e
+  dt=$((SECONDS - t0))
+  new_times+=("$name|$dt")
+  left=$((left - est)); [ "$left" -lt 0 ] && left=0
+  if [ "$rc" -ne 0 ]; then
+    case $name in
+      *_plots) failed+=("$name (exit $rc: plots not drawn; the CSV is in $out; pip install -r requirements.txt if matplotlib is missing)") ;;
+      *) failed+=("$name (exit $rc; its rows and log are in $out/$name.txt)") ;;
+    esac
+    echo "== $name: exit $rc after ${dt}s; going on with the next step"
+  fi
+done
+printf '%s\n' "${new_times[@]}" > "$times"
+echo
+echo "results: $out   plots: $images   ($((SECONDS - start_all))s)"
 if [ "$update" = 0 ] && [ "$quick" = 0 ]; then
   echo "== your run next to the committed reference"
   for f in $only; do
-    python3 scripts/compare.py "$out/$f.csv" || true
+    [ -f "$out/$f.csv" ] && { python3 scripts/compare.py "$out/$f.csv" || true; }
     echo
   done
 fi
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "run_all.sh: ${#failed[@]} step(s) failed:"
+  printf '  %s\n' "${failed[@]}"
+  exit 1
+fi
+echo "run_all.sh: every step passed"

@@ -2,11 +2,13 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <sstream>
 #include <unistd.h>
 
 #include "common/cli.hpp"
 #include "common/cuda_check.hpp"
+#include "common/requirements.hpp"
 
 namespace common {
 
@@ -37,14 +39,51 @@ void check_fits_in_memory(const std::string& what, double host_bytes, double dev
   }
 }
 
-bool pdl_supported() {
-  int dev = 0, major = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  return major >= 9;
+std::vector<std::int64_t> fit_default_sizes(const std::vector<std::int64_t>& sizes, double host_per_elem,
+                                            double device_per_elem, std::string& note) {
+  note.clear();
+  const double host = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  double device = 0;  // 0: no GPU limit
+  if (device_per_elem > 0 && has_cuda_device()) {
+    std::size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess) device = static_cast<double>(free_b);
+    (void)cudaGetLastError();
+  }
+  auto fits = [&](std::int64_t n) {
+    const double nd = static_cast<double>(n);
+    return (host <= 0 || host_per_elem * nd <= 0.8 * host) && (device <= 0 || device_per_elem * nd <= 0.9 * device);
+  };
+  std::vector<std::int64_t> kept, left;
+  for (std::int64_t n : sizes) (fits(n) ? kept : left).push_back(n);
+  if (left.empty()) return kept;
+  std::int64_t largest_kept = 0;
+  for (std::int64_t n : kept) largest_kept = std::max(largest_kept, n);
+  std::int64_t p = 1;
+  while (fits(p * 2) && p * 2 < *std::max_element(left.begin(), left.end())) p *= 2;
+  auto gib = [](double b) {
+    std::ostringstream os;
+    os.precision(3);
+    os << b / (1024.0 * 1024.0 * 1024.0) << " GiB";
+    return os.str();
+  };
+  std::ostringstream os;
+  os << "left out n =";
+  for (std::size_t i = 0; i < left.size(); ++i) os << (i ? ", " : " ") << left[i];
+  os << " (needs about " << gib(device_per_elem * static_cast<double>(left.front())) << " of GPU memory, "
+     << gib(device) << " free";
+  if (host > 0) os << "; " << gib(host_per_elem * static_cast<double>(left.front())) << " of host memory of " << gib(host);
+  os << ")";
+  if (p > largest_kept && fits(p)) {
+    kept.push_back(p);
+    os << "; runs n = " << p << " instead, the largest power of two that fits";
+  }
+  note = os.str();
+  return kept;
 }
 
-bool bulk_copy_supported() { return pdl_supported(); }  // both arrived with sm_90
+bool pdl_supported(const void* kernel) { return unmet(needs_sm(90, "programmatic dependent launch"), kernel).empty(); }
+
+bool bulk_copy_supported(const void* kernel) { return unmet(needs_sm(90, "TMA bulk copy"), kernel).empty(); }
 
 int current_sm_count() {
   int dev = 0, sms = 0;
@@ -53,15 +92,7 @@ int current_sm_count() {
   return sms;
 }
 
-bool has_cuda_device() {
-  int count = 0;
-  cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky "no driver" error
-    return false;
-  }
-  return count > 0;
-}
+bool has_cuda_device() { return gpu_unavailable_reason().empty(); }
 
 int fp32_lanes_per_sm(int major, int minor) {
   switch (major) {

@@ -1,11 +1,20 @@
 #include "common/environment.hpp"
 
+#include <iostream>
+
+#include "common/requirements.hpp"
+
 namespace common {
 
 Environment detect_environment() {
   Environment e;
   e.gpu = has_cuda_device();
-  if (!e.gpu) return e;
+  if (!e.gpu) {
+    // no GPU at all is the plain CI case; anything else (an old driver, a GPU this build has no
+    // code for) is said once, with its fix, before the rows that it turns into skips
+    if (gpu_unavailable_reason() != "no CUDA device") std::cerr << "warning: " << gpu_unavailable_reason() << "\n";
+    return e;
+  }
   e.device = query_device();
   e.device_label = e.device.name;
   e.ceilings = measure_ceilings(e.device);

@@ -61,8 +61,13 @@ void build_device_while_graph(GraphExec& exec, cudaStream_t stream,
       for (cudaGraphNode_t n : nodes) {
         if (n == last) continue;
         std::size_t out = 0;
+#if CUDART_VERSION >= 13000  // CUDA 13 added the edge-data arguments to these two
         CUDA_CHECK(cudaGraphNodeGetDependentNodes(n, nullptr, nullptr, &out));
         if (out == 0) CUDA_CHECK(cudaGraphAddDependencies(graph.get(), &n, &last, nullptr, 1));
+#else
+        CUDA_CHECK(cudaGraphNodeGetDependentNodes(n, nullptr, &out));
+        if (out == 0) CUDA_CHECK(cudaGraphAddDependencies(graph.get(), &n, &last, 1));
+#endif
       }
       n_deps = 1;
     }
@@ -73,7 +78,11 @@ void build_device_while_graph(GraphExec& exec, cudaStream_t stream,
   params.conditional.type = cudaGraphCondTypeWhile;
   params.conditional.size = 1;
   cudaGraphNode_t loop;
+#if CUDART_VERSION >= 13000
   CUDA_CHECK(cudaGraphAddNode(&loop, graph.get(), n_deps ? &last : nullptr, nullptr, n_deps, &params));
+#else
+  CUDA_CHECK(cudaGraphAddNode(&loop, graph.get(), n_deps ? &last : nullptr, n_deps, &params));
+#endif
   cudaGraph_t loop_body = params.conditional.phGraph_out[0];
   capture_into(stream, loop_body, nullptr, 0, [&](cudaStream_t s) { body(s, handle); });
   exec.instantiate(graph.get());

@@ -80,12 +80,13 @@ void close_row_journal(bool remove_file) {
 
 const std::string& gpu_unusable_reason() { return unusable_reason(); }
 
-bool run_guarded(ResultRow& r, bool needs_gpu, const std::function<void()>& body) {
+bool run_guarded(ResultRow& r, bool needs_gpu, const std::function<void()>& body, const Needs& needs) {
   if (needs_gpu && !unusable_reason().empty()) {
     r.passed = "skipped: device unusable after an earlier error (" + unusable_reason() + ")";
     return false;
   }
   try {
+    if (needs_gpu) require(needs);
     if (const char* f = std::getenv("COURSE_FAIL_VERSION"); f && *f) {
       const std::string spec = f;
       if (spec == r.version) throw std::runtime_error("injected failure (COURSE_FAIL_VERSION=" + spec + ")");

@@ -178,7 +178,7 @@ int run(const common::CliOptions& o) {
         ResultRow r = common::make_row("ground_seg", v.name, v.idea, static_cast<std::int64_t>(in.cloud.size()),
                                        "input=" + in.name + " rule=" + rname, env.device_label, common::role_name(v.role));
         if (v.needs_gpu && !env.gpu) {
-          r.passed = "skipped: no CUDA device";
+          r.passed = common::no_gpu_status();
           rows.push_back(r);
           continue;
         }
@@ -343,7 +343,7 @@ int run(const common::CliOptions& o) {
                                      "input=" + in.name + " streams=" + std::to_string(streams), env.device_label,
                                      common::role_name(v5.role), "streams");
       if (!env.gpu) {
-        r.passed = "skipped: no CUDA device";
+        r.passed = common::no_gpu_status();
         rows.push_back(r);
         continue;
       }

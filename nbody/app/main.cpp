@@ -183,7 +183,7 @@ void step_mode(Context& c, common::RowList& rows) {
       if (v.mode != Mode::Step || !is_selected(c, v)) continue;
       progress.step(v.name + " n=" + std::to_string(n));
       ResultRow r = base_row(c, v, n, "version", "integrator=symplectic");
-      if (v.needs_gpu && !c.gpu) r.passed = "skipped: no CUDA device";
+      if (v.needs_gpu && !c.gpu) r.passed = common::no_gpu_status();
       else if (v.role == common::Role::reference && n > cpu_max) r.passed = "skipped: above --cpu-max-n";
       else if (v.role == common::Role::library && n > omp_max) r.passed = "skipped: above --openmp-max-n";
       else {
@@ -257,7 +257,7 @@ void batch_mode(Context& c, common::RowList& rows) {
   const std::string tag = "files=" + std::to_string(files.size()) + " steps=" + std::to_string(p.steps);
   ResultRow failed = base_row(c, v5, n, "batch", tag);
   if (!c.gpu) {
-    failed.passed = "skipped: no CUDA device";
+    failed.passed = common::no_gpu_status();
     rows.push_back(failed);
     return;
   }
@@ -317,7 +317,7 @@ void scaling_mode(Context& c, common::RowList& rows) {
   for (long long n : sizes) {
     if (!c.gpu || !have_nccl()) {
       ResultRow r = base_row(c, v7, n, "scaling", "");
-      r.passed = !c.gpu ? "skipped: no CUDA device" : "skipped: built without NCCL";
+      r.passed = !c.gpu ? common::no_gpu_status() : "skipped: built without NCCL";
       rows.push_back(r);
       continue;
     }
@@ -402,7 +402,7 @@ void tune_mode(Context& c, common::RowList& rows) {
     for (const auto& k : shapes) {
       ResultRow r = base_row(c, v8, n, "tune", "shape=" + k.name);
       if (!c.gpu) {
-        r.passed = "skipped: no CUDA device";
+        r.passed = common::no_gpu_status();
         rows.push_back(r);
         continue;
       }
@@ -433,7 +433,7 @@ void drift_mode(Context& c, common::RowList& rows) {
     const std::string tag = std::string("integrator=") + integrator_name(integ);
     if (!c.gpu) {
       ResultRow r = base_row(c, best, n, "drift", tag);
-      r.passed = "skipped: no CUDA device";
+      r.passed = common::no_gpu_status();
       rows.push_back(r);
       continue;
     }
@@ -530,7 +530,7 @@ int run(const common::CliOptions& opt) {
               << " Ginter/s (" << best_ipi << " instructions per interaction at "
               << c.device.sm_clock_khz / 1000 << " MHz)\n\n";
   } else {
-    std::cout << "device: no CUDA device: CPU versions run, GPU versions are listed as skipped\n\n";
+    std::cout << "device: " << common::gpu_unavailable_reason() << ": CPU versions run, GPU versions are listed as skipped\n\n";
   }
   common::RowList rows;
   rows.push_back(common::meta_row("nbody", c));

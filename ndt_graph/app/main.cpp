@@ -220,8 +220,9 @@ int run(const common::CliOptions& o) {
   if (o.list) {
     std::printf("%-4s %-24s %-4s %s\n", "id", "name", "gpu", "idea");
     for (const auto& v : versions())
-      std::printf("%-4s %-24s %-4s %s%s\n", v.id.c_str(), v.name.c_str(), v.needs_gpu ? "yes" : "no", v.idea.c_str(),
-                  v.make || v.batched ? "" : ("  [" + v.unavailable + "]").c_str());
+      std::printf("%-4s %-24s %-4s %s%s%s\n", v.id.c_str(), v.name.c_str(), v.needs_gpu ? "yes" : "no", v.idea.c_str(),
+                  v.make || v.batched ? "" : ("  [" + v.unavailable + "]").c_str(),
+                  v.needs.any() ? ("  [needs " + common::describe(v.needs) + "]").c_str() : "");
     return 0;
   }
   const std::vector<const Version*> chosen = common::select_versions(versions(), o.versions);
@@ -241,7 +242,7 @@ int run(const common::CliOptions& o) {
     if (!env.gpu) {
       ResultRow r = common::make_row("ndt_graph", "launch_strategies", "launch-strategy micro-benchmark", iterations,
                                      "", env.device_label, "", "launch");
-      r.passed = "skipped: no CUDA device";
+      r.passed = common::no_gpu_status();
       rows.push_back(r);
       return common::finish_run(std::cout, "ndt_graph", rows, o.csv);
     }
@@ -333,7 +334,7 @@ int run(const common::CliOptions& o) {
                                      static_cast<std::int64_t>(c.target.size()), base_params, env.device_label, "version",
                                      "map_build");
       if (!env.gpu) {
-        g.passed = "skipped: no CUDA device";
+        g.passed = common::no_gpu_status();
       } else {
         common::run_guarded(g, true, [&] {
           float ms = 0;
@@ -363,7 +364,7 @@ int run(const common::CliOptions& o) {
       ResultRow r = common::make_row("ndt_graph", v.name, v.idea, static_cast<std::int64_t>(c.source.size()),
                                      base_params, env.device_label, common::role_name(v.role));
       if (v.needs_gpu && !env.gpu) {
-        r.passed = "skipped: no CUDA device";
+        r.passed = common::no_gpu_status();
         rows.push_back(r);
         continue;
       }
@@ -388,7 +389,7 @@ int run(const common::CliOptions& o) {
           r.passed = std::string("skipped: ") + e.what();
           unfit = true;
         }
-      });
+      }, v.needs);
       if (!prepared || unfit) {
         any_fail = any_fail || common::is_fail(r);
         rows.push_back(r);
@@ -472,7 +473,7 @@ int run(const common::CliOptions& o) {
           r.ceiling = "launch_latency";
           r.predicted_ms = v.predicted_us_per_eval * res.evaluations / 1e3;
         }
-          })) {
+          }, v.needs)) {
         any_fail = any_fail || common::is_fail(r);
         rows.push_back(r);
         std::cout << "  " << v.name << ": " << r.passed << "\n";

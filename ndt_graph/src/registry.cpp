@@ -48,7 +48,7 @@ const std::vector<Version>& versions() {
         {"v2", "v2_device_step", "fused kernel with a 30-value block reduction; solve/line search on the device; flag read every evaluation",
          Role::version, true, 17, make_v2_device_step, ""},
         {"v3", "v3_cooperative", "one persistent cooperative kernel, two grid syncs per evaluation, sized by occupancy",
-         Role::version, true, 5, make_v3_cooperative, ""},
+         Role::version, true, 5, make_v3_cooperative, "", 1, "", false, common::needs_cooperative()},
         {"v4", "v4_graph_batch", "CUDA graph of 8 unrolled evaluations, host checks the flag between graphs",
          Role::version, true, 5, make_v4_graph_batch, ""},
         {"v5", "v5_graph_while", "the loop on the device: a conditional WHILE graph node, one host sync per alignment",
@@ -60,7 +60,8 @@ const std::vector<Version>& versions() {
          Role::version, true, 5, nullptr, "", 1, "v5_graph_while", true},
         {"v8", "v8_programmatic_launch",
          "v4 with each kernel a programmatic dependent of the one before (Hopper PDL): launches overlap the running kernel",
-         Role::version, true, 3, make_v8_programmatic_launch, "", 1, "v4_graph_batch"},
+         Role::version, true, 3, make_v8_programmatic_launch, "", 1, "v4_graph_batch", false,
+         common::needs_sm(90, "programmatic dependent launch")},
     };
     return list;
   }();

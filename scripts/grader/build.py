@@ -64,6 +64,13 @@ def run_logged(cmd, cwd, log, timeout=None, env=None):
         return subprocess.run(cmd, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, timeout=timeout, env=env).returncode
 
 
+def gpu_visible():
+    try:
+        return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
+    except OSError:
+        return False
+
+
 def prepare(root, build, drivers, jobs=None, log=None, cuda_arch=None):
     """Configures (if needed) and builds the instructor's tree in `build`: the drivers named in the
     rubric and the kernel recorder. Returns its Plan."""
@@ -73,6 +80,9 @@ def prepare(root, build, drivers, jobs=None, log=None, cuda_arch=None):
     if not os.path.exists(os.path.join(build, "compile_commands.json")):
         cmd = ["cmake", "-S", root, "-B", build, "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_CUDA_FLAGS=-lineinfo",
                "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", "-DCOURSE_BUILD_TESTS=OFF"]
+        if not cuda_arch and not gpu_visible():
+            # nothing runs on a GPU here: one architecture (as the ci preset) instead of the portable set
+            cuda_arch = "90"
         if cuda_arch:
             cmd.append(f"-DCMAKE_CUDA_ARCHITECTURES={cuda_arch}")
         if run_logged(cmd, root, log) != 0:

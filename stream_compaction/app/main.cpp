@@ -267,7 +267,7 @@ void end_to_end_rows(Context& c, const std::vector<const sc::Version*>& vs, cons
         r.metric = minimal_bytes(s.op, n, s.kept) / (r.stats.median_ms * 1e-3) / 1e9;
         r.metric_unit = "GB/s";
       }
-    });
+    }, v->needs);
     rows.push_back(r);
   }
 }
@@ -300,7 +300,7 @@ void print_header(const Context& c, const std::vector<std::int64_t>& sizes) {
               << "measured ceilings: copy " << c.ceilings.copy_gbs << " GB/s (read+write), FP32 FMA "
               << c.ceilings.fma_gflops << " GFLOP/s, lone launch " << c.ceilings.launch_us << " us\n";
   } else {
-    std::cout << "device: no CUDA device: CPU versions run, GPU versions are listed as skipped\n";
+    std::cout << "device: " << common::gpu_unavailable_reason() << ": CPU versions run, GPU versions are listed as skipped\n";
   }
   std::cout << "effective GB/s counts the bytes any implementation must move (scan 8n, compaction 4n+4k,\n"
                "sort 32n); %ceil is that over the measured copy bandwidth; pred ms is the version's own\n"
@@ -313,8 +313,8 @@ int run(const common::CliOptions& opt) {
   if (c.opt.list) {
     std::printf("%-8s %-24s %-10s %-4s %s\n", "id", "name", "op", "gpu", "idea");
     for (const auto& v : sc::versions())
-      std::printf("%-8s %-24s %-10s %-4s %s\n", v.id.c_str(), v.name.c_str(), sc::op_name(v.op), v.needs_gpu ? "yes" : "no",
-                  v.idea.c_str());
+      std::printf("%-8s %-24s %-10s %-4s %s%s\n", v.id.c_str(), v.name.c_str(), sc::op_name(v.op), v.needs_gpu ? "yes" : "no",
+                  v.idea.c_str(), v.needs.any() ? ("  [needs " + common::describe(v.needs) + "]").c_str() : "");
     return 0;
   }
   // by name, or by id across the operations (--version v5: scan_lookback and compact_lookback)
@@ -349,7 +349,10 @@ int run(const common::CliOptions& opt) {
   std::vector<int> file_input;
   std::vector<std::int64_t> sizes = choose_sizes(c.opt);
   // per element: input, output, reference and check copies on the host (int32), input, output,
-  // flags/keys and scratch on the device
+  // flags/keys and scratch on the device. Sizes asked for must fit (a clear error otherwise); the
+  // default ones are fitted to this GPU's free memory, saying what was left out.
+  std::string left_out;
+  if (c.opt.sizes.empty() && c.opt.input.empty()) sizes = common::fit_default_sizes(sizes, 24.0, 24.0, left_out);
   for (std::int64_t n : sizes)
     common::check_fits_in_memory("--n " + std::to_string(n), 24.0 * static_cast<double>(n), 24.0 * static_cast<double>(n));
   if (!c.opt.input.empty()) {
@@ -369,6 +372,7 @@ int run(const common::CliOptions& opt) {
   }
   if (c.opt.reps > 0) c.bench.min_samples = c.bench.max_samples = c.opt.reps;
   print_header(c, sizes);
+  if (!left_out.empty()) std::cout << "sizes: " << left_out << "\n\n";
 
 
   common::RowList rows, stage, e2e, sweep;
@@ -412,7 +416,7 @@ int run(const common::CliOptions& opt) {
       for (const auto* v : vs) {
         progress.step(v->name + " n=" + std::to_string(n));
         ResultRow r = base_row(c, *v, n, params_of(*v, block));
-        if (v->needs_gpu && !c.gpu) r.passed = "skipped: no CUDA device";
+        if (v->needs_gpu && !c.gpu) r.passed = common::no_gpu_status();
         else if (v->needs_gpu && !gpu_skip.empty()) r.passed = gpu_skip;
         else if ((op == sc::Op::Sort || op == sc::Op::SortPairs) && !v->needs_gpu && n > sort_cpu_max)
           r.passed = "skipped: std::sort above --sort-cpu-max-n";
@@ -423,7 +427,7 @@ int run(const common::CliOptions& opt) {
             if (common::is_pass(r)) time_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, r);
             if (common::is_pass(r) && v->has_stages && v->needs_gpu)
               stage_rows(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, stage);
-          });
+          }, v->needs);
         }
         rows.push_back(r);
       }

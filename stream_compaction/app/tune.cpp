@@ -86,10 +86,18 @@ std::vector<Candidate> candidates() {
 
 int run(const common::CliOptions& opt) {
   if (!common::has_cuda_device()) {
-    std::cout << "stream_compaction_tune: skipped: no CUDA device\n";
+    std::cout << "stream_compaction_tune: " << common::no_gpu_status() << "\n";
     return 0;
   }
-  const std::int64_t n = opt.sizes.empty() ? (std::int64_t{1} << 28) : opt.sizes.front();
+  // input, output and the tile-status scratch on the GPU (the same 24 B per element the driver
+  // budgets), the host copies and the reference
+  std::string left_out;
+  const std::vector<std::int64_t> fitted =
+      opt.sizes.empty() ? common::fit_default_sizes({std::int64_t{1} << 28}, 24.0, 24.0, left_out) : opt.sizes;
+  if (fitted.empty()) throw common::UsageError("no tuning size fits this machine: " + left_out);
+  const std::int64_t n = fitted.front();
+  common::check_fits_in_memory("--n " + std::to_string(n), 24.0 * static_cast<double>(n), 24.0 * static_cast<double>(n));
+  if (!left_out.empty()) std::cout << "size: " << left_out << "\n";
   const common::Environment env = common::detect_environment();
   const auto& device = env.device;
   const auto& ceil = env.ceilings;

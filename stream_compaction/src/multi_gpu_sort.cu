@@ -6,7 +6,13 @@
 // one GPU sorting all 2^30: ~1.6x. The two local sorts are the whole single-GPU sort split in
 // two; what is added is the partition and the merge (~3 ms), and the exchange hides behind the
 // first sort.
+#include <cub/version.cuh>
+#if CUB_VERSION >= 200800  // cub::DeviceMerge arrived with CCCL 2.8 (CUDA 12.8)
 #include <cub/device/device_merge.cuh>
+#else
+#include <thrust/execution_policy.h>
+#include <thrust/merge.h>
+#endif
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 
@@ -341,6 +347,7 @@ std::int64_t Sorter::sort(const std::uint32_t* keys, std::int64_t n, LocalSort h
     if (kept == 0) {
       CUDA_CHECK(cudaMemcpyAsync(out_.get(), received_sorted_.get(), received * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, s));
     } else {
+#if CUB_VERSION >= 200800
       std::size_t bytes = 0;
       CUDA_CHECK(cub::DeviceMerge::MergeKeys(nullptr, bytes, kept_sorted_.get(), static_cast<std::int64_t>(kept),
                                              received_sorted_.get(), static_cast<std::int64_t>(received), out_.get(),
@@ -348,6 +355,10 @@ std::int64_t Sorter::sort(const std::uint32_t* keys, std::int64_t n, LocalSort h
       CUDA_CHECK(cub::DeviceMerge::MergeKeys(scratch_.get(bytes), bytes, kept_sorted_.get(), static_cast<std::int64_t>(kept),
                                              received_sorted_.get(), static_cast<std::int64_t>(received), out_.get(),
                                              ::cuda::std::less<>{}, s));
+#else
+      thrust::merge(thrust::cuda::par_nosync.on(s), kept_sorted_.get(), kept_sorted_.get() + kept, received_sorted_.get(),
+                    received_sorted_.get() + received, out_.get());
+#endif
     }
   }
   merged_.record(s);

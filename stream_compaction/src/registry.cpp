@@ -104,15 +104,16 @@ void run_sort(const RunArgs& a) { Sort(a.n, a.out, a.in, *a.scratch, a.stream); 
 const std::vector<Version>& versions() {
   using namespace Device;
   using common::Role;
+  const common::Needs tma = common::needs_sm(90, "TMA bulk copy");
   static const std::vector<Version> table = {
-      // id, name, op, idea, needs_gpu, role, block_tunable, has_stages, run, cost[, scan / compact tile variants]
+      // id, name, op, idea, needs_gpu, role, block_tunable, has_stages, run, cost[, scan / compact tile variants, needs]
       {"cpu", "scan_cpu", Op::Scan, "sequential exclusive scan, one pass", false, Role::reference, false, false, run_cpu_scan, cost_none},
       {"v1", "scan_naive", Op::Scan, "Hillis-Steele in global memory: all threads at once, O(n log n) adds", true, Role::version, true, false, run_scan<scan_naive>, cost_naive},
       {"v2", "scan_work_efficient", Op::Scan, "Blelloch up/down-sweep in global memory, only active threads launched", true, Role::version, true, false, run_scan<scan_work_efficient>, cost_work_efficient},
       {"v3", "scan_shared_mem", Op::Scan, "Blelloch per block in shared memory, conflict-free padding, recursive block sums", true, Role::version, true, false, run_scan<scan_shared_mem>, cost_shared},
       {"v4", "scan_warp_shuffle", Op::Scan, "15 items/thread, 16-byte loads, warp-shuffle block scan, reduce-then-scan", true, Role::version, false, false, run_scan<scan_warp_shuffle>, cost_warp},
       {"v5", "scan_lookback", Op::Scan, "single pass: decoupled look-back between tiles, 8 bytes per element", true, Role::version, false, false, run_scan<scan_lookback>, cost_single_pass, lookback_scan_variants},
-      {"v6", "scan_tma", Op::Scan, "Hopper: tiles arrive by bulk copy (TMA) in a 2-stage shared-memory ring, a producer warp and 8 consumer warps on mbarriers, persistent grid, look-back kept", true, Role::version, false, false, run_scan<scan_tma>, cost_single_pass, tma_scan_variants},
+      {"v6", "scan_tma", Op::Scan, "Hopper: tiles arrive by bulk copy (TMA) in a 2-stage shared-memory ring, a producer warp and 8 consumer warps on mbarriers, persistent grid, look-back kept", true, Role::version, false, false, run_scan<scan_tma>, cost_single_pass, tma_scan_variants, nullptr, tma},
       {"thrust", "scan_thrust", Op::Scan, "library: thrust::exclusive_scan", true, Role::version, false, false, run_scan<scan_thrust>, cost_single_pass},
       {"cub", "scan_cub", Op::Scan, "library: cub::DeviceScan::ExclusiveSum", true, Role::library, false, false, run_scan<scan_cub>, cost_single_pass},
 
@@ -124,7 +125,7 @@ const std::vector<Version>& versions() {
       {"v4", "compact_warp_shuffle", Op::Compact, "map -> v4 warp-shuffle scan -> scatter", true, Role::version, true, true, run_compact<scan_warp_shuffle>, cost_map_scan_scatter<cost_warp>},
       {"v5", "compact_lookback", Op::Compact, "map -> v5 look-back scan -> scatter", true, Role::version, true, true, run_compact<scan_lookback>, cost_map_scan_scatter<cost_single_pass>},
       {"fused", "compact_fused", Op::Compact, "one pass: flags, look-back scan and coalesced scatter fused, 4n + 4k bytes", true, Role::version, false, false, run_fused, cost_fused_compact, nullptr, fused_compact_variants},
-      {"v6", "compact_tma", Op::Compact, "Hopper: the v6 bulk-copy pipeline under the fused compaction, kept values packed in the stage", true, Role::version, false, false, run_tma_compact, cost_fused_compact, nullptr, tma_compact_variants},
+      {"v6", "compact_tma", Op::Compact, "Hopper: the v6 bulk-copy pipeline under the fused compaction, kept values packed in the stage", true, Role::version, false, false, run_tma_compact, cost_fused_compact, nullptr, tma_compact_variants, tma},
       {"cub", "compact_cub", Op::Compact, "library: cub::DeviceSelect::If", true, Role::library, false, false, run_cub_select, cost_fused_compact},
 
       {"cpu", "sort_std", Op::Sort, "std::sort (introsort), one core", false, Role::reference, false, false, run_std_sort, cost_none},

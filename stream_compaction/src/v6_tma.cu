@@ -24,6 +24,7 @@
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
 #include "common/exercise.hpp"
+#include "common/requirements.hpp"
 #include "launch.hpp"
 #include "stream_compaction/device.hpp"
 #include "stream_compaction/tuning.hpp"
@@ -264,21 +265,21 @@ void launch_tma(std::int64_t n, int* out, std::int64_t* count, const int* in, Sc
   const char* who = kCompact ? "compact_tma" : "scan_tma";
   check_n(n, who);
   if (kCompact && n >= (std::int64_t{1} << 32)) throw std::invalid_argument(std::string(who) + ": n must be < 2^32");
-  if (!common::bulk_copy_supported())
-    throw common::Unsupported(std::string(who) + " needs the bulk-copy (TMA) engine of compute capability 9.0+");
+  using R = Ring<kWarps, kChunks, kStages>;
+  auto kernel = tma_kernel<kWarps, kChunks, kStages, kCompact, kFirstDelay>;
+  // sm_90 on the GPU and in the code loaded for it (below, the bulk-copy calls trap); the ring fits
+  common::require(common::needs_sm(90, "TMA bulk copy"), reinterpret_cast<const void*>(kernel));
   if (n == 0) {
     if (kCompact) CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(std::int64_t), stream));
     return;
   }
-  using R = Ring<kWarps, kChunks, kStages>;
-  auto kernel = tma_kernel<kWarps, kChunks, kStages, kCompact, kFirstDelay>;
   // once per process and device: the shared-memory limit and how many blocks fit on an SM
   static int blocks_per_sm[64] = {};
   int dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   if (dev >= 64) throw std::invalid_argument(std::string(who) + ": device index over 63");
   if (blocks_per_sm[dev] == 0) {
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(R::kSmemBytes)));
+    common::require_smem(reinterpret_cast<const void*>(kernel), R::kSmemBytes, who);
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm[dev], kernel, R::kThreads, R::kSmemBytes));
     if (blocks_per_sm[dev] < 1)
       throw std::runtime_error(std::string(who) + ": a block of " + std::to_string(R::kSmemBytes) + " bytes of shared memory does not fit on this GPU");

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/exercise.hpp"
+#include "common/requirements.hpp"
 
 namespace course_test {
 
@@ -55,6 +56,11 @@ inline std::string take_stubs() {
 }
 
 }  // namespace course_test
+
+// Skips a GPU test where no GPU can run this build, with the reason: no device, a driver older than
+// the runtime, or a GPU this build has no code for (with the rebuild line).
+#define REQUIRE_GPU() \
+  if (!common::gpu_unavailable_reason().empty()) GTEST_SKIP() << common::gpu_unavailable_reason()
 
 #define COURSE_TEST(suite, name)                                                          \
   static void suite##_##name##_body();                                                    \

@@ -1,5 +1,6 @@
 // Device info, ceilings and the shared warp/block primitives on a GPU; skipped without one.
 #include <gtest/gtest.h>
+#include "../common/exercise_support.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,9 +13,6 @@
 #include "common/device_buffer.hpp"
 #include "common/device_info.hpp"
 #include "common/group_by_key.cuh"
-
-#define REQUIRE_GPU() \
-  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device"
 
 namespace {
 
@@ -155,7 +153,7 @@ TEST(BlockPrimitives, MinMaxAndMultiValueReductionsOverLaneGroupsAndBlocks) {
 // key distinct, many duplicates over a partial bit range), reusing one grouping for all of them,
 // with each of its sorts (the one-sweep sort and CUB's).
 TEST(GroupByKey, RunsCountsOffsetsAndStableOrderMatchTheHost) {
-  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
+  REQUIRE_GPU();
   for (common::GroupSort sort : {common::GroupSort::onesweep, common::GroupSort::cub}) {
   SCOPED_TRACE(common::group_sort_name(sort));
   common::GroupByKey<std::uint32_t, int> g(sort);
@@ -228,4 +226,81 @@ TEST(GroupByKey, TheSortComesFromTheEnvironmentAndBadValuesAreNamed) {
     EXPECT_NE(std::string(e.what()).find("COURSE_GROUP_SORT='thrust'"), std::string::npos);
   }
   unsetenv("COURSE_GROUP_SORT");
+}
+
+// ---- requirements (common/requirements.hpp): what the registry's needs decide -------------------
+
+namespace {
+__global__ void smem_hungry_kernel(int* out) {
+  extern __shared__ int buf[];
+  buf[threadIdx.x] = static_cast<int>(threadIdx.x);
+  __syncthreads();
+  out[threadIdx.x] = buf[(threadIdx.x + 1) % blockDim.x];
+}
+}  // namespace
+
+TEST(Requirements, DescribeNamesEachNeed) {
+  EXPECT_EQ(common::describe(common::Needs{}), "-");
+  EXPECT_EQ(common::describe(common::needs_sm(90, "TMA bulk copy")), "sm_90+ (TMA bulk copy)");
+  EXPECT_EQ(common::describe(common::needs_cooperative()), "cooperative launch");
+}
+
+TEST(Requirements, AFutureArchitectureIsSkippedWithTheGpuNamed) {
+  REQUIRE_GPU();
+  const std::string why = common::unmet(common::needs_sm(990, "a feature of sm_990"));
+  EXPECT_NE(why.find("needs sm_990 (a feature of sm_990); this GPU is sm_" + std::to_string(common::device_sm())),
+            std::string::npos)
+      << why;
+  EXPECT_THROW(common::require(common::needs_sm(990, "x")), common::Unsupported);
+  EXPECT_EQ(common::unmet(common::Needs{}), "");
+  EXPECT_EQ(common::unmet(common::needs_sm(common::device_sm(), "this GPU's own")), "")
+      << "the build's code for this GPU must be compiled for it (CMAKE_CUDA_ARCHITECTURES=" << common::built_architectures()
+      << ")";
+}
+
+TEST(Requirements, TheLoadedCodeIsReadFromTheKernel) {
+  REQUIRE_GPU();
+  const common::CodeArch a = common::code_arch();
+  const common::CodeArch k = common::code_arch(reinterpret_cast<const void*>(smem_hungry_kernel));
+  EXPECT_GT(a.ptx, 0);
+  EXPECT_LE(a.ptx, common::device_sm());   // PTX of a newer architecture cannot run here
+  EXPECT_LE(a.binary, common::device_sm());
+  EXPECT_EQ(a.ptx, k.ptx);  // one CMAKE_CUDA_ARCHITECTURES for the whole project
+}
+
+TEST(Requirements, SharedMemoryOverTheLimitIsASkipWithSizeAndLimit) {
+  REQUIRE_GPU();
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  const void* k = reinterpret_cast<const void*>(smem_hungry_kernel);
+  try {
+    common::require_smem(k, static_cast<std::size_t>(optin) + 16, "hungry");
+    ADD_FAILURE() << "no Unsupported for " << optin + 16 << " B";
+  } catch (const common::Unsupported& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("hungry: needs " + std::to_string(optin + 16) + " B of shared memory per block"), std::string::npos) << what;
+    EXPECT_NE(what.find("allows at most " + std::to_string(optin) + " B"), std::string::npos) << what;
+  }
+  // what fits is raised and launches
+  const std::size_t bytes = static_cast<std::size_t>(optin) / 2;
+  common::require_smem(k, bytes, "half");
+  common::DeviceBuffer<int> out(256);
+  smem_hungry_kernel<<<1, 256, bytes>>>(out.get());
+  CUDA_CHECK_LAST();
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+TEST(FitDefaultSizes, KeepsWhatFitsAndSaysWhatItLeftOut) {
+  std::string note;
+  // nothing is left out of sizes that fit anywhere
+  EXPECT_EQ(common::fit_default_sizes({8, 1 << 10}, 4.0, 4.0, note), (std::vector<std::int64_t>{8, 1 << 10}));
+  EXPECT_EQ(note, "");
+  // 2^50 elements of 1 KiB fit no host: left out, the largest power of two that fits replaces it
+  const auto got = common::fit_default_sizes({1 << 20, std::int64_t{1} << 50}, 1024.0, 0.0, note);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], 1 << 20);
+  EXPECT_GT(got[1], 1 << 20);
+  EXPECT_EQ(got[1] & (got[1] - 1), 0) << got[1] << " is not a power of two";
+  EXPECT_NE(note.find("left out n = " + std::to_string(std::int64_t{1} << 50)), std::string::npos) << note;
+  EXPECT_NE(note.find("runs n = " + std::to_string(got[1]) + " instead"), std::string::npos) << note;
 }

@@ -2,6 +2,7 @@
 // and (key, value) pairs with value = input index (so stability is visible), int32 / uint32 /
 // uint64 keys, partial bit ranges, repeated keys, both status-word widths, every tile boundary.
 #include <gtest/gtest.h>
+#include "../common/exercise_support.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -15,9 +16,6 @@
 #include "common/onesweep_sort.cuh"
 
 namespace {
-
-#define REQUIRE_GPU() \
-  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device"
 
 template <typename Key>
 std::vector<Key> random_keys(std::int64_t n, std::uint64_t seed, int distinct_bits) {

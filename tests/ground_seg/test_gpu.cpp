@@ -29,7 +29,7 @@ void expect_same(const common::PointCloud& pc, const Params& p, const Version& v
 }  // namespace
 
 COURSE_TEST(GroundSegGpu, EveryVersionMatchesTheCpuOnSimulatedScans) {
-  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
+  REQUIRE_GPU();
   for (const auto& v : versions()) {
     if (!v.needs_gpu || !v.make) continue;
     for (std::uint64_t seed : {11, 12})
@@ -42,7 +42,7 @@ COURSE_TEST(GroundSegGpu, EveryVersionMatchesTheCpuOnSimulatedScans) {
 }
 
 COURSE_TEST(GroundSegGpu, EveryVersionMatchesTheCpuOnTheRealScan) {
-  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
+  REQUIRE_GPU();
   const std::string bin = common::data_dir() + "/semantickitti_04_000056/000056.bin";
   if (!common::file_exists(bin)) GTEST_SKIP() << "real data not found: " << bin << " (set COURSE_DATA_DIR)";
   const auto pc = common::read_kitti_bin(bin);
@@ -51,7 +51,7 @@ COURSE_TEST(GroundSegGpu, EveryVersionMatchesTheCpuOnTheRealScan) {
 }
 
 COURSE_TEST(GroundSegGpu, EdgeCasesEmptyOutsideOnePointNonSquare) {
-  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
+  REQUIRE_GPU();
   common::PointCloud empty, outside, one;
   outside.x = {60.f, 0.f};
   outside.y = {0.f, -51.f};
@@ -74,7 +74,7 @@ COURSE_TEST(GroundSegGpu, EdgeCasesEmptyOutsideOnePointNonSquare) {
 }
 
 COURSE_TEST(GroundSegGpu, StreamedEnginesLabelLikeTheCpu) {
-  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
+  REQUIRE_GPU();
   const auto scan = common::simulate_lidar_scan({}, 21);
   for (bool improved : {false, true}) {
     Params p;
@@ -91,7 +91,7 @@ COURSE_TEST(GroundSegGpu, StreamedEnginesLabelLikeTheCpu) {
 // parameters, then the first again) reuses or rebuilds its buffers and graph and labels each frame
 // like the CPU; restage() after the caller's points change picks the new points up.
 COURSE_TEST(GroundSegGpu, FrameEngineIsPreparedForFrameAfterFrame) {
-  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
+  REQUIRE_GPU();
   const auto big = common::simulate_lidar_scan({}, 31).cloud;
   common::PointCloud small = big;
   small.x.resize(big.size() / 3);

@@ -14,9 +14,6 @@
 
 using namespace nbody;
 
-#define REQUIRE_GPU() \
-  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device"
-
 namespace {
 Simulate on_gpu(AccelLauncher k) {
   return [k](Bodies& b, const Params& p) {

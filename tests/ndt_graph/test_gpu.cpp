@@ -18,9 +18,6 @@ using namespace ndt;
 
 namespace {
 
-#define REQUIRE_GPU() \
-  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device"
-
 struct Pair {
   common::PointCloud target, source;
   double guess[6];
@@ -49,48 +46,78 @@ bool version_selected(const std::string& name) {
   return false;
 }
 
-void every_gpu_version_matches(const VoxelMap& map, const common::PointCloud& target, const common::PointCloud& source,
-                               const double (&guess)[6], const std::string& what) {
-  for (const auto& v : versions()) {
-    if (!v.needs_gpu || !v.make || !version_selected(v.name)) continue;
-    const AlignResult ref = align_cpu(map, source, v.params_for(NdtParams{}), guess);
-    Problem p;
-    p.map = &map;
-    p.target = &target;
-    p.source = &source;
-    p.params = v.params_for(NdtParams{});
-    std::copy(guess, guess + 6, p.guess);
-    auto r = v.make();
-    if (!course_test::implemented(v.name, [&] { r->prepare(p), r->run(); })) continue;  // a stub: the test ends skipped
-    const AlignResult got = r->result();
-    EXPECT_EQ(compare_to_reference(got, ref, 1.0, 0.1, 2), "") << v.name << " on " << what;
-    EXPECT_EQ(got.status, ref.status) << v.name << " on " << what;
-    r->run();  // a second run from the same guess: the same answer
-    const AlignResult again = r->result();
-    EXPECT_EQ(compare_to_reference(again, got, 1e-3, 1e-4, 0), "") << v.name << " repeated on " << what;
-  }
+void version_matches(const Version& v, const VoxelMap& map, const common::PointCloud& target,
+                     const common::PointCloud& source, const double (&guess)[6], const std::string& what) {
+  const AlignResult ref = align_cpu(map, source, v.params_for(NdtParams{}), guess);
+  Problem p;
+  p.map = &map;
+  p.target = &target;
+  p.source = &source;
+  p.params = v.params_for(NdtParams{});
+  std::copy(guess, guess + 6, p.guess);
+  auto r = v.make();
+  if (!course_test::implemented(v.name, [&] { r->prepare(p), r->run(); })) return;  // a stub: the test ends skipped
+  const AlignResult got = r->result();
+  EXPECT_EQ(compare_to_reference(got, ref, 1.0, 0.1, 2), "") << v.name << " on " << what;
+  EXPECT_EQ(got.status, ref.status) << v.name << " on " << what;
+  r->run();  // a second run from the same guess: the same answer
+  const AlignResult again = r->result();
+  EXPECT_EQ(compare_to_reference(again, got, 1e-3, 1e-4, 0), "") << v.name << " repeated on " << what;
+}
+
+std::vector<std::string> gpu_version_names() {
+  std::vector<std::string> out;
+  for (const auto& v : versions())
+    if (v.needs_gpu && v.make) out.push_back(v.name);
+  return out;
 }
 
 }  // namespace
 
-COURSE_TEST(NdtGpu, EveryVersionMatchesTheReferenceOnASimulatedPair) {
-  REQUIRE_GPU();
+// One test per GPU version: a version this GPU (or this build's code for it) cannot run is skipped
+// on its own, with the reason from its registry entry's needs; the others still run.
+class NdtGpuVersion : public ::testing::TestWithParam<std::string> {
+ protected:
+  const Version& v() const {
+    for (const auto& x : versions())
+      if (x.name == GetParam()) return x;
+    throw std::logic_error("no version " + GetParam());
+  }
+  std::string skip_reason() {
+    course_test::stubs().clear();
+    course_test::unsupported().clear();
+    if (!common::gpu_unavailable_reason().empty()) return common::gpu_unavailable_reason();
+    if (!version_selected(v().name)) return "not in NDT_TEST_VERSIONS";
+    return common::unmet(v().needs);
+  }
+};
+
+#define REQUIRE_VERSION_RUNNABLE()                              \
+  if (const std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why
+
+#define SKIP_NOTED_STUBS() \
+  if (!course_test::stubs().empty()) GTEST_SKIP() << "not implemented: " << course_test::take_stubs()
+
+TEST_P(NdtGpuVersion, MatchesTheReferenceOnASimulatedPair) {
+  REQUIRE_VERSION_RUNNABLE();
   const Pair p = sim_pair();
-  every_gpu_version_matches(build_voxel_map(p.target, 1.0f), p.target, p.source, p.guess, "sim pair");
+  version_matches(v(), build_voxel_map(p.target, 1.0f), p.target, p.source, p.guess, "sim pair");
+  SKIP_NOTED_STUBS();
 }
 
-COURSE_TEST(NdtGpu, EveryVersionMatchesTheReferenceOnRoomTutorial) {
-  REQUIRE_GPU();
+TEST_P(NdtGpuVersion, MatchesTheReferenceOnRoomTutorial) {
+  REQUIRE_VERSION_RUNNABLE();
   const std::string d = common::data_dir() + "/pcl_room_scan/";
   if (!common::file_exists(d + "room_scan1.pcd")) GTEST_SKIP() << "room_tutorial not in " << common::data_dir();
   const auto target = common::read_point_cloud(d + "room_scan1.pcd");
   const auto source = approximate_voxel_grid_filter(common::read_point_cloud(d + "room_scan2.pcd"), 0.2f);
   const double guess[6] = {1.79387, 0.720047, 0, 0, 0, 0.6931};
-  every_gpu_version_matches(build_voxel_map(target, 1.0f), target, source, guess, "room_tutorial");
+  version_matches(v(), build_voxel_map(target, 1.0f), target, source, guess, "room_tutorial");
+  SKIP_NOTED_STUBS();
 }
 
-COURSE_TEST(NdtGpu, AwkwardSourceSizes) {
-  REQUIRE_GPU();
+TEST_P(NdtGpuVersion, AwkwardSourceSizes) {
+  REQUIRE_VERSION_RUNNABLE();
   const Pair p = sim_pair();
   const VoxelMap map = build_voxel_map(p.target, 1.0f);
   for (std::size_t n : {1u, 31u, 32u, 33u, 127u, 128u, 129u, 4097u}) {
@@ -101,11 +128,24 @@ COURSE_TEST(NdtGpu, AwkwardSourceSizes) {
       s.y.push_back(p.source.y[k]);
       s.z.push_back(p.source.z[k]);
     }
-    every_gpu_version_matches(map, p.target, s, p.guess, std::to_string(n) + " points");
+    version_matches(v(), map, p.target, s, p.guess, std::to_string(n) + " points");
   }
+  SKIP_NOTED_STUBS();
 }
 
-COURSE_TEST(NdtGpu, EmptySourceIsAnErrorAndAFarSourceHasNoCorrespondences) {
+TEST_P(NdtGpuVersion, AFarSourceHasNoCorrespondences) {
+  REQUIRE_VERSION_RUNNABLE();
+  const Pair p = sim_pair();
+  const VoxelMap map = build_voxel_map(p.target, 1.0f);
+  const double far[6] = {1e4, -1e4, 50, 0, 0, 0};
+  version_matches(v(), map, p.target, p.source, far, "a source far outside the map");
+  SKIP_NOTED_STUBS();
+}
+
+INSTANTIATE_TEST_SUITE_P(Ndt, NdtGpuVersion, ::testing::ValuesIn(gpu_version_names()),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
+COURSE_TEST(NdtGpu, EmptySourceIsAnError) {
   REQUIRE_GPU();
   const Pair p = sim_pair();
   const VoxelMap map = build_voxel_map(p.target, 1.0f);
@@ -119,7 +159,6 @@ COURSE_TEST(NdtGpu, EmptySourceIsAnErrorAndAFarSourceHasNoCorrespondences) {
     EXPECT_THROW(v.make()->prepare(pr), InputError) << v.name;
   }
   const double far[6] = {1e4, -1e4, 50, 0, 0, 0};
-  every_gpu_version_matches(map, p.target, p.source, far, "a source far outside the map");
   const AlignResult ref = align_cpu(map, p.source, NdtParams{}, far);
   EXPECT_EQ(ref.status, Status::no_correspondences);
 }

@@ -46,7 +46,7 @@ COURSE_TEST(Cis565Api, IlogHelpers) {
 }
 
 COURSE_TEST(Cis565Api, GpuScansAndCompactionMatchTheCpu) {
-  if (!common::has_cuda_device()) GTEST_SKIP() << "no CUDA device";
+  REQUIRE_GPU();
   for (int n : {0, 1, 257, (1 << 20) - 3, 1 << 20}) {
     const auto in = random_ints(n, 23, 0, 50);
     std::vector<int> ref(n), got(n);

@@ -3,7 +3,9 @@
 // cudaDeviceGetAttribute.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace common {
 
@@ -23,8 +25,9 @@ struct DeviceInfo {
   double theoretical_mem_gbs() const;       // DDR: 2 * mem clock * bus width / 8
 };
 
-// True when the CUDA runtime can see at least one device. Never throws: no driver (CI) is a
-// plain "no".
+// True when the CUDA runtime sees a device and this build has code for it. Never throws: no driver
+// (CI), a driver older than the runtime or a GPU the build has no code for is a "no", and
+// gpu_unavailable_reason() (requirements.hpp) says which, with the fix.
 bool has_cuda_device();
 DeviceInfo query_device(int id = 0);
 // The SM count of the current device (a kernel's one-wave grid size is this x blocks per SM).
@@ -34,10 +37,19 @@ int current_sm_count();
 // GPU's memory where there is a GPU. Checked before anything is allocated, so a huge size is a
 // clear error instead of a bad_alloc or the OS killing the process.
 void check_fits_in_memory(const std::string& what, double host_bytes, double device_bytes);
-// True where the current device can overlap a programmatic dependent launch (sm_90+).
-bool pdl_supported();
-// True where the current device has the bulk-copy (TMA) engine and mbarrier transactions (sm_90+).
-bool bulk_copy_supported();
+// A driver's default sizes, fitted to this machine: each size whose host and GPU bytes (per
+// element x n) fit the same limits as check_fits_in_memory (the GPU's *free* memory here) is kept;
+// sizes that do not fit are left out, and the largest power of two that does fit (and is larger
+// than every kept size) takes the place of the largest one left out, so a 4 GB GPU still runs the
+// largest size it can. `note` says what was left out and why ("" when nothing was).
+std::vector<std::int64_t> fit_default_sizes(const std::vector<std::int64_t>& sizes, double host_bytes_per_elem,
+                                            double device_bytes_per_elem, std::string& note);
+// True where the current device can overlap a programmatic dependent launch (sm_90+) and `kernel`'s
+// loaded code was compiled for sm_90+ (its griddepcontrol waits are compiled in); see requirements.hpp.
+bool pdl_supported(const void* kernel);
+// True where the current device has the bulk-copy (TMA) engine and mbarrier transactions (sm_90+)
+// and `kernel`'s loaded code was compiled for sm_90+ (below it the bulk-copy calls trap).
+bool bulk_copy_supported(const void* kernel);
 int fp32_lanes_per_sm(int cc_major, int cc_minor);
 std::string cuda_runtime_version();  // "13.0"
 std::string describe(const DeviceInfo& d);

@@ -39,7 +39,7 @@ void launch_maybe_programmatic(void (*kernel)(KArgs...), dim3 grid, dim3 block, 
   attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
-  cfg.numAttrs = programmatic && pdl_supported() ? 1 : 0;
+  cfg.numAttrs = programmatic && pdl_supported(reinterpret_cast<const void*>(kernel)) ? 1 : 0;
   CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/bench.hpp"
+#include "common/requirements.hpp"
 
 namespace common {
 
@@ -100,7 +101,9 @@ void close_row_journal(bool remove_file);
 // Fault injection for tests and graders: COURSE_FAIL_VERSION=name makes the body of that version
 // throw; COURSE_FAIL_VERSION=name:trap launches a kernel that traps (a sticky device error);
 // COURSE_FAIL_VERSION=name:abort ends the process as a crash would.
-bool run_guarded(ResultRow& r, bool needs_gpu, const std::function<void()>& body);
+// `needs` (the version's registry entry): checked first; a GPU or a build that cannot run it makes
+// the row "skipped: <why>" (requirements.hpp), and the body is not run.
+bool run_guarded(ResultRow& r, bool needs_gpu, const std::function<void()>& body, const Needs& needs = {});
 const std::string& gpu_unusable_reason();  // empty while the device is usable
 
 const std::vector<std::string>& csv_columns();

@@ -8,8 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "common/registry.hpp"
 #include "common/bench.hpp"
+#include "common/registry.hpp"
+#include "common/requirements.hpp"
 #include "common/runner.hpp"
 #include "ndt_graph/ndt.hpp"
 
@@ -45,6 +46,9 @@ struct Version {
   // Many alignments in one launch (make_batch_runner): the batch and multi-hypothesis rows, not
   // the per-alignment table (make is null).
   bool batched = false;
+  // What it needs beyond a CUDA GPU (common/requirements.hpp): skipped, with the reason, where the
+  // GPU or this build's code for it lacks that.
+  common::Needs needs = {};
   NdtParams params_for(NdtParams base) const {
     base.line_search_candidates = line_search_candidates;
     return base;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/registry.hpp"
+#include "common/requirements.hpp"
 #include "common/roofline.hpp"
 #include "stream_compaction/device.hpp"
 #include "stream_compaction/tuning.hpp"
@@ -45,6 +46,9 @@ struct Version {
   // Its tile shapes (tuning.hpp): stream_compaction_tune times each next to CUB.
   const std::vector<Device::ScanVariant>& (*scan_variants)() = nullptr;
   const std::vector<Device::CompactVariant>& (*compact_variants)() = nullptr;
+  // What it needs beyond a CUDA GPU (common/requirements.hpp): the driver and the tests skip it,
+  // with the reason, where the GPU or this build's code for it lacks that.
+  common::Needs needs = {};
 };
 
 const std::vector<Version>& versions();
