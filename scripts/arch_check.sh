@@ -42,7 +42,7 @@ for a in "${archs[@]}"; do
   echo "ndt_graph (exit $?)"
   tests=$out/arch_${tag}_tests.txt
   SC_TEST_MAX_N=70000 "$b/tests/stream_compaction_tests" --gtest_filter='Sc/GpuEveryVersion.*' > "$tests" 2>&1
-  echo "stream_compaction_tests (exit $?): $(grep -c '^\[       OK \]' "$tests") passed, $(grep -c '^\[  SKIPPED \]' "$tests") skipped, $(grep -c '^\[  FAILED  \]' "$tests") failed"
+  echo "stream_compaction_tests (exit $?): $(grep -c '^\[       OK \]' "$tests") passed, $(grep -c '^\[  SKIPPED \] Sc/.*(' "$tests") skipped, $(grep -c '^\[  FAILED  \] Sc/.*(' "$tests") failed"
   for csv in "$sc.csv" "$ndt.csv"; do
     [ -f "$csv" ] || { summary+=("$a|$(basename "$csv")|no CSV: see ${csv%.csv}.txt"); status=1; continue; }
     python3 - "$csv" "$a" <<'PY' >> "$out/arch_summary.tmp"

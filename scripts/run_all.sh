@@ -10,8 +10,11 @@
 #   scripts/run_all.sh --full              the full benchmark sweeps (every size, block sizes, end to
 #                                          end, tile-shape and launch-shape tuning): what the
 #                                          reference runs are made of; about 10 minutes on an H100
-#   scripts/run_all.sh --update-reference  --full, and the reference results: CSV into
-#                                          results/<gpu>/, plots into images/, README tables rewritten
+#   scripts/run_all.sh --update-reference  --full, and the reference results: CSV, logs and plots
+#                                          into results/<gpu>/ (a second GPU's reference next to the
+#                                          first's: compare.py and the grader pick the closest)
+#   --readme                               with --update-reference: this GPU's run becomes the one the
+#                                          READMEs show: plots into images/, README tables rewritten
 #   scripts/run_all.sh --quick             small sizes only (CI smoke run); everything into results/scratch/
 #   --only nbody,ground_seg                with any of them: only those sub-projects' drivers and plots
 #                                          (the others' results are left as they are)
@@ -27,14 +30,16 @@ cd "$root"
 quick=0
 update=0
 full=0
+readme=0
 subprojects="stream_compaction nbody ground_seg ndt_graph"
 only=$subprojects
-usage="usage: scripts/run_all.sh [--quick | --full | --update-reference] [--only SUB[,SUB...]] (SUB: ${subprojects// /, })"
+usage="usage: scripts/run_all.sh [--quick | --full | --update-reference [--readme]] [--only SUB[,SUB...]] (SUB: ${subprojects// /, })"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --update-reference) update=1; full=1 ;;
     --full) full=1 ;;
+    --readme) readme=1 ;;
     --only)
       [ $# -ge 2 ] || { echo "run_all.sh: --only needs a list of sub-projects; $usage" >&2; exit 2; }
       only=${2//,/ }
@@ -47,6 +52,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 want() { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+if [ "$readme" = 1 ] && [ "$update" = 0 ]; then
+  echo "run_all.sh: --readme puts a reference run into the READMEs: use it with --update-reference" >&2
+  exit 2
+fi
 if [ "$quick" = 1 ] && [ "$full" = 1 ]; then
   echo "run_all.sh: --quick is the small smoke run, never the full sweep or the reference (drop one of the flags)" >&2
   exit 2
@@ -85,7 +94,8 @@ if [ "$update" = 0 ]; then
 else
   slug=$(echo "$gpu" | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\+/-/g; s/^-//; s/-$//')
   out=results/$slug
-  images=images
+  images=$out/images
+  [ "$readme" = 1 ] && images=images
 fi
 mkdir -p "$out"
 topdown="$scratch/ground_seg_topdown"  # derived from the scans: never committed (their licences)
@@ -137,10 +147,11 @@ if want ndt_graph; then
   add ndt_graph_launch 10 "$bin/ndt_graph/ndt_graph --launch-bench $q --csv $out/ndt_graph_launch.csv"
 fi
 # the plots and README tables (from the CSV only)
+readme_flag=$readme
 plot_cmd() {  # SUB [extra plot.py args]: one sub-project's plots (and README tables for the reference)
   local sub=$1; shift
   local readme=""
-  [ "$out" != "$scratch" ] && readme="--readme $sub/README.md"
+  [ "$readme_flag" = 1 ] && readme="--readme $sub/README.md"
   echo "python3 scripts/plot.py --csv $out/$sub.csv --out $images/$sub $readme $*"
 }
 if want stream_compaction; then
