@@ -209,7 +209,7 @@ COURSE_TEST(GpuLarge, FastestVersionsAt2To28PlusOdd) {
     const auto* v = sc::find_version(name);
     ASSERT_NE(v, nullptr);
     if (const std::string why = common::unmet(v->needs); !why.empty()) {  // this version only: the others still run
-      RecordProperty(std::string(name) + "_skipped", why);
+      ::testing::Test::RecordProperty(std::string(name) + "_skipped", why);
       std::cout << "[   INFO   ] " << name << " skipped: " << why << "\n";
       continue;
     }
