@@ -118,6 +118,8 @@ fi
 step "per-version CTest cases (label version)" "$logs/ctest_version.log" ctest --test-dir "$build" -L version
 step "grader: a tampered class and the students-per-hour benchmark" "$logs/grading_check.log" \
   scripts/grading_check.sh "$logs/grading_check"
+step "builds for other GPUs on this one (75, 80 JIT from PTX; 80-real: no code)" "$logs/arch_check.log" \
+  scripts/arch_check.sh "$logs/arch" 75 80 80-real
 step "handout selftest (v1_naive filled: scan_naive alone correct)" "$logs/handout_selftest.log" \
   python3 scripts/handout_selftest.py "$logs/handout" --fill stream_compaction/v1_naive --expect stream_compaction/scan_naive
 

@@ -113,7 +113,7 @@ if want stream_compaction; then
     quick) add stream_compaction 2 "$sc/stream_compaction --quick --csv $out/stream_compaction.csv" ;;
     default) add stream_compaction 35 "$sc/stream_compaction --csv $out/stream_compaction.csv" ;;
     full)
-      add stream_compaction 150 "$sc/stream_compaction --sweep --block-sweep --end-to-end --csv $out/stream_compaction.csv"
+      add stream_compaction 280 "$sc/stream_compaction --sweep --block-sweep --end-to-end --csv $out/stream_compaction.csv"
       add stream_compaction_tune 60 "$sc/stream_compaction_tune --csv $out/stream_compaction_tune.csv"
       add gpu_means_roofline 3 "$bin/common/gpu_means_roofline"
       [ -n "$gpu" ] && add group_by_key 10 "$bin/common/group_by_key_bench --csv $out/group_by_key.csv"
