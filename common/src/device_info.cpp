@@ -20,14 +20,23 @@ double DeviceInfo::theoretical_mem_gbs() const {
   return 2.0 * (mem_clock_khz * 1e3) * (mem_bus_width_bits / 8.0) / 1e9;
 }
 
+namespace {
+
+std::string gib(double b) {
+  std::ostringstream os;
+  os.precision(3);
+  os << b / (1024.0 * 1024.0 * 1024.0) << " GiB";
+  return os.str();
+}
+
+double host_memory_bytes() {
+  return static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+}
+
+}  // namespace
+
 void check_fits_in_memory(const std::string& what, double host_bytes, double device_bytes) {
-  auto gib = [](double b) {
-    std::ostringstream os;
-    os.precision(3);
-    os << b / (1024.0 * 1024.0 * 1024.0) << " GiB";
-    return os.str();
-  };
-  const double host = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  const double host = host_memory_bytes();
   if (host > 0 && host_bytes > 0.8 * host)
     throw UsageError(what + ": needs about " + gib(host_bytes) + " of host memory, this machine has " + gib(host));
   if (device_bytes > 0 && has_cuda_device()) {
@@ -42,7 +51,7 @@ void check_fits_in_memory(const std::string& what, double host_bytes, double dev
 std::vector<std::int64_t> fit_default_sizes(const std::vector<std::int64_t>& sizes, double host_per_elem,
                                             double device_per_elem, std::string& note) {
   note.clear();
-  const double host = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  const double host = host_memory_bytes();
   double device = 0;  // 0: no GPU limit
   if (device_per_elem > 0 && has_cuda_device()) {
     std::size_t free_b = 0, total_b = 0;
@@ -60,12 +69,6 @@ std::vector<std::int64_t> fit_default_sizes(const std::vector<std::int64_t>& siz
   for (std::int64_t n : kept) largest_kept = std::max(largest_kept, n);
   std::int64_t p = 1;
   while (fits(p * 2) && p * 2 < *std::max_element(left.begin(), left.end())) p *= 2;
-  auto gib = [](double b) {
-    std::ostringstream os;
-    os.precision(3);
-    os << b / (1024.0 * 1024.0 * 1024.0) << " GiB";
-    return os.str();
-  };
   std::ostringstream os;
   os << "left out n =";
   for (std::size_t i = 0; i < left.size(); ++i) os << (i ? ", " : " ") << left[i];

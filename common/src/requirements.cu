@@ -140,15 +140,11 @@ void require(const Needs& n, const void* kernel) {
 }
 
 void require_smem(const void* kernel, std::size_t bytes, const std::string& who) {
-  int dev = 0, optin = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   cudaFuncAttributes a{};
   CUDA_CHECK(cudaFuncGetAttributes(&a, kernel));
-  const std::size_t total = bytes + a.sharedSizeBytes;
-  if (total > static_cast<std::size_t>(optin))
-    throw Unsupported(who + ": needs " + std::to_string(total) + " B of shared memory per block; this GPU (" +
-                      sm_text(device_sm()) + ") allows at most " + std::to_string(optin) + " B");
+  Needs n;
+  n.smem_per_block = bytes + a.sharedSizeBytes;  // the dynamic bytes asked for and the kernel's static ones
+  if (const std::string why = unmet(n, kernel); !why.empty()) throw Unsupported(who + ": " + why);
   if (bytes > 48 * 1024)
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
 }

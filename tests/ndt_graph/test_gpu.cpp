@@ -56,7 +56,7 @@ void version_matches(const Version& v, const VoxelMap& map, const common::PointC
   p.params = v.params_for(NdtParams{});
   std::copy(guess, guess + 6, p.guess);
   auto r = v.make();
-  if (!course_test::implemented(v.name, [&] { r->prepare(p), r->run(); })) return;  // a stub: the test ends skipped
+  if (!course_test::implemented(v.name, [&] { r->prepare(p), r->run(); })) return;  // unwritten: the test ends skipped
   const AlignResult got = r->result();
   EXPECT_EQ(compare_to_reference(got, ref, 1.0, 0.1, 2), "") << v.name << " on " << what;
   EXPECT_EQ(got.status, ref.status) << v.name << " on " << what;
@@ -74,8 +74,8 @@ std::vector<std::string> gpu_version_names() {
 
 }  // namespace
 
-// One test per GPU version: a version this GPU (or this build's code for it) cannot run is skipped
-// on its own, with the reason from its registry entry's needs; the others still run.
+// One test per GPU version (REQUIRE_VERSION_RUNNABLE: a version this GPU cannot run is skipped on
+// its own, with the reason; the others still run).
 class NdtGpuVersion : public ::testing::TestWithParam<std::string> {
  protected:
   const Version& v() const {
@@ -83,41 +83,32 @@ class NdtGpuVersion : public ::testing::TestWithParam<std::string> {
       if (x.name == GetParam()) return x;
     throw std::logic_error("no version " + GetParam());
   }
-  std::string skip_reason() {
-    course_test::stubs().clear();
-    course_test::unsupported().clear();
-    if (!common::gpu_unavailable_reason().empty()) return common::gpu_unavailable_reason();
-    if (!version_selected(v().name)) return "not in NDT_TEST_VERSIONS";
-    return common::unmet(v().needs);
-  }
 };
 
-#define REQUIRE_VERSION_RUNNABLE()                              \
-  if (const std::string why = skip_reason(); !why.empty()) GTEST_SKIP() << why
-
-#define SKIP_NOTED_STUBS() \
-  if (!course_test::stubs().empty()) GTEST_SKIP() << "not implemented: " << course_test::take_stubs()
+#define REQUIRE_SELECTED_VERSION_RUNNABLE()                                                                  \
+  REQUIRE_VERSION_RUNNABLE(v().name, v().needs);                                                             \
+  if (!version_selected(v().name)) GTEST_SKIP() << v().name << " is not in NDT_TEST_VERSIONS"
 
 TEST_P(NdtGpuVersion, MatchesTheReferenceOnASimulatedPair) {
-  REQUIRE_VERSION_RUNNABLE();
+  REQUIRE_SELECTED_VERSION_RUNNABLE();
   const Pair p = sim_pair();
   version_matches(v(), build_voxel_map(p.target, 1.0f), p.target, p.source, p.guess, "sim pair");
-  SKIP_NOTED_STUBS();
+  COURSE_SKIP_NOTED();
 }
 
 TEST_P(NdtGpuVersion, MatchesTheReferenceOnRoomTutorial) {
-  REQUIRE_VERSION_RUNNABLE();
+  REQUIRE_SELECTED_VERSION_RUNNABLE();
   const std::string d = common::data_dir() + "/pcl_room_scan/";
   if (!common::file_exists(d + "room_scan1.pcd")) GTEST_SKIP() << "room_tutorial not in " << common::data_dir();
   const auto target = common::read_point_cloud(d + "room_scan1.pcd");
   const auto source = approximate_voxel_grid_filter(common::read_point_cloud(d + "room_scan2.pcd"), 0.2f);
   const double guess[6] = {1.79387, 0.720047, 0, 0, 0, 0.6931};
   version_matches(v(), build_voxel_map(target, 1.0f), target, source, guess, "room_tutorial");
-  SKIP_NOTED_STUBS();
+  COURSE_SKIP_NOTED();
 }
 
 TEST_P(NdtGpuVersion, AwkwardSourceSizes) {
-  REQUIRE_VERSION_RUNNABLE();
+  REQUIRE_SELECTED_VERSION_RUNNABLE();
   const Pair p = sim_pair();
   const VoxelMap map = build_voxel_map(p.target, 1.0f);
   for (std::size_t n : {1u, 31u, 32u, 33u, 127u, 128u, 129u, 4097u}) {
@@ -130,16 +121,16 @@ TEST_P(NdtGpuVersion, AwkwardSourceSizes) {
     }
     version_matches(v(), map, p.target, s, p.guess, std::to_string(n) + " points");
   }
-  SKIP_NOTED_STUBS();
+  COURSE_SKIP_NOTED();
 }
 
 TEST_P(NdtGpuVersion, AFarSourceHasNoCorrespondences) {
-  REQUIRE_VERSION_RUNNABLE();
+  REQUIRE_SELECTED_VERSION_RUNNABLE();
   const Pair p = sim_pair();
   const VoxelMap map = build_voxel_map(p.target, 1.0f);
   const double far[6] = {1e4, -1e4, 50, 0, 0, 0};
   version_matches(v(), map, p.target, p.source, far, "a source far outside the map");
-  SKIP_NOTED_STUBS();
+  COURSE_SKIP_NOTED();
 }
 
 INSTANTIATE_TEST_SUITE_P(Ndt, NdtGpuVersion, ::testing::ValuesIn(gpu_version_names()),

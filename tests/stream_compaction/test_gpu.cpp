@@ -66,8 +66,7 @@ std::vector<int> input_for(sc::Op op, std::int64_t n, std::uint64_t seed) {
   return random_ints(n, seed, INT_MIN / 2, INT_MAX / 2);
 }
 
-// The names of the GPU versions that `keep` selects, for one test per version: a version this GPU
-// cannot run (or a handout stub) is that version's skip, never the others'.
+// The names of the GPU versions that `keep` selects, for one test per version.
 template <class Keep>
 std::vector<std::string> gpu_versions(Keep keep) {
   std::vector<std::string> out;
@@ -80,85 +79,66 @@ std::string param_name(const ::testing::TestParamInfo<std::string>& p) { return 
 
 }  // namespace
 
-// One registry version per test; skipped (with the reason) where the GPU or this build's code for
-// it lacks what its registry entry needs, or where the handout's stub is not written yet.
+// One registry version per test (REQUIRE_VERSION_RUNNABLE: a version this GPU cannot run, or an
+// unwritten handout exercise, is that version's skip, never the others').
 class GpuVersion : public ::testing::TestWithParam<std::string> {
  protected:
   const sc::Version& v() const { return *sc::find_version(GetParam()); }
-  // REQUIRE_GPU, then the version's needs (common/requirements.hpp)
-  bool runnable() {
-    course_test::stubs().clear();
-    course_test::unsupported().clear();
-    if (!common::gpu_unavailable_reason().empty()) {
-      skip_reason_ = common::gpu_unavailable_reason();
-      return false;
-    }
-    skip_reason_ = common::unmet(v().needs);
-    return skip_reason_.empty();
-  }
-  std::string skip_reason_;
 };
-
-#define REQUIRE_VERSION_RUNNABLE() \
-  if (!runnable()) GTEST_SKIP() << skip_reason_
-
-#define SKIP_NOTED_STUBS()                                                                              \
-  if (!course_test::stubs().empty()) GTEST_SKIP() << "not implemented: " << course_test::take_stubs(); \
-  if (!course_test::unsupported().empty()) GTEST_SKIP() << "unsupported on this GPU: " << course_test::take_unsupported()
 
 using GpuEveryVersion = GpuVersion;
 TEST_P(GpuEveryVersion, MatchesTheCpuAtEverySize) {
-  REQUIRE_VERSION_RUNNABLE();
+  REQUIRE_VERSION_RUNNABLE(v().name, v().needs);
   for (std::int64_t n : test_sizes()) {
     const std::uint64_t seed = 1000 + n;
     const auto r = run_and_check(v(), input_for(v().op, n, seed));
     EXPECT_TRUE(r.ok) << v().name << " n=" << n << " seed=" << seed << ": " << r.message;
   }
-  SKIP_NOTED_STUBS();
+  COURSE_SKIP_NOTED();
 }
 INSTANTIATE_TEST_SUITE_P(Sc, GpuEveryVersion, ::testing::ValuesIn(gpu_versions([](const sc::Version&) { return true; })),
                          param_name);
 
 using GpuBlockTunable = GpuVersion;
 TEST_P(GpuBlockTunable, WorksFrom16To1024Threads) {
-  REQUIRE_VERSION_RUNNABLE();
+  REQUIRE_VERSION_RUNNABLE(v().name, v().needs);
   for (int block : {16, 32, 64, 128, 512, 1024})
     for (std::int64_t n : {std::int64_t{1}, std::int64_t{2049}, std::int64_t{(1 << 18) + 3}}) {
       const auto r = run_and_check(v(), input_for(v().op, n, 77), block);
       EXPECT_TRUE(r.ok) << v().name << " block=" << block << " n=" << n << ": " << r.message;
     }
-  SKIP_NOTED_STUBS();
+  COURSE_SKIP_NOTED();
 }
 INSTANTIATE_TEST_SUITE_P(Sc, GpuBlockTunable, ::testing::ValuesIn(gpu_versions([](const sc::Version& v) { return v.block_tunable; })),
                          param_name);
 
 using GpuScanVersion = GpuVersion;
 TEST_P(GpuScanVersion, SumsPastInt32WrapLikeTheCpu) {
-  REQUIRE_VERSION_RUNNABLE();
+  REQUIRE_VERSION_RUNNABLE(v().name, v().needs);
   std::vector<int> in((1 << 20) + 3, INT_MAX / 1000);
   EXPECT_TRUE(run_and_check(v(), in).ok) << v().name;
-  SKIP_NOTED_STUBS();
+  COURSE_SKIP_NOTED();
 }
 INSTANTIATE_TEST_SUITE_P(Sc, GpuScanVersion, ::testing::ValuesIn(gpu_versions([](const sc::Version& v) { return v.op == sc::Op::Scan; })),
                          param_name);
 
 using GpuCompactVersion = GpuVersion;
 TEST_P(GpuCompactVersion, AllKeptNoneKeptAlternating) {
-  REQUIRE_VERSION_RUNNABLE();
+  REQUIRE_VERSION_RUNNABLE(v().name, v().needs);
   const std::int64_t n = (1 << 16) + 5;
   std::vector<int> all(n, 3), none(n, 0), alt(n);
   for (std::int64_t i = 0; i < n; ++i) alt[i] = i % 2 ? static_cast<int>(i) : 0;
   EXPECT_TRUE(run_and_check(v(), all).ok) << v().name << " all kept";
   EXPECT_TRUE(run_and_check(v(), none).ok) << v().name << " none kept";
   EXPECT_TRUE(run_and_check(v(), alt).ok) << v().name << " alternating";
-  SKIP_NOTED_STUBS();
+  COURSE_SKIP_NOTED();
 }
 INSTANTIATE_TEST_SUITE_P(Sc, GpuCompactVersion,
                          ::testing::ValuesIn(gpu_versions([](const sc::Version& v) { return v.op == sc::Op::Compact; })), param_name);
 
 using GpuSortVersion = GpuVersion;
 TEST_P(GpuSortVersion, NegativeEqualAndPresortedKeys) {
-  REQUIRE_VERSION_RUNNABLE();
+  REQUIRE_VERSION_RUNNABLE(v().name, v().needs);
   const std::int64_t n = 100003;
   std::vector<int> neg = random_ints(n, 5, INT_MIN, -1), same(n, -42), sorted(n), extremes(n);
   for (std::int64_t i = 0; i < n; ++i) {
@@ -166,7 +146,7 @@ TEST_P(GpuSortVersion, NegativeEqualAndPresortedKeys) {
     extremes[i] = i % 3 == 0 ? INT_MIN : i % 3 == 1 ? INT_MAX : 0;
   }
   for (const auto* in : {&neg, &same, &sorted, &extremes}) EXPECT_TRUE(run_and_check(v(), *in).ok) << v().name;
-  SKIP_NOTED_STUBS();
+  COURSE_SKIP_NOTED();
 }
 INSTANTIATE_TEST_SUITE_P(Sc, GpuSortVersion,
                          ::testing::ValuesIn(gpu_versions([](const sc::Version& v) { return v.op == sc::Op::Sort || v.op == sc::Op::SortPairs; })),
