@@ -39,7 +39,7 @@ def closest_reference(csv_path, ref_dir):
     cands = []
     for d in sorted(os.listdir(ref_dir)):
         p = os.path.join(ref_dir, d, name)
-        if d == "scratch" or not os.path.isfile(p) or os.path.abspath(p) == os.path.abspath(csv_path):
+        if d in ("scratch", "student") or not os.path.isfile(p) or os.path.abspath(p) == os.path.abspath(csv_path):
             continue
         rdev, rm = meta_of(read(p))
         if rdev and rdev == device:
@@ -55,6 +55,36 @@ def closest_reference(csv_path, ref_dir):
     return p, f"{rdev}: {why}"
 
 
+def matched(csv_path, ref_path, all_kinds=False):
+    """[(row, ref_row or None, yours_ms, ref_ms)] for the run's rows (headline rows unless all_kinds)."""
+    ref = {(r["kind"], r["version"], r["n"], r["params"]): r for r in read(ref_path) if r.get("kind") != "meta"}
+    out = []
+    for r in read(csv_path):
+        if r.get("kind") == "meta" or (not all_kinds and r.get("kind") != "version"):
+            continue
+        other = ref.get((r["kind"], r["version"], r["n"], r["params"]))
+        yours = float(r["median_ms"]) if r.get("median_ms") else None
+        theirs = float(other["median_ms"]) if other and other.get("median_ms") else None
+        out.append((r, other, yours, theirs))
+    return out
+
+
+def markdown(csv_path, ref_dir, all_kinds=False):
+    """The comparison as a Markdown table (the student's README), or a line saying there is none."""
+    ref_path, why = closest_reference(csv_path, ref_dir)
+    if not ref_path:
+        return f"_No committed reference run has {os.path.basename(csv_path)} to compare with._"
+    device, _ = meta_of(read(csv_path))
+    lines = [f"Your run ({device or 'no GPU'}) next to `{os.path.relpath(ref_path, ROOT)}` ({why}); "
+             "ref / yours above 1: your version is faster.", "",
+             "| version | n | params | yours (ms) | reference (ms) | ref / yours | status |", "|---|---|---|---|---|---|---|"]
+    for r, _, yours, theirs in matched(csv_path, ref_path, all_kinds):
+        ratio = f"{theirs / yours:.2f}" if yours and theirs else "-"
+        lines.append(f"| `{r['version']}` | {r['n']} | {r['params'] or '-'} | {f'{yours:.4g}' if yours else '-'} | "
+                     f"{f'{theirs:.4g}' if theirs else '-'} | {ratio} | {(r.get('passed') or '')[:60]} |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv")
@@ -65,30 +95,21 @@ def main():
         print(f"compare: {a.csv}: no such file", file=sys.stderr)
         return 2
     ref_path, why = closest_reference(a.csv, a.reference_dir)
-    mine = read(a.csv)
-    device, _ = meta_of(mine)
+    device, _ = meta_of(read(a.csv))
     if not ref_path:
         print(f"compare: no committed reference run has {os.path.basename(a.csv)} (looked in {a.reference_dir})")
         return 0
-    ref = {(r["kind"], r["version"], r["n"], r["params"]): r for r in read(ref_path) if r.get("kind") != "meta"}
     print(f"{a.csv} ({device or 'no GPU'}) next to {os.path.relpath(ref_path, ROOT)} ({why})\n")
     hdr = f"{'version':28s} {'n':>10s} {'params':46s} {'yours ms':>10s} {'ref ms':>10s} {'ref/yours':>9s}  status"
     print(hdr)
     print("-" * len(hdr))
-    shown = 0
-    for r in mine:
-        if r.get("kind") == "meta" or (not a.all and r.get("kind") != "version"):
-            continue
-        key = (r["kind"], r["version"], r["n"], r["params"])
-        other = ref.get(key)
-        yours = float(r["median_ms"]) if r.get("median_ms") else None
-        theirs = float(other["median_ms"]) if other and other.get("median_ms") else None
+    rows = matched(a.csv, ref_path, a.all)
+    for r, _, yours, theirs in rows:
         ratio = f"{theirs / yours:9.2f}" if yours and theirs else f"{'-':>9s}"
         print(f"{r['version'][:28]:28s} {r['n']:>10s} {r['params'][:46]:46s} "
               f"{(f'{yours:.4g}' if yours else '-'):>10s} {(f'{theirs:.4g}' if theirs else '-'):>10s} {ratio}  "
               f"{(r.get('passed') or '')[:60]}")
-        shown += 1
-    if not shown:
+    if not rows:
         print("(no rows)")
     return 0
 

@@ -12,6 +12,16 @@ becomes `COURSE_NOT_IMPLEMENTED();`, after `(void)a;` for each parameter named i
 (v1_naive, v4_graph, ...) unless exercise=NAME says otherwise (a header shared by two steps, the
 CPU file that holds one exercise among reference code).
 
+A region outside the sub-projects (common/: the warp and block scans, the one-sweep sort) names
+its owners in order, `exercise=stream_compaction/v4_warp_shuffle,nbody/v6_warp_split,ndt_graph/-`:
+in a handout it belongs to the first owner whose sub-project the handout holds. It is that
+exercise's STUDENT block where that sub-project is assigned, solved where the sub-project is
+only built on (an earlier assignment) or the owner is `-` (used, not taught), and withheld
+(stubbed, no STUDENT block) where no owner is in the handout. A region inside a device function
+says `device(EXPR)` (or `device()` for void): its stub records that it ran
+(COURSE_DEVICE_NOT_IMPLEMENTED, common/exercise_device.cuh) and returns EXPR, and the version that
+called it reports NOT IMPLEMENTED.
+
 In the handout each region of the assignment is a STUDENT block: the student writes between
     // STUDENT BEGIN <exercise>: ...
     // STUDENT END <exercise>
@@ -23,10 +33,26 @@ import re
 
 SOURCE_EXT = (".cu", ".cuh", ".cpp", ".hpp", ".h")
 SUBPROJECTS = ("stream_compaction", "nbody", "ground_seg", "ndt_graph")
+# What each sub-project builds on (links and calls): a handout of X holds these too, solved unless assigned.
+DEPENDS = {"ground_seg": ("stream_compaction",)}
+
+
+def closure(subprojects):
+    """The sub-projects a handout of `subprojects` holds: them and what they build on, in course order."""
+    want, todo = set(), list(subprojects)
+    while todo:
+        s = todo.pop()
+        if s not in want:
+            want.add(s)
+            todo += DEPENDS.get(s, ())
+    return [s for s in SUBPROJECTS if s in want]
 _BEGIN = re.compile(r"^(\s*)// EXERCISE BEGIN\b(.*)$")
 _END = re.compile(r"^\s*// EXERCISE END\s*$")
 # In a handout: a block at column 0 is file scope, an indented one a function body.
 _STUDENT_BEGIN_LINE = re.compile(r"^(\s*)// STUDENT BEGIN ([A-Za-z0-9_]+)\b")
+
+
+_DEVICE = r"device\(((?:[^()]|\([^()]*\))*)\)"  # device(EXPR), EXPR with one level of parentheses
 
 
 class MarkerError(Exception):
@@ -34,9 +60,22 @@ class MarkerError(Exception):
 
 
 class Region:
-    def __init__(self, path, exercise, body, unused, indent, first, last, lines):
-        self.path, self.exercise, self.body, self.unused = path, exercise, body, unused
+    def __init__(self, path, owners, body, unused, indent, first, last, lines, device=None):
+        self.path, self.owners, self.body, self.unused = path, owners, body, unused
         self.indent, self.first, self.last, self.lines = indent, first, last, lines  # first/last: marker lines (0-based)
+        self.device = device  # the stub's return expression in a device function ("" for void), else None
+        self.resolve(SUBPROJECTS)
+
+    def resolve(self, included):
+        """Picks the owner for a handout holding `included`: the first owner there, else (withheld) the first."""
+        inc = [o for o in self.owners if o[0] in included]
+        self.sub, self.exercise = (inc or self.owners)[0]
+        self.in_handout = bool(inc)
+        return self
+
+    @property
+    def key(self):
+        return f"{self.sub}/{self.exercise}" if self.exercise else None
 
     def digest(self):
         return hashlib.sha256("\n".join(normalize(l) for l in self.lines).encode()).hexdigest()
@@ -51,8 +90,40 @@ def subproject_of(path):
     return top if top in SUBPROJECTS else None
 
 
-def parse(path, text):
-    """The regions of one file, in order. Raises MarkerError on a nested, unclosed or stray marker."""
+def role(region, selected, included, wanted=()):
+    """What a handout holding `included` sub-projects, assigning `selected` (the exercises in `wanted`
+    only, when given), does with a region: "assigned" (a STUDENT block), "solved" or "withheld"."""
+    region.resolve(included)
+    if not region.in_handout:
+        return "withheld"
+    if region.exercise is None or region.sub not in selected:
+        return "solved"
+    if wanted and region.key not in wanted and region.exercise not in wanted:
+        return "solved"
+    return "assigned"
+
+
+def _owners(path, spec, stem, line_no):
+    sub = subproject_of(path)
+    if sub:
+        if spec and "/" in spec:
+            raise MarkerError(f"{path}:{line_no}: exercise={spec}: a sub-project's region names its exercise only")
+        return [(sub, spec or stem)]
+    if not spec:
+        raise MarkerError(f"{path}:{line_no}: a region outside the sub-projects names its owners "
+                          "(exercise=SUBPROJECT/EXERCISE[,...])")
+    owners = []
+    for item in spec.split(","):
+        s, _, ex = item.partition("/")
+        if s not in SUBPROJECTS or not ex:
+            raise MarkerError(f"{path}:{line_no}: exercise={spec}: '{item}' is not SUBPROJECT/EXERCISE or SUBPROJECT/-")
+        owners.append((s, None if ex == "-" else ex))
+    return owners
+
+
+def parse(path, text, included=None):
+    """The regions of one file, in order, each resolved for a handout holding `included` (default: every
+    sub-project). Raises MarkerError on a nested, unclosed or stray marker."""
     regions, open_at = [], None
     stem = os.path.splitext(os.path.basename(path))[0]
     lines = text.split("\n")
@@ -62,7 +133,9 @@ def parse(path, text):
         if sb:  # a handout's STUDENT block (the handout as its own instructor tree: self-grading)
             if open_at is not None:
                 raise MarkerError(f"{path}:{i + 1}: STUDENT BEGIN inside the region opened at line {open_at[0] + 1}")
-            open_at = (i, sb.group(1), len(sb.group(1)) > 0, [], sb.group(2))
+            name = sb.group(2)
+            owners = _owners(path, name, stem, i + 1) if subproject_of(path) else [(x, name) for x in SUBPROJECTS]
+            open_at = (i, sb.group(1), len(sb.group(1)) > 0, [], owners, None)
             continue
         if _STUDENT_END.match(line):
             line = "// EXERCISE END"
@@ -70,21 +143,27 @@ def parse(path, text):
             if open_at is not None:
                 raise MarkerError(f"{path}:{i + 1}: EXERCISE BEGIN inside the region opened at line {open_at[0] + 1}")
             args = m.group(2)
-            ex = re.search(r"exercise=([A-Za-z0-9_]+)", args)
+            ex = re.search(r"exercise=([A-Za-z0-9_/,-]+)", args)
             un = re.search(r"unused\(([^)]*)\)", args)
-            rest = re.sub(r"exercise=\S+|unused\([^)]*\)", "", args).split()
+            dev = re.search(_DEVICE, args)
+            rest = re.sub(r"exercise=\S+|unused\([^)]*\)|" + _DEVICE, "", args).split()
             if any(w != "body" for w in rest):
                 raise MarkerError(f"{path}:{i + 1}: unknown marker arguments {rest}")
+            if dev and "body" not in rest:
+                raise MarkerError(f"{path}:{i + 1}: device(...) is for a body region")
             open_at = (i, m.group(1), "body" in rest, [u.strip() for u in un.group(1).split(",")] if un else [],
-                       ex.group(1) if ex else stem)
+                       _owners(path, ex.group(1) if ex else "", stem, i + 1), dev.group(1).strip() if dev else None)
         elif _END.match(line):
             if open_at is None:
                 raise MarkerError(f"{path}:{i + 1}: EXERCISE END without a BEGIN")
-            a, indent, body, unused, exercise = open_at
-            regions.append(Region(path, exercise, body, unused, indent, a, i, lines[a + 1:i]))
+            a, indent, body, unused, owners, device = open_at
+            regions.append(Region(path, owners, body, unused, indent, a, i, lines[a + 1:i], device))
             open_at = None
     if open_at is not None:
         raise MarkerError(f"{path}:{open_at[0] + 1}: EXERCISE BEGIN never closed")
+    if included is not None:
+        for r in regions:
+            r.resolve(included)
     return regions
 
 
@@ -94,16 +173,33 @@ _STUDENT_BEGIN = re.compile(r"^\s*// STUDENT BEGIN ([A-Za-z0-9_]+)\b")
 _STUDENT_END = re.compile(r"^\s*// STUDENT END ([A-Za-z0-9_]+)\s*$")
 
 
+def stub_tag(path):
+    """The identifier of a file's device-stub flag (COURSE_DEVICE_STUB_FILE)."""
+    return re.sub(r"\W", "_", os.path.basename(path))
+
+
+def starter_body(r):
+    """The lines a stubbed region becomes (without markers): nothing at file scope; in a function,
+    COURSE_NOT_IMPLEMENTED(), or in a device function the device stub and its return."""
+    if not r.body:
+        return []
+    casts = "".join(f"(void){u}; " for u in r.unused if u)
+    if r.device is not None:
+        ret = f" return {r.device};" if r.device else ""
+        return [f"{r.indent}{casts}COURSE_DEVICE_NOT_IMPLEMENTED({stub_tag(r.path)});{ret}"]
+    return [f"{r.indent}{casts}COURSE_NOT_IMPLEMENTED();"]
+
+
 def stub_lines(r):
     """What a student finds in place of region r: the starter body, between STUDENT markers."""
-    if r.body:
-        casts = "".join(f"(void){u}; " for u in r.unused if u)
-        inner = [f"{r.indent}{casts}COURSE_NOT_IMPLEMENTED();"]
-        hint = "write this body"
-    else:
-        inner = []
-        hint = "write the kernels and helpers of this step here"
-    return student_block(r, inner, hint)
+    hint = "write this body" if r.body else "write the kernels and helpers of this step here"
+    return student_block(r, starter_body(r), hint)
+
+
+def withheld_lines(r):
+    """A region of a sub-project this handout does not hold: stubbed, not the student's to write."""
+    note = f"{r.indent}// withheld from this handout: {r.key or r.sub} (not part of this assignment)"
+    return [note] + starter_body(r)
 
 
 def student_block(r, inner, hint="your code"):
@@ -129,7 +225,15 @@ def rewrite(path, text, replace):
         at = r.last + 1
     out.extend(lines[at:])
     new_text = "\n".join(out)
-    if "COURSE_NOT_IMPLEMENTED" in new_text and '#include "common/exercise.hpp"' not in new_text:
+    device = "COURSE_DEVICE_NOT_IMPLEMENTED(" in new_text
+    if device and "COURSE_DEVICE_STUB_FILE(" not in new_text:
+        new_lines = new_text.split("\n")
+        last_include = max((i for i, l in enumerate(new_lines) if l.startswith("#include")), default=-1)
+        new_lines[last_include + 1:last_include + 1] = [
+            '#include "common/exercise_device.cuh"',
+            f"COURSE_DEVICE_STUB_FILE({stub_tag(path)})  // the device stubs below say when a version calls them"]
+        new_text = "\n".join(new_lines)
+    elif "COURSE_NOT_IMPLEMENTED" in new_text and '#include "common/exercise.hpp"' not in new_text:
         new_lines = new_text.split("\n")
         last_include = max((i for i, l in enumerate(new_lines) if l.startswith("#include")), default=-1)
         new_lines.insert(last_include + 1, '#include "common/exercise.hpp"')
@@ -137,11 +241,14 @@ def rewrite(path, text, replace):
     return new_text, replaced
 
 
-def stub_text(path, text, keep=lambda region: False, assigned=lambda region: True):
+def stub_text(path, text, keep=lambda region: False, assigned=lambda region: True, withheld=lambda region: False):
     """The handout's text of a solution file: each assigned region becomes a STUDENT block, holding
     the starter body, or the solution where keep(region) (an exercise filled in, for the self-tests);
-    regions not assigned stay solved, without markers. (new_text, stubbed_regions)."""
+    withheld regions are stubbed without a STUDENT block; the others stay solved, without markers.
+    (new_text, stubbed_regions): the assigned and withheld regions whose solution was removed."""
     def replace(r):
+        if withheld(r):
+            return withheld_lines(r)
         if not assigned(r):
             return None
         return student_block(r, r.lines, "your code") if keep(r) else stub_lines(r)

@@ -16,7 +16,7 @@ for f in tracked_files(sys.argv[1]):
 PY
 cd "$work"
 # 1. the file
-cp docs/templates/stream_compaction_v6_one_block.cu stream_compaction/src/v6_one_block.cu
+cp docs/templates/stream_compaction_v7_one_block.cu stream_compaction/src/v7_one_block.cu
 # 2. the declaration, after scan_lookback's
 python3 - <<'PY'
 import re
@@ -26,7 +26,7 @@ s = s[:anchor.end()] + "void scan_one_block(std::int64_t n, int* out, const int*
 open(p, "w").write(s)
 p = "stream_compaction/src/registry.cpp"; s = open(p).read()
 anchor = re.search(r'.*"scan_lookback".*\n', s)
-row = '      {"v6", "scan_one_block", Op::Scan, "one block: a chunk per thread, a shared-memory scan of the 1024 chunk sums", true, Role::version, false, false, run_scan<scan_one_block>, cost_single_pass},\n'
+row = '      {"v7", "scan_one_block", Op::Scan, "one block: a chunk per thread, a shared-memory scan of the 1024 chunk sums", true, Role::version, false, false, run_scan<scan_one_block>, cost_single_pass},\n'
 s = s[:anchor.end()] + row + s[anchor.end():]
 open(p, "w").write(s)
 open("grading/rubric.toml", "a").write("\n[stream_compaction.scan_one_block]\ncorrect = 2\n")

@@ -10,7 +10,7 @@
      regions solved), the build is updated, and grade.py now finds exactly the versions that
      need only that exercise correct, with their points
 
-    scripts/handout_selftest.py WORK_DIR [--fill stream_compaction/cpu_compact_with_scan]
+    scripts/handout_selftest.py WORK_DIR [--subproject SUB[,SUB]] [--fill stream_compaction/cpu_compact_with_scan]
                                          [--expect compact_cpu_scan] [--reference REPORT.json]
 """
 import argparse
@@ -60,6 +60,7 @@ def has_gpu():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("work")
+    ap.add_argument("--subproject", default=",".join(em.SUBPROJECTS), help="the handout's assignment (make_handout.py)")
     ap.add_argument("--fill", default="stream_compaction/cpu_compact_with_scan")
     ap.add_argument("--expect", default="stream_compaction/compact_cpu_scan",
                     help="the graded versions that must become correct once --fill is written (comma-separated)")
@@ -71,7 +72,7 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     extra = []
 
-    sh([sys.executable, os.path.join(HERE, "make_handout.py"), handout, "--force"])
+    sh([sys.executable, os.path.join(HERE, "make_handout.py"), handout, "--force", "--subproject", a.subproject])
     sh([sys.executable, os.path.join(HERE, "check_handout.py"), handout])
     # as scripts/run_tests.sh: the GPU's own architecture, or without a GPU the ci preset's one
     preset = os.environ.get("PRESET") or ("release" if has_gpu() else "ci")
@@ -87,7 +88,10 @@ def main():
         sys.exit(f"handout_selftest: the handout's tests failed: {failed}")
     rubric_versions = []
     from grader import rubric as rubric_mod
-    rubric_versions = [f"{r.subproject}.{r.version}" for r in rubric_mod.load(os.path.join(ROOT, "grading", "rubric.toml")).versions]
+    subs = a.subproject.split(",")
+    rubric_versions = [f"{r.subproject}.{r.version}" for r in rubric_mod.load(os.path.join(ROOT, "grading", "rubric.toml")).versions
+                       if r.subproject in subs]
+    sh([sys.executable, os.path.join(HERE, "test_summary.py"), junit])
     passed = [v for v in rubric_versions if v in cases and cases[v].get("status") == "run"]
     if passed:
         sys.exit(f"handout_selftest: per-version cases of unwritten versions passed: {passed}")
@@ -108,9 +112,13 @@ def main():
     info = json.load(open(os.path.join(handout, "HANDOUT.json")))["exercises"].get(a.fill)
     if not info:
         sys.exit(f"handout_selftest: --fill {a.fill}: not an exercise of the handout")
+    man = json.load(open(os.path.join(handout, "HANDOUT.json")))
+    subs_, included = man["subprojects"], man.get("included") or em.closure(man["subprojects"])
     for f in info["files"]:
         text = open(os.path.join(ROOT, f), encoding="utf-8").read()
-        new, _ = em.stub_text(f, text, keep=lambda reg: reg.exercise == name)
+        new, _ = em.stub_text(f, text, keep=lambda reg: reg.key == a.fill,
+                              assigned=lambda reg: em.role(reg, subs_, included) == "assigned",
+                              withheld=lambda reg: em.role(reg, subs_, included) == "withheld")
         with open(os.path.join(handout, f), "w", encoding="utf-8") as fh:
             fh.write(new)
     sh(["cmake", "--build", "--preset", preset, "-j", a.jobs], cwd=handout, log=os.path.join(a.work, "build_filled.log"))

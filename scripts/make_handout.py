@@ -3,14 +3,21 @@
 
     scripts/make_handout.py OUT_DIR [--subproject stream_compaction,nbody] [--versions v1_naive,v4_graph] [--force]
 
-Every region of the selected sub-projects marked `// EXERCISE BEGIN ... // EXERCISE END` (see
-scripts/exercise_markers.py) is replaced by a stub that compiles and makes the version report
-"NOT IMPLEMENTED" (never a pass). --versions limits the stubs to those exercises (an exercise is
-named by its file's stem, e.g. v3_shared_mem, or by the marker's exercise=NAME); the others stay
-solved. Sub-projects not selected stay solved (an assignment that builds on an earlier one).
-Each selected sub-project's README becomes a student template: the problem, the inputs, the
-questions with room for answers, how to run, and an empty results block that the student's own
-`scripts/run_all.sh` fills. HANDOUT.json lists the exercises and a hash of each removed region;
+The handout holds the selected sub-projects and what they build on (exercise_markers.DEPENDS:
+ground_seg calls stream_compaction's scan), nothing else: the other sub-projects, their tests and
+their results are left out. Every region of the selected sub-projects marked
+`// EXERCISE BEGIN ... // EXERCISE END` (see scripts/exercise_markers.py) becomes a STUDENT block
+with a stub that compiles and makes the version report "NOT IMPLEMENTED" (never a pass), and so do
+the regions of common/ that an exercise teaches (the warp and block scans and reductions, the
+one-sweep sort). A region of common/ whose owners are all left out is withheld (stubbed, no
+STUDENT block); a sub-project that is only built on stays solved. --versions limits the stubs to
+those exercises (an exercise is named by its file's stem, e.g. v3_shared_mem, or by the marker's
+exercise=NAME); the others stay solved.
+Each selected sub-project's README becomes the student's: the problem, the path through the
+exercises (grading/path.toml: order, points from the rubric, effort, the prediction from the
+exercise's file, hints), the questions with room for answers, how to submit, and a results block
+that `scripts/run_all.sh --student` fills from the student's run next to the reference GPU's.
+HANDOUT.json lists the exercises, the withheld regions and a hash of each removed region;
 scripts/check_handout.py verifies that no solution text is left.
 """
 import argparse
@@ -23,15 +30,20 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import exercise_markers as em  # noqa: E402
+import handout_path  # noqa: E402
 from grader.rubric import public_text as rubric_public_text  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Not in the handout: the course's own CI, the generated plots (the student's run draws them),
-# scratch output, and the tools that know the solution.
-EXCLUDE_PREFIX = (".ci/", "images/", "results/scratch/", "build/")
-EXCLUDE_FILES = {"scripts/make_handout.py", "scripts/check_handout.py", "docs/handout_README.md",
-                 "scripts/grader/classgen.py"}
-KEEP_SECTIONS = re.compile(r"^(problem|the problem|inputs|questions|plots|how to run)\b", re.I)
+# scratch output, the fuzzers, the grader's own tests, and the tools that know the solution.
+EXCLUDE_PREFIX = (".ci/", "images/", "results/scratch/", "build/", "fuzz/", "tests/grader/")
+EXCLUDE_FILES = {"scripts/make_handout.py", "scripts/check_handout.py", "scripts/handout_path.py", "docs/handout_README.md",
+                 "grading/path.toml",
+                 "scripts/grader/classgen.py",
+                 # the multi-GPU sort partitions keys with the one-sweep sort's ranking (match/ballot per
+                 # warp): a solution, and no exercise of its own (check_handout's signatures found it)
+                 "stream_compaction/src/multi_gpu_sort.cu", "stream_compaction/app/multi_gpu_sort.cpp"}
+KEEP_SECTIONS = re.compile(r"^(problem|the problem|inputs|questions|plots)\b", re.I)
 
 
 def tracked_files(root):
@@ -48,18 +60,55 @@ def tracked_files(root):
         return files
 
 
-def all_regions(root, files):
+def has_markers(root, f):
+    if not f.endswith(em.SOURCE_EXT) or f.startswith("tests/"):
+        return False
+    with open(os.path.join(root, f), encoding="utf-8") as fh:
+        return "// EXERCISE BEGIN" in fh.read()
+
+
+def all_regions(root, files, included=None):
     regions = []
     for f in files:
-        if f.endswith(em.SOURCE_EXT) and em.subproject_of(f):
+        if has_markers(root, f):
             with open(os.path.join(root, f), encoding="utf-8") as fh:
-                regions += em.parse(f, fh.read())
+                regions += em.parse(f, fh.read(), included)
     return regions
 
 
-def student_readme(text, subproject, exercises):
-    """The template: title, a short task statement, the kept sections (questions become answer
-    slots), and an empty generated-results block."""
+def left_out(f, absent):
+    """True for a file of a sub-project the handout does not hold: its folder, its tests, its
+    results and templates (named after it)."""
+    parts = f.split("/")
+    if parts[0] in absent:
+        return True
+    if parts[0] == "tests" and len(parts) > 1 and parts[1] in absent:
+        return True
+    if parts[0] in ("results", "docs"):
+        # the instructor's checks and grades of the solution stay with the instructor
+        if parts[0] == "results" and parts[-1].startswith(("grade_solution", "gpu_check", "grading_check")):
+            return True
+        return any(p.startswith(a) for p in parts[1:] for a in absent)
+    return False
+
+
+def rubric_for(text, subprojects):
+    """The rubric's public text with only the tables of `subprojects` (and [grading])."""
+    text = rubric_public_text(text)
+    out, keep = [], True
+    for line in text.split("\n"):
+        m = re.match(r"^\[\[?([A-Za-z_]+)", line)
+        if m:
+            keep = m.group(1) == "grading" or m.group(1) in subprojects
+        if keep:
+            out.append(line)
+    return "\n".join(out)
+
+
+def student_readme(text, subproject, exercises, path):
+    """The student's README: title, the task, the path through the exercises (points, effort,
+    prediction, hints), the kept sections (questions become answer slots), how to submit, and the
+    results block that `scripts/run_all.sh --student` fills from the student's own run."""
     lines = text.split("\n")
     title = lines[0] if lines and lines[0].startswith("# ") else f"# {subproject}"
     sections, cur = [], None
@@ -71,45 +120,62 @@ def student_readme(text, subproject, exercises):
             cur.append(line)
     out = [title, "",
            "**Starter code.** The versions below are yours to write; until then the driver and the tests report",
-           "each of them as `NOT IMPLEMENTED` (never as a pass). The harness (reference, checks, timing, CSV,",
-           "plots) is complete. Each exercise file starts with the idea of its step and a prediction to test;",
-           "`docs/adding_a_version.md` shows how a version is checked, timed, plotted and graded.", "",
-           "| exercise | files |", "|---|---|"]
-    for name, info in sorted(exercises.items()):
-        out.append(f"| `{info['name']}` | {', '.join('`' + f + '`' for f in info['files'])} |")
-    out += ["", "Check one version: `build/release/" + subproject + "/" + subproject + " --version NAME --quick`;",
-            "grade yourself: `python3 scripts/grade.py --subproject " + subproject + "`.", ""]
-    have_results = False
+           "each of them as `NOT IMPLEMENTED` (never as a pass), and `scripts/run_tests.sh` ends with how many are",
+           "not implemented yet. The harness (reference, checks, timing, CSV, plots) is complete. Each exercise",
+           "file starts with the idea of its step and a prediction to test.", ""]
+    kept = {}
     for sec in sections:
         heading = sec[0][3:].strip()
-        body = "\n".join(sec)
-        if "<!-- BEGIN GENERATED RESULTS -->" in body:
-            have_results = True
-            out += ["## Results", "", "<!-- BEGIN GENERATED RESULTS -->",
-                    "_Filled in from your own run by `scripts/run_all.sh` (or `scripts/plot.py --readme`)._",
-                    "<!-- END GENERATED RESULTS -->", ""]
-            continue
-        if not KEEP_SECTIONS.match(heading):
-            continue
-        if heading.lower().startswith("questions"):
-            out.append(sec[0])
-            questions, prose = [], []
-            for line in sec[1:]:
-                m = re.match(r"^(\d+)\.\s+(.*)$", line)
-                if m:
-                    questions.append([m.group(1), m.group(2)])
-                elif questions and line.startswith("   ") and line.strip():
-                    questions[-1][1] += " " + line.strip()
-                elif not questions and line.strip():
-                    prose.append(line)
-            out += [""] + prose
-            for num, q in questions:
-                out += ["", f"**Q{num}.** {q}", "", "> _Your answer (prediction, the measurement from your table, explanation):_"]
-            out.append("")
-            continue
+        if KEEP_SECTIONS.match(heading):
+            kept.setdefault(heading.split()[0].lower() if not heading.lower().startswith("the ") else "problem", []).append(sec)
+    for sec in kept.get("problem", []) + kept.get("inputs", []):
         out += sec
-    if not have_results:
-        out += ["## Results", "", "<!-- BEGIN GENERATED RESULTS -->", "<!-- END GENERATED RESULTS -->", ""]
+    out += [path.render(subproject, exercises), ""]
+    out += ["## Working on a step", "",
+            "```",
+            f"build/release/{subproject}/{subproject} --list                    # the versions, their ideas and needs",
+            f"build/release/{subproject}/{subproject} --version NAME --quick    # check one version at small sizes",
+            f"ctest --test-dir build/release -L {subproject} --output-on-failure   # its tests",
+            f"compute-sanitizer --tool memcheck build/release/{subproject}/{subproject} --version NAME --quick",
+            f"compute-sanitizer --tool racecheck build/release/{subproject}/{subproject} --version NAME --quick",
+            "```", "",
+            "When a size fails, make it small: the driver's `--n` takes a list (`--n 1,2,31,33,1000`), and the",
+            "smallest failing size is the one to debug. Copy a tile back to the host and print it next to the",
+            "reference's values: one wrong element usually points at the index arithmetic.", ""]
+    for sec in kept.get("questions", []):
+        out.append(sec[0])
+        questions, prose = [], []
+        for line in sec[1:]:
+            m = re.match(r"^(\d+)\.\s+(.*)$", line)
+            if m:
+                questions.append([m.group(1), m.group(2)])
+            elif questions and line.startswith("   ") and line.strip():
+                questions[-1][1] += " " + line.strip()
+            elif not questions and line.strip():
+                prose.append(line)
+        out += [""] + prose
+        for num, q in questions:
+            out += ["", f"**Q{num}.** {q}", "", "> _Your answer (prediction, the measurement from your table, explanation):_"]
+        out.append("")
+    out += ["## Your results", "",
+            "`scripts/run_all.sh --student` runs every version on this GPU, draws the plots into",
+            f"`images/{subproject}/` and writes the tables below: your versions, then your times next to the",
+            "committed reference run of the closest GPU (`results/<gpu>/`). Commit them with your code.", "",
+            "<!-- BEGIN GENERATED RESULTS -->",
+            "_Not run yet: `scripts/run_all.sh --student` fills this block._",
+            "<!-- END GENERATED RESULTS -->", ""]
+    for sec in kept.get("plots", []):
+        out += sec
+    out += ["## Submitting", "",
+            "1. `scripts/run_tests.sh` (its last line counts passed, failed and not implemented) and",
+            "   `scripts/run_all.sh --student` (your results and plots above).",
+            f"2. `python3 scripts/grade.py --subproject {subproject}` grades your tree as the course's grader",
+            "   does (`grade/report.md`): correctness is the real verdict; the speed points it shows compare",
+            "   your tree with itself, the course's grader compares with the reference solution on its GPU.",
+            "3. Commit, and hand in what your course asks for: a branch (`git push origin HEAD:submission`),",
+            "   a tag (`git tag submission && git push origin submission`) or a zip of the repository",
+            "   (`git archive -o submission.zip HEAD`). Only the lines between `STUDENT BEGIN` and",
+            "   `STUDENT END` are graded; changes elsewhere (the harness, the checker) are not taken.", ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -137,14 +203,16 @@ def main():
 
     subs = [s for s in a.subproject.split(",") if s]
     bad = [s for s in subs if s not in em.SUBPROJECTS]
-    if bad:
-        sys.exit(f"make_handout: --subproject: unknown {bad} (known: {', '.join(em.SUBPROJECTS)})")
+    if bad or not subs:
+        sys.exit(f"make_handout: --subproject: unknown {bad or 'empty'} (known: {', '.join(em.SUBPROJECTS)})")
+    included = em.closure(subs)
+    absent = [s for s in em.SUBPROJECTS if s not in included]
     files = tracked_files(ROOT)
     try:
-        regions = all_regions(ROOT, files)
+        regions = all_regions(ROOT, files, included)
     except em.MarkerError as e:
         sys.exit(f"make_handout: {e}")
-    known = sorted({em.subproject_of(r.path) + "/" + r.exercise for r in regions if em.subproject_of(r.path) in subs})
+    known = sorted({r.key for r in regions if r.key and r.sub in subs})
     wanted = [v for v in a.versions.split(",") if v]
     bad = [v for v in wanted if v not in known and not any(k.endswith("/" + v) for k in known)]
     if bad:
@@ -160,24 +228,26 @@ def main():
             sys.exit(f"make_handout: {a.out_dir} exists (use --force to replace it)")
         shutil.rmtree(out)
 
-    def stubbed(region):
-        sub = em.subproject_of(region.path)
-        return sub in subs and (not wanted or region.exercise in wanted or f"{sub}/{region.exercise}" in wanted)
+    def role(region):
+        return em.role(region, subs, included, wanted)
 
-    exercises = {}
+    exercises, withheld = {}, {}
     for f in files:
-        if f.startswith(EXCLUDE_PREFIX) or f in EXCLUDE_FILES:
+        if f.startswith(EXCLUDE_PREFIX) or f in EXCLUDE_FILES or left_out(f, absent):
             continue
         src = os.path.join(ROOT, f)
         dst = os.path.join(out, f)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        if f.endswith(em.SOURCE_EXT) and em.subproject_of(f):
+        if has_markers(ROOT, f):
             with open(src, encoding="utf-8") as fh:
                 text = fh.read()
-            new, removed = em.stub_text(f, text, assigned=stubbed)
+            new, removed = em.stub_text(f, text, assigned=lambda r: role(r) == "assigned",
+                                        withheld=lambda r: role(r) == "withheld")
             for r in removed:
-                e = exercises.setdefault(em.subproject_of(f) + "/" + r.exercise,
-                                         {"subproject": em.subproject_of(f), "name": r.exercise, "files": [], "regions": []})
+                kind = role(r)
+                book = exercises if kind == "assigned" else withheld
+                key = r.key or f"{r.sub}/-"
+                e = book.setdefault(key, {"subproject": r.sub, "name": r.exercise or "-", "files": [], "regions": []})
                 if f not in e["files"]:
                     e["files"].append(f)
                 e["regions"].append({"file": f, "lines": len(r.lines), "sha256": r.digest()})
@@ -185,33 +255,38 @@ def main():
                 fh.write(new)
         elif f == "grading/rubric.toml":  # the instructor's hidden cases stay with the instructor
             with open(src, encoding="utf-8") as fh:
-                text = rubric_public_text(fh.read())
+                text = rubric_for(fh.read(), subs)
             with open(dst, "w", encoding="utf-8") as fh:
                 fh.write(text)
         else:
             shutil.copy2(src, dst)
+    path = handout_path.Path.load(ROOT)
     for sub in subs:
         readme = os.path.join(ROOT, sub, "README.md")
         if os.path.exists(readme):
             mine = {k: v for k, v in exercises.items() if v["subproject"] == sub}
             with open(readme, encoding="utf-8") as fh:
-                text = student_readme(fh.read(), sub, mine)
+                text = student_readme(fh.read(), sub, mine, path)
             with open(os.path.join(out, sub, "README.md"), "w", encoding="utf-8") as fh:
                 fh.write(text)
     with open(os.path.join(ROOT, "docs", "handout_README.md"), encoding="utf-8") as fh:
         top = fh.read()
-    rows = "\n".join(f"| {v['subproject']} | `{v['name']}` | {', '.join('`' + x + '`' for x in v['files'])} |"
-                     for k, v in sorted(exercises.items(), key=lambda kv: (kv[1]["subproject"], kv[0])))
     with open(os.path.join(out, "README.md"), "w", encoding="utf-8") as fh:
-        fh.write(top.replace("{{EXERCISES}}", "| sub-project | exercise | files |\n|---|---|---|\n" + rows))
+        fh.write(handout_path.top_readme(top, subs, included, exercises, path))
     sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     with open(os.path.join(out, "HANDOUT.json"), "w", encoding="utf-8") as fh:
-        json.dump({"from_solution": sha or "unknown", "subprojects": subs, "exercises": exercises}, fh, indent=1, sort_keys=True)
+        json.dump({"from_solution": sha or "unknown", "subprojects": subs, "included": included,
+                   "exercises": exercises, "withheld": withheld}, fh, indent=1, sort_keys=True)
         fh.write("\n")
     n = sum(len(v["regions"]) for v in exercises.values())
     print(f"make_handout: {len(exercises)} exercises ({n} regions) in {', '.join(subs)} -> {a.out_dir}")
+    if absent:
+        print(f"  left out: {', '.join(absent)}" + (f"; solved, built on: {', '.join(x for x in included if x not in subs)}"
+                                                   if len(included) > len(subs) else ""))
     for k, v in sorted(exercises.items(), key=lambda kv: (kv[1]["subproject"], kv[0])):
         print(f"  {v['subproject']:18s} {v['name']:24s} {', '.join(v['files'])}")
+    for k, v in sorted(withheld.items()):
+        print(f"  withheld           {k:24s} {', '.join(v['files'])}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,9 @@
 #                                          first's: compare.py and the grader pick the closest)
 #   --readme                               with --update-reference: this GPU's run becomes the one the
 #                                          READMEs show: plots into images/, README tables rewritten
+#   scripts/run_all.sh --student           a student's handout: the default run into results/student/, the
+#                                          plots into images/<sub>/ and the README's results block filled
+#                                          with your tables next to the closest GPU's reference run
 #   scripts/run_all.sh --quick             small sizes only (CI smoke run); everything into results/scratch/
 #   --only nbody,ground_seg                with any of them: only those sub-projects' drivers and plots
 #                                          (the others' results are left as they are)
@@ -31,15 +34,19 @@ quick=0
 update=0
 full=0
 readme=0
-subprojects="stream_compaction nbody ground_seg ndt_graph"
+student=0
+subprojects=""  # those this tree holds (a student's handout holds its assignment's only)
+for s in stream_compaction nbody ground_seg ndt_graph; do [ -d "$s" ] && subprojects="$subprojects $s"; done
+subprojects=${subprojects# }
 only=$subprojects
-usage="usage: scripts/run_all.sh [--quick | --full | --update-reference [--readme]] [--only SUB[,SUB...]] (SUB: ${subprojects// /, })"
+usage="usage: scripts/run_all.sh [--quick | --full | --student | --update-reference [--readme]] [--only SUB[,SUB...]] (SUB: ${subprojects// /, })"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --update-reference) update=1; full=1 ;;
     --full) full=1 ;;
     --readme) readme=1 ;;
+    --student) student=1 ;;
     --only)
       [ $# -ge 2 ] || { echo "run_all.sh: --only needs a list of sub-projects; $usage" >&2; exit 2; }
       only=${2//,/ }
@@ -54,6 +61,10 @@ done
 want() { case " $only " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 if [ "$readme" = 1 ] && [ "$update" = 0 ]; then
   echo "run_all.sh: --readme puts a reference run into the READMEs: use it with --update-reference" >&2
+  exit 2
+fi
+if [ "$student" = 1 ] && [ "$((quick + full + update))" -gt 0 ]; then
+  echo "run_all.sh: --student is the default run with your README filled in: use it alone (with --only at most)" >&2
   exit 2
 fi
 if [ "$quick" = 1 ] && [ "$full" = 1 ]; then
@@ -88,7 +99,10 @@ if [ "$update" = 1 ] && [ -z "$gpu" ]; then
   echo "run_all.sh: --update-reference needs a GPU (nvidia-smi lists none)" >&2
   exit 2
 fi
-if [ "$update" = 0 ]; then
+if [ "$student" = 1 ]; then
+  out=results/student
+  images=images
+elif [ "$update" = 0 ]; then
   out=$scratch
   images=$scratch/images
 else
@@ -152,6 +166,7 @@ plot_cmd() {  # SUB [extra plot.py args]: one sub-project's plots (and README ta
   local sub=$1; shift
   local readme=""
   [ "$readme_flag" = 1 ] && readme="--readme $sub/README.md"
+  [ "$student" = 1 ] && readme="--readme $sub/README.md --compare results"
   echo "python3 scripts/plot.py --csv $out/$sub.csv --out $images/$sub $readme $*"
 }
 if want stream_compaction; then
@@ -204,7 +219,8 @@ done
 printf '%s\n' "${new_times[@]}" > "$times"
 echo
 echo "results: $out   plots: $images   ($((SECONDS - start_all))s)"
-if [ "$update" = 0 ] && [ "$quick" = 0 ]; then
+[ "$student" = 1 ] && echo "your results and plots are in your README's results block (and images/): commit them with your code"
+if [ "$update" = 0 ] && [ "$quick" = 0 ] && [ "$student" = 0 ]; then
   echo "== your run next to the committed reference"
   for f in $only; do
     [ -f "$out/$f.csv" ] && { python3 scripts/compare.py "$out/$f.csv" || true; }

@@ -94,6 +94,7 @@ bool run_guarded(ResultRow& r, bool needs_gpu, const std::function<void()>& body
       if (spec == r.version + ":abort") std::abort();  // a crash: the journal must keep the rows before it
     }
     body();
+    if (needs_gpu) check_device_stubs();  // a handout's device stub ran: its values meant nothing
     return true;
   } catch (const NotImplemented& e) {  // a handout's stub: its own status, and it touched no device state
     r.passed = not_implemented_status(e);
@@ -106,6 +107,10 @@ bool run_guarded(ResultRow& r, bool needs_gpu, const std::function<void()>& body
   } catch (const std::exception& e) {
     r.passed = std::string("FAIL: ") + e.what();
     r.stats = BenchStats{};
+    // a check that failed on the placeholder values of a device stub: the stub, not a wrong answer
+    if (const std::string stub = needs_gpu ? device_stub_hit() : std::string(); !stub.empty())
+      r.passed = not_implemented_status(
+          NotImplemented("it calls a device function that is not written yet (the stub in " + stub + ")"));
   }
   if (needs_gpu) {
     // A launch error is cleared by reading it; an error that poisons the context (illegal

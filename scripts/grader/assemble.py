@@ -34,9 +34,16 @@ class Assignment:
     exercises: list                  # ["stream_compaction/v1_naive", ...]; empty: every one of subprojects
     files: dict = field(default_factory=dict)   # exercise file -> its solution text
 
+    @property
+    def included(self):
+        return em.closure(self.subprojects)
+
     def assigned(self, path, region) -> bool:
-        sub = em.subproject_of(path)
-        return sub in self.subprojects and (not self.exercises or f"{sub}/{region.exercise}" in self.exercises)
+        return em.role(region, self.subprojects, self.included, self.exercises) == "assigned"
+
+    def regions(self, path, text):
+        """The file's regions, each resolved for this assignment's handout (its owner, for common/)."""
+        return em.parse(path, text, self.included)
 
     def exercise_files(self):
         return sorted(self.files)
@@ -73,9 +80,10 @@ def load_assignment(root, subprojects, exercises=(), handout_manifest=None) -> A
         exercises = sorted(man["exercises"])
     a = Assignment(root=os.path.abspath(root), subprojects=list(subprojects), exercises=list(exercises))
     for f in tracked_files(root):
-        if f.endswith(em.SOURCE_EXT) and em.subproject_of(f) in a.subprojects:
+        if f.endswith(em.SOURCE_EXT) and not f.startswith("tests/") and \
+                (em.subproject_of(f) in a.subprojects or not em.subproject_of(f)):
             text = open(os.path.join(root, f), encoding="utf-8").read()
-            if any(a.assigned(f, r) for r in em.parse(f, text)):
+            if "// EXERCISE BEGIN" in text and any(a.assigned(f, r) for r in a.regions(f, text)):
                 a.files[f] = text
     return a
 
@@ -112,7 +120,7 @@ def splice(assignment: Assignment, submission: str, handout_files=None, stubbed=
             except em.MarkerError as e:
                 problem = str(e)
         expected = {}
-        for r in em.parse(f, solution):
+        for r in assignment.regions(f, solution):
             if assignment.assigned(f, r):
                 expected[r.exercise] = expected.get(r.exercise, 0) + 1
         if not problem:
@@ -130,7 +138,7 @@ def splice(assignment: Assignment, submission: str, handout_files=None, stubbed=
                 return None
             if r.exercise in queues and queues[r.exercise]:
                 b = queues[r.exercise].pop(0)
-                if f"{em.subproject_of(f)}/{r.exercise}" in stubbed:
+                if r.key in stubbed:
                     return em.stub_lines(r)[1:-1]
                 return b.lines
             return em.stub_lines(r)[1:-1]

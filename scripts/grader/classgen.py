@@ -70,22 +70,29 @@ CPU_PREFIX = {
 }
 
 
-def solution_regions(root, f):
+def included_of(man):
+    return man.get("included") or em.closure(man["subprojects"])
+
+
+def solution_regions(root, f, included=None):
     text = open(os.path.join(root, f), encoding="utf-8").read()
-    return text, em.parse(f, text)
+    return text, em.parse(f, text, included)
 
 
 def fill(handout, root, f, choose):
     """Rewrites handout file f from the solution: choose(region, index) -> lines for its STUDENT
-    block, or None to leave the handout's starter body."""
-    text, regions = solution_regions(root, f)
+    block, or None to leave the handout's starter body. Regions the handout withholds keep its stub."""
     man = json.load(open(os.path.join(handout, "HANDOUT.json"), encoding="utf-8"))
-    sub = em.subproject_of(f)
-    assigned = {r.exercise for r in regions if f"{sub}/{r.exercise}" in man["exercises"]}
+    included = included_of(man)
+    text, regions = solution_regions(root, f, included)
+    assigned = {r.key for r in regions if r.key in man["exercises"]}
     counter = {}
 
     def replace(r):
-        if r.exercise not in assigned:
+        r.resolve(included)
+        if r.key not in assigned:
+            if not r.in_handout:
+                return em.withheld_lines(r)
             return None
         i = counter[r.exercise] = counter.get(r.exercise, -1) + 1
         lines = choose(r, i)
@@ -110,13 +117,12 @@ def make_student(handout, root, out, kind, tag=""):
     filled = set(exercises[:len(exercises) // 2]) if kind == "partial" else set(exercises)
     mark = [f"// {tag}"] if tag else []  # a class of distinct students: nothing is shared by the object cache
     for f in files:
-        sub = em.subproject_of(f)
-        fill(out, root, f, lambda r, i, sub=sub: r.lines + mark if f"{sub}/{r.exercise}" in filled else None)
+        fill(out, root, f, lambda r, i: r.lines + mark if r.key in filled else None)
     if kind in BODIES:
         ex, f, body, includes = BODIES[kind]
 
         def choose(r, i, ex=ex):
-            if f"{em.subproject_of(f)}/{r.exercise}" != ex:
+            if r.key != ex:
                 return r.lines
             return body if r.body else r.lines + (INCLUDE_AT_FILE_SCOPE + includes + REOPEN if includes else [])
 

@@ -51,15 +51,19 @@ def make_job(rubric, rules, assignment, plan, handout, out, cache, build_jobs=0)
     rec = os.path.join(plan.build, build.RECORDER)
     job.recorder = rec if os.path.isfile(rec) else ""
     for f in assemble.tracked_files(assignment.root):
-        if f.endswith(em.SOURCE_EXT) and em.subproject_of(f):
+        if f.endswith(em.SOURCE_EXT) and not f.startswith("tests/"):
             text = open(os.path.join(assignment.root, f), encoding="utf-8").read()
+            if "// EXERCISE BEGIN" not in text:
+                continue
             lines = text.split("\n")
-            for r in em.parse(f, text):
+            for r in assignment.regions(f, text):
+                key = r.key  # a region of common/: its owner in this assignment's handout
+                if not key or not r.in_handout:
+                    continue
                 if r.body:
                     name = enclosing_function(lines, r.first)
                     if name:
                         job.entry_points.setdefault(f, set()).add(name)
-                key = f"{em.subproject_of(f)}/{r.exercise}"
                 job.exercise_files.setdefault(f, key)
                 if f not in job.exercise_of.setdefault(key, []):
                     job.exercise_of[key].append(f)

@@ -174,8 +174,7 @@ __global__ void mismatch_kernel(const std::uint32_t* a, const std::uint32_t* b, 
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
     local += a[i] != b[i];
-  local = common::warp_reduce_sum(local);
-  if (common::lane_id() == 0 && local) atomicAdd(mismatches, local);
+  if (local) atomicAdd(mismatches, local);  // a correct sort has none: the atomics cost nothing
 }
 
 int grid_for(std::int64_t tiles) {

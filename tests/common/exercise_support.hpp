@@ -1,5 +1,6 @@
 // Tests over a handout (scripts/make_handout.py): a version whose body is still a stub throws
-// common::NotImplemented. A test written with COURSE_TEST instead of TEST is then reported as
+// common::NotImplemented (a device function's stub is reported by common::check_device_stubs(); a
+// test that checks a kernel's output calls it before its checks). A test written with COURSE_TEST instead of TEST is then reported as
 // skipped with the reason "not implemented: ..." — never as passed, and the checks it ran before
 // meeting the stub still count (a failure stays a failure). In a loop over versions,
 // course_test::implemented() notes the stub and lets the loop go on to the next version; the test
@@ -31,6 +32,7 @@ template <class F>
 bool implemented(const std::string& what, F&& f) {
   try {
     f();
+    common::check_device_stubs();  // a handout's device stub ran: the results are placeholders
     return true;
   } catch (const common::NotImplemented&) {
     stubs().insert(what);
@@ -87,6 +89,7 @@ inline std::string take_stubs() {
     course_test::unsupported().clear();                                                   \
     try {                                                                                 \
       suite##_##name##_body();                                                            \
+      common::check_device_stubs();                                                       \
     } catch (const common::NotImplemented& e) {                                           \
       course_test::stubs().insert(e.what());                                              \
     }                                                                                     \

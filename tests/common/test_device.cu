@@ -38,6 +38,7 @@ void check_block_primitives() {
   CUDA_CHECK(cudaMemcpy(in.get(), h.data(), h.size() * 4, cudaMemcpyHostToDevice));
   block_primitives_kernel<BLOCK><<<blocks, BLOCK>>>(in.get(), scan.get(), totals.get(), sums.get());
   CUDA_CHECK_LAST();
+  common::check_device_stubs();  // a handout whose primitives are not written yet: not implemented
   std::vector<int> s(h.size()), t(blocks), r(blocks);
   CUDA_CHECK(cudaMemcpy(s.data(), scan.get(), s.size() * 4, cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(t.data(), totals.get(), blocks * 4, cudaMemcpyDeviceToHost));
@@ -86,6 +87,7 @@ void check_reduce_ops() {
   CUDA_CHECK(cudaMemcpy(in.get(), h.data(), BLOCK * sizeof(float), cudaMemcpyHostToDevice));
   reduce_ops_kernel<BLOCK, WIDTH><<<1, BLOCK>>>(in.get(), gmin.get(), gmax.get(), bmm.get(), gsum.get());
   CUDA_CHECK_LAST();
+  common::check_device_stubs();
   std::vector<float> lo(groups), hi(groups), mm(2), sums(3 * groups);
   CUDA_CHECK(cudaMemcpy(lo.data(), gmin.get(), groups * sizeof(float), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(hi.data(), gmax.get(), groups * sizeof(float), cudaMemcpyDeviceToHost));
@@ -132,7 +134,7 @@ TEST(Ceilings, MeasuredCeilingsAreBelowTheDatasheetAndPlausible) {
   EXPECT_LT(c.launch_us, 100.0);
 }
 
-TEST(BlockPrimitives, ScanAndReduceMatchTheHostFor32To1024Threads) {
+COURSE_TEST(BlockPrimitives, ScanAndReduceMatchTheHostFor32To1024Threads) {
   REQUIRE_GPU();
   check_block_primitives<32>();
   check_block_primitives<96>();
@@ -140,7 +142,7 @@ TEST(BlockPrimitives, ScanAndReduceMatchTheHostFor32To1024Threads) {
   check_block_primitives<1024>();
 }
 
-TEST(BlockPrimitives, MinMaxAndMultiValueReductionsOverLaneGroupsAndBlocks) {
+COURSE_TEST(BlockPrimitives, MinMaxAndMultiValueReductionsOverLaneGroupsAndBlocks) {
   REQUIRE_GPU();
   check_reduce_ops<32, 32>();
   check_reduce_ops<128, 8>();
@@ -151,10 +153,11 @@ TEST(BlockPrimitives, MinMaxAndMultiValueReductionsOverLaneGroupsAndBlocks) {
 
 // GroupByKey against a host stable sort and run count, on awkward sizes (0, 1, one run, every
 // key distinct, many duplicates over a partial bit range), reusing one grouping for all of them,
-// with each of its sorts (the one-sweep sort and CUB's).
-TEST(GroupByKey, RunsCountsOffsetsAndStableOrderMatchTheHost) {
+// with each of its sorts (CUB's, then the one-sweep sort: a handout's stub of it ends the test as
+// not implemented after CUB's cases ran).
+COURSE_TEST(GroupByKey, RunsCountsOffsetsAndStableOrderMatchTheHost) {
   REQUIRE_GPU();
-  for (common::GroupSort sort : {common::GroupSort::onesweep, common::GroupSort::cub}) {
+  for (common::GroupSort sort : {common::GroupSort::cub, common::GroupSort::onesweep}) {
   SCOPED_TRACE(common::group_sort_name(sort));
   common::GroupByKey<std::uint32_t, int> g(sort);
   std::uint32_t state = 12345;

@@ -79,7 +79,7 @@ std::vector<std::int64_t> sizes_around(std::int64_t tile) {
 
 }  // namespace
 
-TEST(Onesweep, Int32PairsAreStableAtEveryTileBoundary) {
+COURSE_TEST(Onesweep, Int32PairsAreStableAtEveryTileBoundary) {
   REQUIRE_GPU();
   for (std::int64_t n : sizes_around(common::Onesweep<int, int>::kTile)) {
     check_pairs(random_keys<int>(n, 7 + n, 64), 0, 32);
@@ -87,7 +87,7 @@ TEST(Onesweep, Int32PairsAreStableAtEveryTileBoundary) {
   }
 }
 
-TEST(Onesweep, Uint64KeysOnAPartialBitRange) {
+COURSE_TEST(Onesweep, Uint64KeysOnAPartialBitRange) {
   REQUIRE_GPU();
   const std::int64_t t = common::Onesweep<std::uint64_t, int>::kTile;
   for (std::int64_t n : sizes_around(t)) {
@@ -97,7 +97,7 @@ TEST(Onesweep, Uint64KeysOnAPartialBitRange) {
   }
 }
 
-TEST(Onesweep, Uint32KeysAndTheWideStatusWords) {
+COURSE_TEST(Onesweep, Uint32KeysAndTheWideStatusWords) {
   REQUIRE_GPU();
   for (std::int64_t n : {std::int64_t{1}, std::int64_t{4097}, std::int64_t{(1 << 20) + 5}}) {
     check_pairs(random_keys<unsigned>(n, 19 + n, 64), 0, 32, /*narrow_below=*/0);
@@ -105,7 +105,7 @@ TEST(Onesweep, Uint32KeysAndTheWideStatusWords) {
   }
 }
 
-TEST(Onesweep, AllEqualPresortedAndReversedKeys) {
+COURSE_TEST(Onesweep, AllEqualPresortedAndReversedKeys) {
   REQUIRE_GPU();
   const std::int64_t n = 100003;
   std::vector<int> same(n, -42), up(n), down(n), extremes(n);

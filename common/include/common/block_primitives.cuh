@@ -1,5 +1,8 @@
 // Warp- and block-level building blocks (CUB-style layers: warp -> block), shared by every
-// sub-project so there is exactly one reduction and one scan of each kind.
+// sub-project so there is exactly one reduction and one scan of each kind. The scans and the
+// reductions are exercises (the markers name whose: stream_compaction's v4 teaches both, nbody's
+// v6 the warp reduction where stream_compaction is not handed out); the multi-value sums below are
+// the NDT harness's.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -14,12 +17,14 @@ __device__ __forceinline__ unsigned lanemask_lt() { return (1u << lane_id()) - 1
 // Kogge-Stone inclusive scan over the 32 lanes of a full warp: 5 shuffles.
 template <typename T>
 __device__ __forceinline__ T warp_inclusive_scan(T v) {
+  // EXERCISE BEGIN body device(v) exercise=stream_compaction/v4_warp_shuffle,ground_seg/-
 #pragma unroll
   for (int offset = 1; offset < 32; offset <<= 1) {
     const T up = __shfl_up_sync(kFullMask, v, offset);
     if (static_cast<int>(lane_id()) >= offset) v += up;
   }
   return v;
+  // EXERCISE END
 }
 
 // Reduction operators for the reductions below (any associative, commutative operation works).
@@ -42,9 +47,11 @@ struct Max {
 template <int WIDTH = 32, typename T, typename Op>
 __device__ __forceinline__ T warp_reduce(T v, Op op) {
   static_assert(WIDTH >= 1 && WIDTH <= 32 && (WIDTH & (WIDTH - 1)) == 0, "WIDTH must be a power of two <= 32");
+  // EXERCISE BEGIN body device(v) unused(op) exercise=stream_compaction/v4_warp_shuffle,nbody/v6_warp_split,ground_seg/-,ndt_graph/-
 #pragma unroll
   for (int offset = WIDTH / 2; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(kFullMask, v, offset, WIDTH));
   return v;
+  // EXERCISE END
 }
 
 // N values at once (e.g. the three components of an acceleration), each reduced as above.
@@ -65,6 +72,7 @@ __device__ __forceinline__ T warp_reduce_sum(T v) {
 template <int BLOCK, typename T, typename Op>
 __device__ __forceinline__ T block_reduce(T v, Op op, T identity, T* smem) {
   static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+  // EXERCISE BEGIN body device(v) unused(op, identity, smem) exercise=stream_compaction/v4_warp_shuffle,nbody/v6_warp_split,ground_seg/-,ndt_graph/-
   constexpr int kWarps = BLOCK / 32;
   v = warp_reduce(v, op);
   if (lane_id() == 0) smem[warp_id()] = v;
@@ -73,6 +81,7 @@ __device__ __forceinline__ T block_reduce(T v, Op op, T identity, T* smem) {
   total = warp_reduce(total, op);
   __syncthreads();
   return total;
+  // EXERCISE END
 }
 
 template <int BLOCK, typename T>
@@ -85,6 +94,7 @@ __device__ __forceinline__ T block_reduce_sum(T v, T* smem) {
 template <int BLOCK, typename T>
 __device__ __forceinline__ T block_exclusive_scan(T v, T& block_total, T* smem) {
   static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
+  // EXERCISE BEGIN body device(block_total = T{}) unused(v, smem) exercise=stream_compaction/v4_warp_shuffle,ground_seg/-
   constexpr int kWarps = BLOCK / 32;
   const T inclusive = warp_inclusive_scan(v);
   if (lane_id() == 31) smem[warp_id()] = inclusive;
@@ -101,6 +111,7 @@ __device__ __forceinline__ T block_exclusive_scan(T v, T& block_total, T* smem) 
   block_total = smem[kWarps];
   __syncthreads();
   return result;
+  // EXERCISE END
 }
 
 // Block sum of N values per thread at once (e.g. a score, a gradient and a Hessian): each warp

@@ -23,6 +23,15 @@ class NotImplemented : public std::logic_error {
 std::string not_implemented_status(const NotImplemented& e);
 bool is_not_implemented_status(const std::string& passed);
 
+// Device stubs (common/exercise_device.cuh): each registers, per translation unit, a function that
+// returns the line of the stub that ran since its last call (0: none) and clears it.
+bool register_device_stub(const char* file, int (*take_hit_line)());
+// "file:line" of a device stub that ran since the last call (all flags are cleared), or "" — at once,
+// without touching the GPU, where no device stub exists (the solution).
+std::string device_stub_hit();
+// Throws NotImplemented when a device stub ran since the last call.
+void check_device_stubs();
+
 // A version that needs hardware this GPU lacks (e.g. the bulk-copy engine of sm_90): run_guarded
 // reports the row as "skipped: <reason>", the tests skip it with that reason. Never a pass.
 class Unsupported : public std::runtime_error {

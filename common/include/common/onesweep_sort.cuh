@@ -51,6 +51,7 @@ __device__ __forceinline__ unsigned digit_of(Key k, int shift, unsigned mask) {
   return static_cast<unsigned>(ordered_bits(k) >> shift) & mask;
 }
 
+// EXERCISE BEGIN exercise=stream_compaction/sort_onesweep,ground_seg/-
 // The look-back status word of (tile, digit): a 2-bit flag over the count, one atomic word.
 template <typename Word>
 struct Status {
@@ -222,6 +223,7 @@ __global__ void __launch_bounds__(kBlock) pass_kernel(std::int64_t n, const Key*
   }
 }
 
+// EXERCISE END
 }  // namespace onesweep
 
 // The sort's entry point. `scratch` holds its temporary storage (it grows, never shrinks, so
@@ -292,6 +294,7 @@ struct Onesweep {
   template <typename Word>
   static void run(std::int64_t n, const Key* keys_in, Key* keys_out, const V* values_in, V* values_out, int begin_bit,
                   int end_bit, int passes, Scratch& scratch, cudaStream_t stream) {
+    // EXERCISE BEGIN body unused(n, keys_in, keys_out, values_in, values_out, begin_bit, end_bit, passes, scratch, stream) exercise=stream_compaction/sort_onesweep,ground_seg/-
     const std::int64_t tiles = (n + kTile - 1) / kTile;
     const Layout l = layout(n, passes, sizeof(Word));
     auto* b = static_cast<unsigned char*>(scratch.get(l.total));
@@ -325,6 +328,7 @@ struct Onesweep {
       src = dst;
       src_v = dst_v;
     }
+    // EXERCISE END
   }
 };
 

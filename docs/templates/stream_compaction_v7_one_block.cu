@@ -1,9 +1,9 @@
-// v6 one block (the worked example of docs/adding_a_version.md): one block of 1024 threads scans
+// v7 one block (the worked example of docs/adding_a_version.md): one block of 1024 threads scans
 // the whole array. Each thread sums its own contiguous chunk, the block scans the 1024 chunk sums
 // in shared memory (Hillis-Steele), and each thread writes its chunk's exclusive prefix sums.
 // Prediction: one launch and 8 bytes per element, but one SM does all the work and a thread's
 // consecutive accesses are a chunk apart (uncoalesced): far below the copy bandwidth, on the order
-// of one SM's share of it at best. Copy to stream_compaction/src/v6_one_block.cu.
+// of one SM's share of it at best. Copy to stream_compaction/src/v7_one_block.cu.
 #include "common/cuda_check.hpp"
 #include "launch.hpp"
 #include "stream_compaction/device.hpp"
