@@ -125,13 +125,9 @@ step "handout selftest (v1_naive filled: scan_naive alone correct)" "$logs/hando
 step "handout of stream_compaction alone (the others left out, common/'s scans its v4)" "$logs/handout_sc_selftest.log" \
   python3 scripts/handout_selftest.py "$logs/handout_sc" --subproject stream_compaction \
     --fill stream_compaction/v1_naive --expect stream_compaction/scan_naive
-# the solution graded by the course's grader on this GPU: the committed grade (results/<gpu>/grade_solution.*)
-# that tests/grader/test_path.py holds against the rubric
-slug=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr 'A-Z' 'a-z' | sed 's/[^a-z0-9]\+/-/g; s/^-//; s/-$//')
-step "the solution graded against the whole rubric" "$logs/grade_solution.log" bash -c \
-  "python3 scripts/grade.py --out '$logs/grade_solution' && mkdir -p 'results/$slug' && \
-   cp \"\$(ls -d '$logs/grade_solution'/*/ | head -1)report.json\" 'results/$slug/grade_solution.json' && \
-   cp \"\$(ls -d '$logs/grade_solution'/*/ | head -1)report.md\" 'results/$slug/grade_solution.md'"
+# the solution graded by the course's grader on this GPU, as a submission: the committed grade
+# (results/<gpu>/grade_solution.*) that tests/grader/test_path.py holds against the rubric
+step "the solution graded against the whole rubric" "$logs/grade_solution.log" scripts/grade_solution.sh "$logs/grade_solution"
 
 echo
 echo "GPU check on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1):"
