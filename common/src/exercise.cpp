@@ -13,12 +13,12 @@ namespace {
 // __FILE__ is absolute in CMake builds: keep the part from the sub-project's (or common's) folder on
 std::string repo_relative(const char* file) {
   std::string f = file ? file : "?";
-  std::size_t best = std::string::npos;
-  for (const char* dir : {"/stream_compaction/", "/nbody/", "/ground_seg/", "/ndt_graph/", "/common/"}) {
+  for (const char* dir : {"/common/include/", "/common/src/", "/common/app/", "/stream_compaction/", "/nbody/",
+                          "/ground_seg/", "/ndt_graph/"}) {
     const auto at = f.rfind(dir);
-    if (at != std::string::npos && (best == std::string::npos || at < best)) best = at;
+    if (at != std::string::npos) return f.substr(at + 1);
   }
-  return best == std::string::npos ? f : f.substr(best + 1);
+  return f;
 }
 
 std::vector<std::pair<std::string, int (*)()>>& device_stubs() {

@@ -153,6 +153,9 @@ def splice(assignment: Assignment, submission: str, handout_files=None, stubbed=
     return out
 
 
+STARTER_INCLUDES = ('#include "common/exercise.hpp"', '#include "common/exercise_device.cuh"')
+
+
 def outside_text(path, text):
     """The text of a handout-shaped file without the inside of its STUDENT blocks."""
     lines, keep, inside = text.split("\n"), [], False
@@ -163,8 +166,8 @@ def outside_text(path, text):
         elif em.STUDENT_END in line:
             keep.append(line.strip())
             inside = False
-        elif not inside and line.strip() != '#include "common/exercise.hpp"':
-            keep.append(line.rstrip())
+        elif not inside and line.strip() not in STARTER_INCLUDES and not line.startswith("COURSE_DEVICE_STUB_FILE("):
+            keep.append(line.rstrip())  # the lines the starter bodies need are the handout's, not the student's
     while keep and not keep[-1]:
         keep.pop()
     return "\n".join(keep)
