@@ -90,6 +90,11 @@ def subproject_of(path):
     return top if top in SUBPROJECTS else None
 
 
+def is_marker(line):
+    """True for an EXERCISE BEGIN or END line (not for one quoted in a comment)."""
+    return bool(_BEGIN.match(line) or _END.match(line))
+
+
 def role(region, selected, included, wanted=()):
     """What a handout holding `included` sub-projects, assigning `selected` (the exercises in `wanted`
     only, when given), does with a region: "assigned" (a STUDENT block), "solved" or "withheld"."""

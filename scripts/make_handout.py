@@ -125,9 +125,10 @@ def student_readme(text, subproject, exercises, path):
            "file starts with the idea of its step and a prediction to test.", ""]
     kept = {}
     for sec in sections:
-        heading = sec[0][3:].strip()
-        if KEEP_SECTIONS.match(heading):
-            kept.setdefault(heading.split()[0].lower() if not heading.lower().startswith("the ") else "problem", []).append(sec)
+        m = KEEP_SECTIONS.match(sec[0][3:].strip())
+        if m:  # "The problem" and "Problem" are one section
+            key = m.group(1).lower()
+            kept.setdefault(key[4:] if key.startswith("the ") else key, []).append(sec)
     for sec in kept.get("problem", []) + kept.get("inputs", []):
         out += sec
     out += [path.render(subproject, exercises), ""]
