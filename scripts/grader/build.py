@@ -97,6 +97,16 @@ def prepare(root, build, drivers, jobs=None, log=None, cuda_arch=None):
     return load_plan(root, build, drivers)
 
 
+def load_built(root, build, drivers):
+    """The Plan of a build that prepare() already made (a Slurm shard's view): nothing is rebuilt;
+    a driver or the build itself missing is an error that names the step to run."""
+    missing = [d for d in drivers if d and not os.path.isfile(os.path.join(os.path.abspath(build), d))]
+    if not os.path.exists(os.path.join(build, "compile_commands.json")) or missing:
+        raise BuildError(f"{build}: the instructor's build lacks {', '.join(missing) or 'compile_commands.json'} "
+                         "(the prepare step, grade.py --prepare-only, builds it)")
+    return load_plan(root, build, drivers)
+
+
 def load_plan(root, build, drivers):
     root, build = os.path.abspath(root), os.path.abspath(build)
     plan = Plan(root=root, build=build)

@@ -70,7 +70,10 @@ def students_in(folder):
             and not n.startswith(".")]
 
 
-def load_job(a, out):
+def load_job(a, out, build_tree=True):
+    """The grading job of the arguments. build_tree=False (a Slurm shard or the merge step) uses the
+    instructor's build as the prepare step left it: shards run at once, and two builds of one
+    folder race on CMake's dependency files."""
     rub = rubric_mod.load(a.rubric or os.path.join(a.instructor, "grading", "rubric.toml"))
     subs = [s for s in a.subproject.split(",") if s]
     bad = [s for s in subs if s not in rubric_mod.SUBPROJECTS]
@@ -100,7 +103,8 @@ def load_job(a, out):
     if not rules:
         raise SystemExit("grade: nothing to grade (no rubric entry in the selection)")
     bdir = a.instructor_build or os.path.join(a.instructor, "build", "release")
-    plan = build.prepare(a.instructor, bdir, sorted({r.driver for r in rules}))
+    drivers = sorted({r.driver for r in rules})
+    plan = build.prepare(a.instructor, bdir, drivers) if build_tree else build.load_built(a.instructor, bdir, drivers)
     files = assemble.tracked_files(handout)
     return student.make_job(rub, rules, assignment, plan, (handout, files), out,
                             os.path.join(os.path.abspath(a.out), ".grader", "cache"),
@@ -114,7 +118,7 @@ def main(argv=None):
     if a.shard is not None:
         out = os.path.join(out, "shards", str(a.shard))
     try:
-        job = load_job(a, out)
+        job = load_job(a, out, build_tree=a.shard is None and not a.merge)
     except (rubric_mod.RubricError, build.BuildError) as e:
         print(f"grade: {e}", file=sys.stderr)
         return 2
@@ -137,8 +141,8 @@ def main(argv=None):
             return 2
         return 0
     if a.merge:
-        _, missing = schedule.merge(job, a.merge)
-        return 1 if missing else 0
+        _, missing_shards, lost = schedule.merge(job, a.merge, students_in(a.students))
+        return 1 if missing_shards or lost else 0
     gpus = select_gpus(a.gpus)
     if a.students:
         studs = students_in(a.students)

@@ -138,9 +138,11 @@ def class_files(reports, out_dir, rules):
         grades_rows.append(row)
         per = r.by_subproject()
         book = {"Student": r.student}
+        # a student the grader failed on is left ungraded (empty cells), not given a 0
+        ungraded = bool(r.grades) and all(g.status is Status.HARNESS_ERROR for g in r.grades)
         for s in subs:
-            book[s] = f"{per.get(s, (0.0, 0.0))[0]:g}"
-        book["Total"] = f"{r.points:g}"
+            book[s] = "" if ungraded else f"{per.get(s, (0.0, 0.0))[0]:g}"
+        book["Total"] = "" if ungraded else f"{r.points:g}"
         book_rows.append(book)
     maxima = {}
     for rule_key in keys:

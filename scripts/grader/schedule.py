@@ -99,15 +99,21 @@ def grade_class(job, students, gpus, build_workers=2, keep=False, progress=print
                 return
             if isinstance(item, tuple):
                 _, name, path, err = item
-                progress(f"[grade] {name}: harness error: {err}")
-                continue
-            rep = student.grade_prepared(job, item, env, rec, dev, progress)
+                rep = student.harness_error_report(job, name, path, err, dev)
+            else:
+                name = item.name
+                try:
+                    rep = student.grade_prepared(job, item, env, rec, dev, progress)
+                except Exception as e:  # as in the builder: this student is reported, the class goes on
+                    rep = student.harness_error_report(job, name, item.path, f"{type(e).__name__}: {e}", dev)
+                student.cleanup(job, item, keep)
+            if rep.grades and all(g.status is Status.HARNESS_ERROR for g in rep.grades):
+                progress(f"[grade] {name}: harness error: {rep.grades[0].detail}")
             rep = student.finalize(rep, keep_keys, job.rules)
-            formats.write_all(rep, os.path.join(job.out, item.name))
-            student.cleanup(job, item, keep)
+            formats.write_all(rep, os.path.join(job.out, name))
             with lock:
                 reports.append(rep)
-            progress(f"[grade] {item.name}: {rep.points:g} / {rep.points_max:g} "
+            progress(f"[grade] {name}: {rep.points:g} / {rep.points_max:g} "
                      f"(build {rep.build_seconds:g} s, runs {rep.run_seconds:g} s)")
 
     builders = [threading.Thread(target=builder) for _ in range(max(1, build_workers))]
@@ -178,9 +184,11 @@ def slurm_submit(scripts, progress=print):
     return prep, arr, merge
 
 
-def merge(job, shards, progress=print):
+def merge(job, shards, students=(), progress=print):
     """The class files from the shards' reports (OUT/shards/<i>/): the versions graded are those the
-    reference graded correct on every shard's GPU, the same maximum for all."""
+    reference graded correct on every shard's GPU, the same maximum for all. A student of the class
+    (`students`, [(name, path)]) whose shard left no report gets a harness-error report naming the
+    shard's log: listed in the class files with empty gradebook cells, never dropped."""
     recs, reports = [], []
     missing = []
     for i in range(shards):
@@ -195,6 +203,18 @@ def merge(job, shards, progress=print):
             if os.path.isfile(p):
                 reports.append(report_from_json(json.load(open(p, encoding="utf-8"))))
     keep_keys, _ = gradable(recs)
+    have = {r.student for r in reports}
+    lost = []
+    for i in range(shards):
+        for name, path in shard(list(students), i, shards):
+            if name not in have:
+                lost.append(name)
+                why = (f"shard {i} of {shards} left no report for this student "
+                       f"(see {os.path.join(job.out, 'slurm', f'shard-{i}.log')})")
+                reports.append(student.harness_error_report(job, name, path, why, ("not graded", "", "")))
+    if lost:
+        progress(f"[grade] merge: no report for {len(lost)} students ({', '.join(lost[:10])}"
+                 f"{', ...' if len(lost) > 10 else ''}): empty in the gradebook, regrade them")
     for rep in reports:
         student.finalize(rep, keep_keys, job.rules)
         formats.write_all(rep, os.path.join(job.out, rep.student))
@@ -203,4 +223,4 @@ def merge(job, shards, progress=print):
         progress(f"[grade] merge: shards {missing} left no results (see slurm/shard-*.log)")
     progress(f"[grade] merge: {len(reports)} students from {shards - len(missing)} shards -> "
              f"{os.path.join(job.out, 'gradebook.csv')}")
-    return reports, missing
+    return reports, missing, lost

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from . import assemble, build, kernels, run, score
 from .assemble import em
-from .model import Provenance, Status, StudentReport
+from .model import Provenance, Status, StudentReport, VersionGrade
 
 
 @dataclass
@@ -230,6 +230,19 @@ class Prepared:
     provenance: dict
 
 
+def submission_provenance(job, path):
+    """Where a submission came from: its path, commit and time (the commit's, else the newest
+    exercise file's)."""
+    commit = git(path, "rev-parse", "HEAD")
+    when = git(path, "log", "-1", "--format=%cI") if commit else ""
+    if not when:
+        mtimes = [os.path.getmtime(os.path.join(path, f)) for f in job.assignment.exercise_files()
+                  if os.path.exists(os.path.join(path, f))]
+        when = datetime.datetime.fromtimestamp(max(mtimes), datetime.timezone.utc).isoformat() if mtimes else ""
+    return {"submission": os.path.abspath(path), "submission_commit": commit or "not a git checkout",
+            "submission_time": when}
+
+
 def prepare_student(job, name, path, progress=print):
     t0 = time.time()
     work = os.path.join(job.out, "students", name)
@@ -257,14 +270,7 @@ def prepare_student(job, name, path, progress=print):
             static[rule.key] = kernels.static_check(rule, objs, own, job.exercise_files, index,
                                                     job.rubric.libraries, job.symbol_owner, job.harness_symbols,
                                                     job.entry_points)
-    commit = git(path, "rev-parse", "HEAD")
-    when = git(path, "log", "-1", "--format=%cI") if commit else ""
-    if not when:
-        mtimes = [os.path.getmtime(os.path.join(path, f)) for f in job.assignment.exercise_files()
-                  if os.path.exists(os.path.join(path, f))]
-        when = datetime.datetime.fromtimestamp(max(mtimes), datetime.timezone.utc).isoformat() if mtimes else ""
-    prov = {"submission": os.path.abspath(path), "submission_commit": commit or "not a git checkout",
-            "submission_time": when}
+    prov = submission_provenance(job, path)
     progress(f"[grade] {name}: built in {time.time() - t0:.1f} s ({b.compiled} compiled, {b.cached} cached)"
              + ("" if b.ok else f": does not build: {b.error}")
              + "".join(f"\n[grade] {name}: {ex} does not build: {err}" for ex, err in sorted(broken.items())))
@@ -309,6 +315,27 @@ def grade_prepared(job, prep, env, reference, device, progress=print):
                          build_error=prep.build.error, notes=notes, build_seconds=round(prep.build.seconds, 1),
                          run_seconds=round(time.time() - t0, 1))
     return rep
+
+
+def harness_error_report(job, name, path, error, device):
+    """The report of a student the grader itself failed on (an exception while preparing or running
+    it): every version 'harness error' with 0 points and the reason, so the student stands in the
+    gradebook, marked for a regrade, instead of missing from it."""
+    name_, _, drv = device
+    try:
+        sub = submission_provenance(job, path)
+    except Exception:  # the submission itself may be what broke the grader
+        sub = {"submission": os.path.abspath(path), "submission_commit": "unknown", "submission_time": ""}
+    prov = Provenance(instructor_commit=job.instructor_commit, rubric_sha256=job.rubric.sha256, device=name_,
+                      driver_version=drv, toolkit=toolkit_version(),
+                      graded_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                      host=socket.gethostname(), **sub)
+    grades = [VersionGrade(subproject=r.subproject, version=r.version, status=Status.HARNESS_ERROR,
+                           detail=error[:300], points_correct=0.0, points_correct_max=r.correct, points_speed=0.0,
+                           points_speed_max=r.speed) for r in job.rules]
+    return StudentReport(student=name, provenance=prov, grades=grades,
+                         notes=[f"the grader failed on this submission ({error[:300]}); regrade it after the "
+                                "harness is fixed: these 0 points are not the student's"])
 
 
 def finalize(report, reference_versions, rules):

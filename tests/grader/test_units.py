@@ -3,13 +3,14 @@ kernel attribution, the scoring, the process limits and the output formats."""
 import json
 import os
 import textwrap
+import types
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from conftest import ROOT
 import exercise_markers as em
-from grader import assemble, formats, kernels, rubric, run, score
+from grader import assemble, formats, kernels, rubric, run, schedule, score
 from grader.model import CaseResult, KernelUse, Provenance, Status, StudentReport, report_from_json, to_json
 
 RUBRIC = textwrap.dedent("""
@@ -338,3 +339,26 @@ def test_junit_gradebook_and_the_report_round_trip(tmp_path):
     book = (tmp_path / "gradebook.csv").read_text().split("\n")
     assert book[0] == "Student,stream_compaction,Total" and book[1] == "Points Possible,12,12"
     assert book[2].startswith("alice,") and "report" not in book[2]
+
+
+def test_a_student_the_grader_failed_on_stands_ungraded_in_the_class_files(tmp_path):
+    """A Slurm shard that died leaves its students without reports: the merge lists them with a
+    harness-error report naming the shard's log and empty gradebook cells, and says it failed."""
+    other = rubric.VersionRule("stream_compaction", "scan_other", "d", 4, 2, [], [], [])
+    job = types.SimpleNamespace(out=str(tmp_path), rules=[rule_for(), other], instructor_commit="c" * 40,
+                                rubric=RUB, assignment=types.SimpleNamespace(exercise_files=lambda: []))
+    students = [("alice", str(tmp_path / "in" / "alice")), ("bob", str(tmp_path / "in" / "bob"))]
+    assert [n for n, _ in schedule.shard(students, 0, 2)] == ["alice"]
+    (tmp_path / "shards" / "0").mkdir(parents=True)
+    ref = {"versions": {r.key: {"status": "correct", "detail": ""} for r in job.rules}}
+    (tmp_path / "shards" / "0" / "references.json").write_text(json.dumps([ref]))
+    formats.write_all(sample_report(), str(tmp_path / "shards" / "0" / "alice"))
+    reports, missing, lost = schedule.merge(job, 2, students, progress=lambda *_: None)
+    assert missing == [1] and lost == ["bob"] and len(reports) == 2
+    bob = json.load(open(tmp_path / "bob" / "report.json"))
+    assert {g["status"] for g in bob["grades"]} == {"harness error"} and bob["points"] == 0
+    assert "shard 1 of 2" in bob["grades"][0]["detail"] and "shard-1.log" in bob["grades"][0]["detail"]
+    book = (tmp_path / "gradebook.csv").read_text().strip().split("\n")
+    assert book[2].startswith("alice,") and book[2] != "alice,," and book[3] == "bob,,"
+    grades = (tmp_path / "grades.csv").read_text()
+    assert "harness error:0" in grades
