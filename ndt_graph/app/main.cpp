@@ -629,7 +629,7 @@ int run(const common::CliOptions& o) {
                                      static_cast<std::int64_t>(raw.size()), "case=" + c.name + " leaf=0.2", env.device_label,
                                      "version", "filter");
       common::run_guarded(r, true, [&] {
-        const auto cpu = voxel_grid_filter(raw, 0.2f);
+        const auto cpu = voxel_grid_filter(raw, 0.2f, LeafOrder::file);
         float ms = 0;
         const auto gpuf = voxel_grid_filter_gpu(raw, 0.2f, &ms);
         const bool same = cpu.x == gpuf.x && cpu.y == gpuf.y && cpu.z == gpuf.z;

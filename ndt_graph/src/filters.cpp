@@ -1,7 +1,13 @@
 // PCL's VoxelGrid and ApproximateVoxelGrid, point for point (float arithmetic as PCL's).
 #include <algorithm>
 #include <cmath>
+#include <climits>
+#include <cstdint>
 #include <numeric>
+
+#if defined(NDT_HAVE_BOOST_SPREADSORT)
+#include <boost/sort/spreadsort/integer_sort.hpp>
+#endif
 
 #include "ndt_graph/ndt.hpp"
 
@@ -30,7 +36,7 @@ void push(common::PointCloud& out, float x, float y, float z) {
 
 }  // namespace
 
-common::PointCloud voxel_grid_filter(const common::PointCloud& in, float leaf) {
+common::PointCloud voxel_grid_filter(const common::PointCloud& in, float leaf, LeafOrder sum_order) {
   check_leaf(leaf, "voxel filter");
   common::PointCloud out;
   const std::size_t n = in.size();
@@ -53,29 +59,68 @@ common::PointCloud voxel_grid_filter(const common::PointCloud& in, float leaf) {
     min_b[a] = static_cast<long long>(std::floor(mn[a] * inv));
     div[a] = static_cast<long long>(std::floor(mx[a] * inv)) - min_b[a] + 1;
   }
-  // PCL keys leaves by a 32-bit index and refuses grids over 2^31 leaves; a 64-bit key has no such
-  // limit and orders leaves the same way.
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> index(n);
-  for (std::size_t i = 0; i < n; ++i) {
+  // PCL keys leaves by a 32-bit index and refuses grids over 2^31 leaves (it returns the cloud
+  // unfiltered); a 64-bit key has no such limit and orders leaves the same way.
+  const bool fits32 = div[0] * div[1] * div[2] <= static_cast<long long>(INT32_MAX);
+  auto leaf_of = [&](std::size_t i) {
     const long long ijk0 = static_cast<long long>(std::floor(in.x[i] * inv) - static_cast<float>(min_b[0]));
     const long long ijk1 = static_cast<long long>(std::floor(in.y[i] * inv) - static_cast<float>(min_b[1]));
     const long long ijk2 = static_cast<long long>(std::floor(in.z[i] * inv) - static_cast<float>(min_b[2]));
-    index[i] = {static_cast<std::uint64_t>(ijk0 + ijk1 * div[0] + ijk2 * div[0] * div[1]), static_cast<std::uint32_t>(i)};
+    return static_cast<std::uint64_t>(ijk0 + ijk1 * div[0] + ijk2 * div[0] * div[1]);
+  };
+  // A leaf's centroid is a float sum, so the order its points are added in decides its last bit.
+  // PCL adds them in the order Boost's integer_sort leaves equal leaf indices in (not file order:
+  // spreadsort is not stable); with Boost here and a 32-bit grid, the same sort on the same
+  // (leaf, point) array gives PCL's order, and so PCL's centroids to the bit.
+  std::vector<std::uint32_t> order(n);
+  std::vector<std::uint64_t> key(n);
+#if defined(NDT_HAVE_BOOST_SPREADSORT)
+  if (fits32 && sum_order == LeafOrder::pcl) {
+    struct LeafPoint {  // pcl::cloud_point_index_idx: compared by the leaf index only
+      unsigned int idx, point;
+      bool operator<(const LeafPoint& o) const { return idx < o.idx; }
+    };
+    std::vector<LeafPoint> lp(n);
+    for (std::size_t i = 0; i < n; ++i) lp[i] = {static_cast<unsigned int>(leaf_of(i)), static_cast<unsigned int>(i)};
+    boost::sort::spreadsort::integer_sort(lp.begin(), lp.end(),
+                                          [](const LeafPoint& x, unsigned offset) { return x.idx >> offset; });
+    for (std::size_t i = 0; i < n; ++i) {
+      order[i] = lp[i].point;
+      key[i] = lp[i].idx;
+    }
+  } else
+#endif
+  {
+    (void)fits32;
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> index(n);
+    for (std::size_t i = 0; i < n; ++i) index[i] = {leaf_of(i), static_cast<std::uint32_t>(i)};
+    std::stable_sort(index.begin(), index.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (std::size_t i = 0; i < n; ++i) {
+      order[i] = index[i].second;
+      key[i] = index[i].first;
+    }
   }
-  std::stable_sort(index.begin(), index.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (std::size_t b = 0; b < n;) {
     std::size_t e = b;
     float s[3] = {0, 0, 0};
-    for (; e < n && index[e].first == index[b].first; ++e) {
-      s[0] += in.x[index[e].second];
-      s[1] += in.y[index[e].second];
-      s[2] += in.z[index[e].second];
+    for (; e < n && key[e] == key[b]; ++e) {
+      s[0] += in.x[order[e]];
+      s[1] += in.y[order[e]];
+      s[2] += in.z[order[e]];
     }
     const float c = static_cast<float>(e - b);
     push(out, s[0] / c, s[1] / c, s[2] / c);
     b = e;
   }
   return out;
+}
+
+bool voxel_grid_matches_pcl_bitwise() {
+#if defined(NDT_HAVE_BOOST_SPREADSORT)
+  return true;
+#else
+  return false;
+#endif
 }
 
 common::PointCloud approximate_voxel_grid_filter(const common::PointCloud& in, float leaf) {

@@ -158,7 +158,7 @@ COURSE_TEST(NdtGpu, MapBuildAndVoxelFilterAreIdenticalToTheCpu) {
   REQUIRE_GPU();
   const auto scan = common::simulate_lidar_scan({}, 4).cloud;
   for (float leaf : {0.2f, 0.5f}) {
-    const auto a = voxel_grid_filter(scan, leaf), b = voxel_grid_filter_gpu(scan, leaf);
+    const auto a = voxel_grid_filter(scan, leaf, LeafOrder::file), b = voxel_grid_filter_gpu(scan, leaf);
     EXPECT_EQ(a.x, b.x);
     EXPECT_EQ(a.y, b.y);
     EXPECT_EQ(a.z, b.z);

@@ -25,8 +25,14 @@ Search parse_search(const std::string& name);  // throws InputError
 const char* search_name(Search s);
 
 // pcl::VoxelGrid: one point per occupied leaf, the (float) centroid of its points, leaves in
-// PCL's index order. Throws InputError when the leaf is not positive and finite.
-common::PointCloud voxel_grid_filter(const common::PointCloud& in, float leaf);
+// PCL's index order. A leaf's points are summed in PCL's order (LeafOrder::pcl: the order Boost's
+// integer_sort, which PCL sorts with, leaves them in; bit for bit PCL's centroids where this build
+// has Boost, see voxel_grid_matches_pcl_bitwise) or in file order (LeafOrder::file: what the GPU
+// filter does; a centroid can then differ from PCL's in its last bit). Throws InputError when the
+// leaf is not positive and finite.
+enum class LeafOrder { pcl, file };
+common::PointCloud voxel_grid_filter(const common::PointCloud& in, float leaf, LeafOrder sum_order = LeafOrder::pcl);
+bool voxel_grid_matches_pcl_bitwise();
 // pcl::ApproximateVoxelGrid: PCL's 512-slot history; a leaf's centroid is emitted when another
 // leaf takes its slot, and the rest at the end in slot order.
 common::PointCloud approximate_voxel_grid_filter(const common::PointCloud& in, float leaf);
