@@ -66,7 +66,10 @@ std::vector<Case> make_cases(const ReferencePair& pair, const Setting& s, int co
 // Newton step's ill-conditioning lifts that into the float rounding of the transform), or, for the
 // parallel line search, its own promise holds. pcl_failure: PCL is off the truth and the version is
 // not. both_fail: both off the truth. differs: anything else (a fault).
-enum class Verdict { agrees, rounding, differs, pcl_failure, both_fail, skipped };
+// own_path: the parallel line search (v6), which takes other steps than PCL by design, off PCL's
+// pose but within kOwnPathCm / kOwnPathDeg of the truth, or PCL off the truth as well.
+enum class Verdict { agrees, rounding, own_path, differs, pcl_failure, both_fail, skipped };
+constexpr double kOwnPathCm = 10.0, kOwnPathDeg = 1.0;
 constexpr double kRoundingDiff = 1e-6;
 const char* verdict_name(Verdict v);
 struct Row {
