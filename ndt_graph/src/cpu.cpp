@@ -78,10 +78,19 @@ void pose_error(const double (&A)[4][4], const double (&B)[4][4], double& trans_
   double t2 = 0;
   for (int r = 0; r < 3; ++r) t2 += (A[r][3] - B[r][3]) * (A[r][3] - B[r][3]);
   trans_m = std::sqrt(t2);
-  double tr = 0;  // trace(A_R^T B_R)
-  for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) tr += A[r][c] * B[r][c];
-  rot_deg = std::acos(std::clamp((tr - 1) / 2, -1.0, 1.0)) * 180.0 / 3.14159265358979323846;
+  // The angle of M = A_R^T B_R from its trace and its skew part, atan2(|v| / 2, (tr - 1) / 2): acos of
+  // the trace alone has a floor of sqrt(2 * rounding), 0.007 deg between two copies of one float
+  // rotation that is orthonormal only to float precision; a symmetric rounding error leaves v = 0.
+  double M[3][3];
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) {
+      M[i][j] = 0;
+      for (int k = 0; k < 3; ++k) M[i][j] += A[k][i] * B[k][j];
+    }
+  const double tr = M[0][0] + M[1][1] + M[2][2];
+  const double v[3] = {M[2][1] - M[1][2], M[0][2] - M[2][0], M[1][0] - M[0][1]};
+  const double s = 0.5 * std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  rot_deg = std::atan2(s, 0.5 * (tr - 1)) * 180.0 / 3.14159265358979323846;
 }
 
 std::string compare_to_reference(const AlignResult& got, const AlignResult& ref, double cm, double deg, int iterations) {

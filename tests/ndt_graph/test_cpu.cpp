@@ -3,6 +3,7 @@
 // the 6x6 solve on singular/indefinite matrices, and synthetic pairs with a known transform.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -280,6 +281,45 @@ TEST(NewtonSolve, PivotedSolveMatchesTheMinimumNormSolveAndRefusesNearSingularSy
   EXPECT_FALSE(common::la::solve_pivoted<6>(S, b, x, 1e-10));
   double Z[6][6] = {};
   EXPECT_FALSE(common::la::solve_pivoted<6>(Z, b, x, 1e-10));
+}
+
+// The pose error the checks compare with: zero between two copies of one rotation that is orthonormal
+// only to float precision (PCL's and the GPU versions' results), and the true angle at 0.001, 1, 90
+// and 179 degrees.
+TEST(PoseError, FloatRotationsAgreeWithThemselvesAndKnownAnglesAreExact) {
+  std::mt19937 rng(20261124);
+  std::uniform_real_distribution<double> u(-3.1, 3.1);
+  double worst = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const double rpy[3] = {u(rng), u(rng) / 2, u(rng)};
+    const double c0 = std::cos(rpy[0]), s0 = std::sin(rpy[0]), c1 = std::cos(rpy[1]), s1 = std::sin(rpy[1]);
+    const double c2 = std::cos(rpy[2]), s2 = std::sin(rpy[2]);
+    const double R[3][3] = {{c1 * c2, -c1 * s2, s1},
+                            {c0 * s2 + s0 * s1 * c2, c0 * c2 - s0 * s1 * s2, -s0 * c1},
+                            {s0 * s2 - c0 * s1 * c2, s0 * c2 + c0 * s1 * s2, c0 * c1}};
+    double T[4][4] = {};
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) T[r][c] = static_cast<float>(R[r][c]);
+    T[3][3] = 1;
+    double cm = 1, deg = 1;
+    pose_error(T, T, cm, deg);
+    EXPECT_EQ(cm, 0);
+    worst = std::max(worst, deg);
+  }
+  EXPECT_LT(worst, 1e-6) << "a float rotation against itself";
+  for (const double angle : {0.001, 1.0, 90.0, 179.0}) {
+    const double a = angle * 3.14159265358979323846 / 180, n[3] = {0.48, -0.6, 0.64};  // unit axis
+    const double c = std::cos(a), s = std::sin(a), t = 1 - c;
+    double I[4][4] = {{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}};
+    double Q[4][4] = {{t * n[0] * n[0] + c, t * n[0] * n[1] - s * n[2], t * n[0] * n[2] + s * n[1], 0.1},
+                      {t * n[0] * n[1] + s * n[2], t * n[1] * n[1] + c, t * n[1] * n[2] - s * n[0], 0.2},
+                      {t * n[0] * n[2] - s * n[1], t * n[1] * n[2] + s * n[0], t * n[2] * n[2] + c, -0.2},
+                      {0, 0, 0, 1}};
+    double m = 0, deg = 0;
+    pose_error(I, Q, m, deg);
+    EXPECT_NEAR(m, 0.3, 1e-12);
+    EXPECT_NEAR(deg, angle, 1e-9 * std::max(1.0, angle)) << angle << " deg";
+  }
 }
 
 TEST(SyntheticPairs, KnownTransformsAreRecovered) {
