@@ -40,7 +40,8 @@ std::uint64_t sort_bits(Key k, int begin, int end) {
   return width >= 64 ? u : u & ((std::uint64_t{1} << width) - 1);
 }
 
-template <typename Key>
+template <typename Key, typename PairsPolicy = common::onesweep::DefaultPolicy<Key, int>,
+          typename KeysPolicy = common::onesweep::DefaultPolicy<Key>>
 void check_pairs(const std::vector<Key>& keys, int begin, int end, std::int64_t narrow_below = std::int64_t{1} << 30) {
   const std::int64_t n = static_cast<std::int64_t>(keys.size());
   std::vector<int> idx(n);
@@ -56,8 +57,8 @@ void check_pairs(const std::vector<Key>& keys, int begin, int end, std::int64_t 
   CUDA_CHECK(cudaMemset(k_out.get(), 0xab, m * sizeof(Key)));
   CUDA_CHECK(cudaMemset(v_out.get(), 0xab, m * sizeof(int)));
   common::Scratch scratch;
-  common::Onesweep<Key, int>::sort(n, k_in.get(), k_out.get(), v_in.get(), v_out.get(), begin, end, scratch, nullptr,
-                                   narrow_below);
+  common::Onesweep<Key, int, PairsPolicy>::sort(n, k_in.get(), k_out.get(), v_in.get(), v_out.get(), begin, end, scratch,
+                                                nullptr, narrow_below);
   std::vector<Key> got_k(m);
   std::vector<int> got_v(m);
   CUDA_CHECK(cudaMemcpy(got_k.data(), k_out.get(), n * sizeof(Key), cudaMemcpyDeviceToHost));
@@ -68,7 +69,8 @@ void check_pairs(const std::vector<Key>& keys, int begin, int end, std::int64_t 
   }
   // keys only: the same order of keys
   CUDA_CHECK(cudaMemset(k_out.get(), 0xab, m * sizeof(Key)));
-  common::Onesweep<Key>::sort(n, k_in.get(), k_out.get(), nullptr, nullptr, begin, end, scratch, nullptr, narrow_below);
+  common::Onesweep<Key, void, KeysPolicy>::sort(n, k_in.get(), k_out.get(), nullptr, nullptr, begin, end, scratch, nullptr,
+                                                narrow_below);
   CUDA_CHECK(cudaMemcpy(got_k.data(), k_out.get(), n * sizeof(Key), cudaMemcpyDeviceToHost));
   for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(got_k[i], keys[order[i]]) << "keys only, n " << n << " position " << i;
 }
@@ -81,9 +83,28 @@ std::vector<std::int64_t> sizes_around(std::int64_t tile) {
 
 COURSE_TEST(Onesweep, Int32PairsAreStableAtEveryTileBoundary) {
   REQUIRE_GPU();
-  for (std::int64_t n : sizes_around(common::Onesweep<int, int>::kTile)) {
-    check_pairs(random_keys<int>(n, 7 + n, 64), 0, 32);
-    check_pairs(random_keys<int>(n, 9 + n, 5), 0, 32);  // 32 distinct keys: long equal runs
+  for (const std::int64_t tile : {common::Onesweep<int, int>::kTile, common::Onesweep<int>::kTile})
+    for (std::int64_t n : sizes_around(tile)) {
+      check_pairs(random_keys<int>(n, 7 + n, 64), 0, 32);
+      check_pairs(random_keys<int>(n, 9 + n, 5), 0, 32);  // 32 distinct keys: long equal runs
+    }
+}
+
+// Every ranking (ballot, match_any, atomic_or), counts published before or after the ranking, and
+// tile shapes of 256 to 512 threads, as onesweep_tune times them: the same stable order.
+COURSE_TEST(Onesweep, EveryRankingAndTileShapeSortsTheSame) {
+  REQUIRE_GPU();
+  using common::onesweep::Policy;
+  using common::onesweep::Rank;
+  using A = Policy<256, 16, 2, Rank::atomic_or>;
+  using B = Policy<512, 15, 2, Rank::ballot, true>;
+  using C = Policy<384, 12, 3, Rank::atomic_or, true>;
+  using D = Policy<256, 10, 2, Rank::match_any>;
+  for (std::int64_t n : {std::int64_t{1}, std::int64_t{3071}, std::int64_t{4096}, std::int64_t{7681}, std::int64_t{100003}}) {
+    check_pairs<unsigned, A, B>(random_keys<unsigned>(n, 29 + n, 64), 0, 32);
+    check_pairs<unsigned, C, D>(random_keys<unsigned>(n, 31 + n, 7), 0, 32);
+    check_pairs<std::uint64_t, D, A>(random_keys<std::uint64_t>(n, 37 + n, 64), 5, 60);
+    check_pairs<int, B, A>(random_keys<int>(n, 41 + n, 64), 0, 32, /*narrow_below=*/0);
   }
 }
 

@@ -3,12 +3,13 @@
 // design inside CUB's DeviceRadixSort:
 //  1. one pass over the keys histograms every 8-bit digit of every pass at once;
 //  2. one tiny kernel turns each pass's 256 counts into the digit's first output position;
-//  3. per digit pass, ONE kernel: each tile (256 threads x ITEMS keys, tiles taken in launch
-//     order from a counter) ranks its keys stably in shared memory (lanes with equal digits are
-//     found with 8 ballots; the leader of each group bumps its warp's counter), publishes its
-//     256 digit counts, and learns how many keys of each digit all earlier tiles hold through a
-//     decoupled look-back over their per-digit status words (thread d walks back over digit d),
-//     then writes its keys (and values) digit run by digit run.
+//  3. per digit pass, ONE kernel: each tile (Policy: threads x keys per thread, tiles taken in
+//     launch order from a counter) ranks its keys stably among the warp's keys of their digit (a
+//     warp multi-split: the lanes of one digit find each other, the highest of them bumps the
+//     warp's count of the digit), publishes its 256 digit counts, and learns how many keys of each
+//     digit all earlier tiles hold through a decoupled look-back over their per-digit status words
+//     (thread d walks back over digit d), then writes its keys (and values) digit run by digit run
+//     through shared memory. The kernel is an agent (PassAgent) whose methods are these steps.
 // Traffic: 4 bytes per key for the histogram, then read + write per pass: 4 + 8 x 4 = 36 bytes
 // per 32-bit key (sort_radix, upsweep + scan + downsweep: 48), 68 with int32 values.
 // Equal keys keep their input order, so LSD passes compose and grouped runs are deterministic.
@@ -37,14 +38,49 @@ namespace onesweep {
 
 constexpr int kBits = 8;
 constexpr int kBins = 1 << kBits;
-constexpr int kBlock = 256;  // one thread per digit in the per-tile bookkeeping
-constexpr int kWarps = kBlock / 32;
-static_assert(kBlock == kBins, "thread d owns digit d");
 
-// An unsigned image of a key whose unsigned order is the key's order.
+// How the lanes of a warp holding one digit find each other (the warp multi-split), for the
+// ranking of every key:
+//  - ballot: 8 ballots, one per digit bit, ANDed (or their complements) into the peer mask;
+//  - match_any: one __match_any_sync(digit) (one instruction on sm_70+, several issue slots);
+//  - atomic_or: each lane ORs its bit into a per-(warp, digit) shared word and reads it back.
+enum class Rank { ballot, match_any, atomic_or };
+
+// The tile shape, passed whole: kThreads threads x kItems keys per tile, kMinBlocks resident
+// blocks per SM asked of the compiler (bounds the registers), the ranking, and whether the tile's
+// digit counts are taken (shared atomics) and published before the ranking, so that warps 0-7 look
+// back while the others rank (kEarly), or read off the ranking's per-warp counts after it. Threads
+// d < 256 own digit d in the per-tile bookkeeping, so a tile has at least 256 threads.
+template <int kThreads_, int kItems_, int kMinBlocks_, Rank kRank_ = Rank::ballot, bool kEarly_ = false>
+struct Policy {
+  static constexpr int kThreads = kThreads_, kItems = kItems_, kMinBlocks = kMinBlocks_;
+  static constexpr int kWarps = kThreads / 32, kTile = kThreads * kItems;
+  static constexpr Rank kRank = kRank_;
+  static constexpr bool kEarly = kEarly_;
+  static_assert(kThreads % 32 == 0 && kThreads >= kBins && kThreads <= 1024, "256 to 1024 threads, whole warps");
+};
+
+// The shapes measured fastest on an H200 at 2^28 keys (common/app/onesweep_tune.cu sweeps them,
+// results/nvidia-h200/onesweep_tune.txt; the runners-up are within 1%): 32-bit keys alone 512 x 12
+// with the atomic-OR match (the fewest instructions), 32-bit keys with values 512 x 15 with ballots,
+// 64-bit keys 384 x 8, three blocks per SM, counts published before the ranking.
+template <typename Key, typename Value = void>
+using DefaultPolicy = typename std::conditional<
+    sizeof(Key) == 8, Policy<384, 8, 3, Rank::ballot, true>,
+    typename std::conditional<std::is_same<Value, void>::value, Policy<512, 12, 2, Rank::atomic_or>,
+                              Policy<512, 15, 2, Rank::ballot>>::type>::type;
+
+// An unsigned image of a key whose unsigned order is the key's order, and the key whose image is
+// all ones (it pads a last, partial tile: its digit is the largest of every pass, so padding ranks
+// after every real key of the tile and is never written).
 __device__ __forceinline__ unsigned ordered_bits(int k) { return static_cast<unsigned>(k) ^ 0x80000000u; }
 __device__ __forceinline__ unsigned ordered_bits(unsigned k) { return k; }
 __device__ __forceinline__ std::uint64_t ordered_bits(std::uint64_t k) { return k; }
+template <typename Key>
+__device__ __forceinline__ Key padding_key() {
+  if constexpr (std::is_same<Key, int>::value) return 0x7fffffff;
+  else return ~Key{0};
+}
 
 template <typename Key>
 __device__ __forceinline__ unsigned digit_of(Key k, int shift, unsigned mask) {
@@ -60,16 +96,23 @@ struct Status {
   static constexpr Word kValueMask = (Word{1} << kShift) - 1;
 };
 
+// The upfront histogram: every digit of every pass in one read of the keys (grid-stride, one key
+// per thread and round). Under ncu on an H200 at 2^28 uint32 keys: 470-502 M warp instructions and
+// 0.82-1.00 ms on different leases, bound by load latency (one load in flight per thread), against
+// CUB's histogram kernel at 184 M and 0.59 ms. An unrolled variant (8 loads in flight, per-pass
+// shifts in registers) took 603 M instructions and 1.11 ms and was dropped.
+constexpr int kHistogramThreads = 256;
 template <typename Key>
-__global__ void __launch_bounds__(kBlock) histogram_kernel(std::int64_t n, const Key* __restrict__ keys, int begin_bit,
-                                                           int end_bit, int passes, unsigned* __restrict__ hist) {
+__global__ void __launch_bounds__(kHistogramThreads) histogram_kernel(std::int64_t n, const Key* __restrict__ keys,
+                                                                      int begin_bit, int end_bit, int passes,
+                                                                      unsigned* __restrict__ hist) {
   // two private copies (even / odd warps) halve the shared-atomic collisions of repeated keys
   __shared__ unsigned s_hist[2][8][kBins];
-  for (int i = threadIdx.x; i < 2 * 8 * kBins; i += kBlock) (&s_hist[0][0][0])[i] = 0;
+  for (int i = threadIdx.x; i < 2 * 8 * kBins; i += kHistogramThreads) (&s_hist[0][0][0])[i] = 0;
   __syncthreads();
   unsigned (*mine)[kBins] = s_hist[common::warp_id() & 1];
-  const std::int64_t stride = std::int64_t{gridDim.x} * kBlock;
-  for (std::int64_t i = blockIdx.x * std::int64_t{kBlock} + threadIdx.x; i < n; i += stride) {
+  const std::int64_t stride = std::int64_t{gridDim.x} * kHistogramThreads;
+  for (std::int64_t i = blockIdx.x * std::int64_t{kHistogramThreads} + threadIdx.x; i < n; i += stride) {
     const Key k = keys[i];
     for (int p = 0; p < passes; ++p) {
       const int shift = begin_bit + p * kBits;
@@ -78,7 +121,7 @@ __global__ void __launch_bounds__(kBlock) histogram_kernel(std::int64_t n, const
     }
   }
   __syncthreads();
-  for (int i = threadIdx.x; i < passes * kBins; i += kBlock) {
+  for (int i = threadIdx.x; i < passes * kBins; i += kHistogramThreads) {
     const unsigned c = (&s_hist[0][0][0])[i] + (&s_hist[1][0][0])[i];
     if (c) atomicAdd(&hist[i], c);
   }
@@ -87,140 +130,297 @@ __global__ void __launch_bounds__(kBlock) histogram_kernel(std::int64_t n, const
 // hist[p][d] -> first output position of digit d in pass p (one block, one pass after another).
 // A template only so that every file including this header may instantiate it (one definition).
 template <int kOneDefinition = 0>
-__global__ void __launch_bounds__(kBlock) bin_offsets_kernel(int passes, const unsigned* __restrict__ hist,
-                                                             unsigned* __restrict__ offsets) {
-  __shared__ unsigned tmp[kWarps + 1];
+__global__ void __launch_bounds__(kBins) bin_offsets_kernel(int passes, const unsigned* __restrict__ hist,
+                                                            unsigned* __restrict__ offsets) {
+  __shared__ unsigned tmp[kBins / 32 + 1];
   for (int p = 0; p < passes; ++p) {
     unsigned total;
-    offsets[p * kBins + threadIdx.x] = common::block_exclusive_scan<kBlock>(hist[p * kBins + threadIdx.x], total, tmp);
+    offsets[p * kBins + threadIdx.x] = common::block_exclusive_scan<kBins>(hist[p * kBins + threadIdx.x], total, tmp);
   }
 }
 
-template <typename Key, typename Value, int kItems, typename Word>
-__global__ void __launch_bounds__(kBlock) pass_kernel(std::int64_t n, const Key* __restrict__ keys_in,
-                                                      Key* __restrict__ keys_out, const Value* __restrict__ values_in,
-                                                      Value* __restrict__ values_out, int shift, unsigned mask,
-                                                      const unsigned* __restrict__ bin_offsets, Word* status,
-                                                      unsigned* tile_counter) {
-  constexpr bool kPairs = !std::is_same<Value, void>::value;
+// One digit pass over one tile, as the steps of the algorithm (Onesweep, Adinets & Merrill 2022):
+// take a tile, load it, rank every key among the tile's keys of its digit, publish the tile's digit
+// counts, stage the keys in sorted order in shared memory, look back over the earlier tiles' counts,
+// write the digit runs out. Keys are warp-striped: warp w holds keys [w * 32 * kItems, ...), key k
+// of lane l is w * 32 * kItems + k * 32 + l, so ranking in (k, lane) order per warp keeps equal keys
+// in input order.
+template <typename Key, typename Value, typename P, typename Word>
+struct PassAgent {
+  static constexpr bool kPairs = !std::is_same<Value, void>::value;
   using V = typename std::conditional<kPairs, Value, int>::type;
-  constexpr int kTile = kBlock * kItems;
-  constexpr std::size_t kStage = sizeof(Key) > sizeof(V) ? sizeof(Key) * kTile : sizeof(V) * kTile;
   using S = Status<Word>;
-  __shared__ __align__(16) unsigned char s_stage[kStage];  // the tile's keys, then its values, in sorted order
-  __shared__ int s_warp_hist[kWarps][kBins];
-  __shared__ unsigned s_match[kWarps][kBins];  // per warp and digit: the lanes holding it (0 between keys)
-  __shared__ int s_tile_start[kBins];
-  // output index of digit d's run minus its start inside the tile (never negative; n < 2^32)
-  __shared__ unsigned s_global[kBins];
-  __shared__ int s_scan_tmp[kWarps + 1];
-  __shared__ unsigned s_tile;
-  Key* s_keys = reinterpret_cast<Key*>(s_stage);
-  V* s_values = reinterpret_cast<V*>(s_stage);
-  const unsigned lane = common::lane_id(), warp = common::warp_id();
-  const int d_self = threadIdx.x;
-  if (threadIdx.x == 0) s_tile = atomicAdd(tile_counter, 1u);
-  for (int i = threadIdx.x; i < kWarps * kBins; i += kBlock) (&s_warp_hist[0][0])[i] = 0, (&s_match[0][0])[i] = 0;
-  __syncthreads();
-  const std::int64_t tile = s_tile;
-  const std::int64_t base = tile * kTile;
-  const int valid = n - base < kTile ? static_cast<int>(n - base) : kTile;
-  Key key[kItems];
-  int rank[kItems];
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {  // warp-striped: coalesced loads, order = (warp, k, lane)
-    const int idx = warp * 32 * kItems + k * 32 + lane;
-    key[k] = idx < valid ? keys_in[base + idx] : Key{};
-  }
-#pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    // lanes holding the same digit: each sets its bit in the warp's mask of that digit (one
-    // shared atomic, instead of one ballot per digit bit); the highest of them is the leader,
-    // which bumps the warp's count of the digit and clears the mask for the next key
-    const bool has = warp * 32 * kItems + k * 32 + static_cast<int>(lane) < valid;
-    const unsigned digit = has ? digit_of(key[k], shift, mask) : 0u;
-    if (has) atomicOr(&s_match[warp][digit], 1u << lane);
-    __syncwarp();
-    const unsigned peers = has ? s_match[warp][digit] : 0u;
-    __syncwarp();
-    const int leader = has ? 31 - __clz(peers) : 0;
-    int before = 0;
-    if (has && static_cast<int>(lane) == leader) {
-      before = s_warp_hist[warp][digit];
-      s_warp_hist[warp][digit] = before + __popc(peers);
-      s_match[warp][digit] = 0;
-    }
-    rank[k] = __shfl_sync(common::kFullMask, before, leader) + __popc(peers & common::lanemask_lt());
-    __syncwarp();
-  }
-  __syncthreads();
-  int tile_count = 0;  // digit d_self: per-warp counts become per-warp offsets
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) {
-    const int c = s_warp_hist[w][d_self];
-    s_warp_hist[w][d_self] = tile_count;
-    tile_count += c;
-  }
   using Ref = cuda::atomic_ref<Word, cuda::thread_scope_device>;
-  Word* mine = status + tile * kBins + d_self;
-  Ref(*mine).store((tile == 0 ? S::kPrefix : S::kAggregate) | Word(tile_count), cuda::memory_order_relaxed);
-  // decoupled look-back over digit d_self: how many keys with this digit all earlier tiles hold
-  std::int64_t before_tile = 0;
-  if (tile > 0) {
-    for (std::int64_t p = tile - 1;;) {
-      const Word w = Ref(status[p * kBins + d_self]).load(cuda::memory_order_relaxed);
-      if ((w & ~S::kValueMask) == 0) continue;  // not published yet: read again
-      before_tile += static_cast<std::int64_t>(w & S::kValueMask);
-      if (w & S::kPrefix) break;
-      --p;
-    }
-    Ref(*mine).store(S::kPrefix | Word(before_tile + tile_count), cuda::memory_order_relaxed);
+
+  struct Shared {
+    union {
+      int warp_hist[P::kWarps][kBins];  // the ranking's per-warp digit counts, then the warps' offsets
+      Key keys[P::kTile];               // then the tile's keys in sorted order
+      V values[P::kTile];               // then its values
+    } stage;
+    unsigned match[P::kRank == Rank::atomic_or ? P::kWarps : 1][kBins];  // atomic_or: lanes per digit
+    int counts[kBins];      // kEarly: the tile's count of digit d, before the ranking
+    int tile_start[kBins];  // where digit d's run starts in the tile
+    unsigned global[kBins];  // output index of digit d's run minus its start in the tile (n < 2^32)
+    int scan_tmp[P::kWarps + 1];
+    unsigned tile;
+  };
+  static_assert(sizeof(Shared) <= 48 * 1024, "the tile takes more than 48 KB of static shared memory: fewer threads or keys");
+
+  Shared& s;
+  const std::int64_t n;
+  const int shift;
+  const unsigned mask;
+  const unsigned lane = common::lane_id(), warp = common::warp_id();
+  std::int64_t tile = 0, base = 0;
+  std::int64_t before_tile = 0;  // thread d < 256: keys of digit d in all earlier tiles
+  int valid = 0;
+  Key key[P::kItems];
+  int slot[P::kItems];  // a key's rank within its warp's keys of its digit, then its place in the tile
+
+  __device__ PassAgent(Shared& shared, std::int64_t n_, int shift_, unsigned mask_)
+      : s(shared), n(n_), shift(shift_), mask(mask_) {}
+
+  __device__ int index(int k) const { return static_cast<int>(warp) * 32 * P::kItems + k * 32 + static_cast<int>(lane); }
+
+  // Tiles are taken in the order blocks start (a counter, not blockIdx), so a tile only ever waits
+  // for tiles that are already running.
+  __device__ void take_tile(unsigned* counter) {
+    if (threadIdx.x == 0) s.tile = atomicAdd(counter, 1u);
+    for (int i = threadIdx.x; i < P::kWarps * kBins; i += P::kThreads) (&s.stage.warp_hist[0][0])[i] = 0;
+    if constexpr (P::kRank == Rank::atomic_or)
+      for (int i = threadIdx.x; i < P::kWarps * kBins; i += P::kThreads) (&s.match[0][0])[i] = 0;
+    if constexpr (P::kEarly)
+      if (threadIdx.x < kBins) s.counts[threadIdx.x] = 0;
+    __syncthreads();
+    tile = s.tile;
+    base = tile * P::kTile;
+    valid = n - base < P::kTile ? static_cast<int>(n - base) : P::kTile;
   }
-  int tile_total;
-  const int start = common::block_exclusive_scan<kBlock>(tile_count, tile_total, s_scan_tmp);
-  s_tile_start[d_self] = start;
-  s_global[d_self] = bin_offsets[d_self] + static_cast<unsigned>(before_tile) - static_cast<unsigned>(start);
-  __syncthreads();
-  int slot[kItems];
+
+  template <typename T>
+  __device__ void load(const T* __restrict__ in, T (&out)[P::kItems], T pad) const {
+    if (valid == P::kTile) {
 #pragma unroll
-  for (int k = 0; k < kItems; ++k) {
-    const int idx = warp * 32 * kItems + k * 32 + lane;
-    slot[k] = -1;
-    if (idx < valid) {
+      for (int k = 0; k < P::kItems; ++k) out[k] = in[base + index(k)];
+    } else {
+#pragma unroll
+      for (int k = 0; k < P::kItems; ++k) out[k] = index(k) < valid ? in[base + index(k)] : pad;
+    }
+  }
+
+  __device__ unsigned peers_of(unsigned digit) {
+    if constexpr (P::kRank == Rank::match_any) {
+      return __match_any_sync(common::kFullMask, digit);
+    } else if constexpr (P::kRank == Rank::ballot) {
+      unsigned peers = common::kFullMask;
+#pragma unroll
+      for (int b = 0; b < kBits; ++b) {
+        const bool set = (digit >> b) & 1u;
+        const unsigned vote = __ballot_sync(common::kFullMask, set);
+        peers &= set ? vote : ~vote;
+      }
+      return peers;
+    } else {
+      atomicOr(&s.match[warp][digit], 1u << lane);
+      __syncwarp();
+      const unsigned peers = s.match[warp][digit];
+      __syncwarp();
+      if (lane == 31u - __clz(peers)) s.match[warp][digit] = 0;  // the leader clears it for the next key
+      return peers;
+    }
+  }
+
+  // Warp multi-split: the lanes of one digit count each other (popc of the lower peers); the
+  // highest of them adds the group to the warp's count of the digit, and tells the others (shfl)
+  // how many keys of that digit the warp had before.
+  __device__ void rank_keys() {
+#pragma unroll
+    for (int k = 0; k < P::kItems; ++k) {
       const unsigned digit = digit_of(key[k], shift, mask);
-      slot[k] = s_tile_start[digit] + s_warp_hist[warp][digit] + rank[k];
-      s_keys[slot[k]] = key[k];
+      const unsigned peers = peers_of(digit);
+      const int leader = 31 - __clz(peers);
+      int before = 0;
+      if (static_cast<int>(lane) == leader) {
+        before = s.stage.warp_hist[warp][digit];
+        s.stage.warp_hist[warp][digit] = before + __popc(peers);
+      }
+      __syncwarp();  // the count is read by another lane as the next key's leader
+      slot[k] = __shfl_sync(common::kFullMask, before, leader) + __popc(peers & common::lanemask_lt());
     }
+    __syncthreads();
   }
-  __syncthreads();
-  unsigned dst[kItems];
+
+  // Thread d (< 256): the warps' counts of digit d become the warps' offsets, the tile's count of d
+  // is published for the later tiles' look-back (the padding of a partial tile is not counted:
+  // it is all in the largest digit, after every real key), and the digits' starts in the tile are
+  // scanned. Returns the tile's count of digit d.
+  __device__ int publish_counts(Word* status) {
+    const int d = threadIdx.x;
+    int count = 0;
+    if (d < kBins) {
 #pragma unroll
-  for (int k = 0; k < kItems; ++k) {  // consecutive threads write consecutive slots of a digit run
-    const int j = k * kBlock + threadIdx.x;
-    if (j < valid) {
-      const Key x = s_keys[j];
-      dst[k] = s_global[digit_of(x, shift, mask)] + static_cast<unsigned>(j);
-      keys_out[dst[k]] = x;
+      for (int w = 0; w < P::kWarps; ++w) {
+        const int c = s.stage.warp_hist[w][d];
+        s.stage.warp_hist[w][d] = count;
+        count += c;
+      }
+      if (d == static_cast<int>(mask)) count -= P::kTile - valid;
+      Ref(status[tile * kBins + d]).store((tile == 0 ? S::kPrefix : S::kAggregate) | Word(count), cuda::memory_order_relaxed);
     }
+    int total;
+    const int start = common::block_exclusive_scan<P::kThreads>(count, total, s.scan_tmp);
+    if (d < kBins) s.tile_start[d] = start;
+    __syncthreads();
+    return count;
   }
-  if constexpr (kPairs) {  // the values are read only now, so they hold no registers during the ranking
-    V value[kItems];
+
+  // kEarly: the tile's digit counts before the ranking (one shared atomic per real key).
+  __device__ void count_digits() {
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      const int idx = warp * 32 * kItems + k * 32 + lane;
-      if (idx < valid) value[k] = values_in[base + idx];
+    for (int k = 0; k < P::kItems; ++k)
+      if (index(k) < valid) atomicAdd(&s.counts[digit_of(key[k], shift, mask)], 1);
+    __syncthreads();
+  }
+
+  // kEarly, warps 0-7 (thread d owns digit d), while the other warps rank their keys: publish the
+  // tile's count of d, look back, publish the prefix; warp 0 first scans the counts into the
+  // digits' starts in the tile (8 digits a lane). The starts are read only after the ranking's
+  // barrier, so no other barrier is needed here.
+  __device__ void publish_and_look_back(Word* status) {
+    const int d = threadIdx.x;
+    if (d >= kBins) return;
+    const int count = s.counts[d];
+    Ref(status[tile * kBins + d]).store((tile == 0 ? S::kPrefix : S::kAggregate) | Word(count), cuda::memory_order_relaxed);
+    if (warp == 0) {
+      constexpr int kPer = kBins / 32;
+      int c[kPer], sum = 0;
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) sum += (c[j] = s.counts[lane * kPer + j]);
+      int start = common::warp_inclusive_scan(sum) - sum;
+#pragma unroll
+      for (int j = 0; j < kPer; ++j) {
+        s.tile_start[lane * kPer + j] = start;
+        start += c[j];
+      }
+    }
+    before_tile = look_back_counts(status, count);
+  }
+
+  // kEarly, after the ranking: thread d turns the warps' counts of digit d into their offsets and
+  // places the tile's run of d in the output.
+  __device__ void warp_offsets(const unsigned* __restrict__ bin_offsets) {
+    const int d = threadIdx.x;
+    if (d < kBins) {
+      int sum = 0;
+#pragma unroll
+      for (int w = 0; w < P::kWarps; ++w) {
+        const int c = s.stage.warp_hist[w][d];
+        s.stage.warp_hist[w][d] = sum;
+        sum += c;
+      }
+      s.global[d] = bin_offsets[d] + static_cast<unsigned>(before_tile) - static_cast<unsigned>(s.tile_start[d]);
+    }
+    __syncthreads();
+  }
+
+  // Each key's place in the tile: its digit's start + its warp's offset in the digit + its rank.
+  // The per-warp counts share their shared memory with the staging, so all places are read first.
+  __device__ void stage_keys() {
+#pragma unroll
+    for (int k = 0; k < P::kItems; ++k) {
+      const unsigned digit = digit_of(key[k], shift, mask);
+      slot[k] += s.tile_start[digit] + s.stage.warp_hist[warp][digit];
     }
     __syncthreads();
 #pragma unroll
-    for (int k = 0; k < kItems; ++k)
-      if (slot[k] >= 0) s_values[slot[k]] = value[k];
+    for (int k = 0; k < P::kItems; ++k)
+      if (slot[k] < valid) s.stage.keys[slot[k]] = key[k];
+  }
+
+  // Thread d: how many keys of digit d all earlier tiles hold (a decoupled look-back over their
+  // status words: add aggregates until a prefix), published as this tile's prefix.
+  __device__ std::int64_t look_back_counts(Word* status, int count) const {
+    const int d = threadIdx.x;
+    std::int64_t before = 0;
+    if (tile > 0) {
+      for (std::int64_t p = tile - 1;;) {
+        const Word w = Ref(status[p * kBins + d]).load(cuda::memory_order_relaxed);
+        if ((w & ~S::kValueMask) == 0) continue;  // not published yet: read again
+        before += static_cast<std::int64_t>(w & S::kValueMask);
+        if (w & S::kPrefix) break;
+        --p;
+      }
+      Ref(status[tile * kBins + d]).store(S::kPrefix | Word(before + count), cuda::memory_order_relaxed);
+    }
+    return before;
+  }
+
+  // Thread d: the look-back, then the output index of the tile's run of d.
+  __device__ void look_back(Word* status, int count, const unsigned* __restrict__ bin_offsets) {
+    const int d = threadIdx.x;
+    if (d >= kBins) return;
+    before_tile = look_back_counts(status, count);
+    s.global[d] = bin_offsets[d] + static_cast<unsigned>(before_tile) - static_cast<unsigned>(s.tile_start[d]);
+  }
+
+  // Consecutive threads write consecutive places of a digit run. Returns (for the values) where
+  // each of this thread's places went.
+  __device__ void write_keys(Key* __restrict__ out, unsigned (&dst)[P::kItems]) {
     __syncthreads();
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-      const int j = k * kBlock + threadIdx.x;
-      if (j < valid) values_out[dst[k]] = s_values[j];
+    for (int k = 0; k < P::kItems; ++k) {
+      const int j = k * P::kThreads + threadIdx.x;
+      if (j < valid) {
+        const Key x = s.stage.keys[j];
+        dst[k] = s.global[digit_of(x, shift, mask)] + static_cast<unsigned>(j);
+        out[dst[k]] = x;
+      }
     }
   }
+
+  // The values, read only now (they hold no registers during the ranking), take their keys' places.
+  __device__ void move_values(const V* __restrict__ in, V* __restrict__ out, const unsigned (&dst)[P::kItems]) {
+    V value[P::kItems];
+    load(in, value, V{});
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < P::kItems; ++k)
+      if (slot[k] < valid) s.stage.values[slot[k]] = value[k];
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < P::kItems; ++k) {
+      const int j = k * P::kThreads + threadIdx.x;
+      if (j < valid) out[dst[k]] = s.stage.values[j];
+    }
+  }
+};
+
+template <typename Key, typename Value, typename P, typename Word>
+__global__ void __launch_bounds__(P::kThreads, P::kMinBlocks)
+    pass_kernel(std::int64_t n, const Key* __restrict__ keys_in, Key* __restrict__ keys_out,
+                const Value* __restrict__ values_in, Value* __restrict__ values_out, int shift, unsigned mask,
+                const unsigned* __restrict__ bin_offsets, Word* status, unsigned* tile_counter) {
+  using Agent = PassAgent<Key, Value, P, Word>;
+  __shared__ typename Agent::Shared shared;
+  Agent a(shared, n, shift, mask);
+  a.take_tile(tile_counter);
+  a.load(keys_in, a.key, padding_key<Key>());
+  if constexpr (P::kEarly) {
+    a.count_digits();
+    a.publish_and_look_back(status);
+    a.rank_keys();
+    a.warp_offsets(bin_offsets);
+    a.stage_keys();
+  } else {
+    a.rank_keys();
+    const int count = a.publish_counts(status);
+    a.stage_keys();
+    a.look_back(status, count, bin_offsets);
+  }
+  unsigned dst[P::kItems];
+  a.write_keys(keys_out, dst);
+  if constexpr (Agent::kPairs) a.move_values(values_in, values_out, dst);
 }
 
 // EXERCISE END
@@ -228,12 +428,11 @@ __global__ void __launch_bounds__(kBlock) pass_kernel(std::int64_t n, const Key*
 
 // The sort's entry point. `scratch` holds its temporary storage (it grows, never shrinks, so
 // repeated sorts of one size allocate once). Value = void sorts keys only (pass nullptr values).
-template <typename Key, typename Value = void>
+template <typename Key, typename Value = void, typename Policy = onesweep::DefaultPolicy<Key, Value>>
 struct Onesweep {
   static constexpr bool kPairs = !std::is_same<Value, void>::value;
   using V = typename std::conditional<kPairs, Value, int>::type;
-  static constexpr int kItems = sizeof(Key) == 8 ? 10 : 16;
-  static constexpr int kTile = onesweep::kBlock * kItems;
+  static constexpr int kTile = Policy::kTile;
 
   static void sort(std::int64_t n, const Key* keys_in, Key* keys_out, const V* values_in, V* values_out, int begin_bit,
                    int end_bit, Scratch& scratch, cudaStream_t stream,
@@ -305,12 +504,12 @@ struct Onesweep {
     Key* alt_keys = reinterpret_cast<Key*>(b + l.keys);
     V* alt_values = reinterpret_cast<V*>(b + l.values);
     CUDA_CHECK(cudaMemsetAsync(b, 0, l.cleared, stream));
-    const std::int64_t hist_blocks =
-        std::min<std::int64_t>((n + onesweep::kBlock - 1) / onesweep::kBlock, 4 * common::current_sm_count());
-    onesweep::histogram_kernel<Key><<<static_cast<unsigned>(hist_blocks), onesweep::kBlock, 0, stream>>>(
+    constexpr int kHist = onesweep::kHistogramThreads;
+    const std::int64_t hist_blocks = std::min<std::int64_t>((n + kHist - 1) / kHist, 4 * common::current_sm_count());
+    onesweep::histogram_kernel<Key><<<static_cast<unsigned>(hist_blocks), kHist, 0, stream>>>(
         n, keys_in, begin_bit, end_bit, passes, hist);
     CUDA_CHECK_LAST();
-    onesweep::bin_offsets_kernel<><<<1, onesweep::kBlock, 0, stream>>>(passes, hist, offsets);
+    onesweep::bin_offsets_kernel<><<<1, onesweep::kBins, 0, stream>>>(passes, hist, offsets);
     CUDA_CHECK_LAST();
     const Key* src = keys_in;
     const V* src_v = values_in;
@@ -321,7 +520,7 @@ struct Onesweep {
       V* dst_v = to_out ? values_out : alt_values;
       const int shift = begin_bit + p * onesweep::kBits;
       const int bits = std::min(onesweep::kBits, end_bit - shift);
-      onesweep::pass_kernel<Key, PassValue, kItems, Word><<<static_cast<unsigned>(tiles), onesweep::kBlock, 0, stream>>>(
+      onesweep::pass_kernel<Key, PassValue, Policy, Word><<<static_cast<unsigned>(tiles), Policy::kThreads, 0, stream>>>(
           n, src, dst, src_v, dst_v, shift, (1u << bits) - 1u, offsets + p * onesweep::kBins,
           status + std::size_t(p) * tiles * onesweep::kBins, counters + p);
       CUDA_CHECK_LAST();
