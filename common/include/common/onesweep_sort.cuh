@@ -251,6 +251,18 @@ struct PassAgent {
     __syncthreads();
   }
 
+  // The warps' counts of digit d become the warps' offsets (in place); returns the tile's count of d.
+  __device__ int warp_counts_to_offsets(int d) {
+    int sum = 0;
+#pragma unroll
+    for (int w = 0; w < P::kWarps; ++w) {
+      const int c = s.stage.warp_hist[w][d];
+      s.stage.warp_hist[w][d] = sum;
+      sum += c;
+    }
+    return sum;
+  }
+
   // Thread d (< 256): the warps' counts of digit d become the warps' offsets, the tile's count of d
   // is published for the later tiles' look-back (the padding of a partial tile is not counted:
   // it is all in the largest digit, after every real key), and the digits' starts in the tile are
@@ -259,12 +271,7 @@ struct PassAgent {
     const int d = threadIdx.x;
     int count = 0;
     if (d < kBins) {
-#pragma unroll
-      for (int w = 0; w < P::kWarps; ++w) {
-        const int c = s.stage.warp_hist[w][d];
-        s.stage.warp_hist[w][d] = count;
-        count += c;
-      }
+      count = warp_counts_to_offsets(d);
       if (d == static_cast<int>(mask)) count -= P::kTile - valid;
       Ref(status[tile * kBins + d]).store((tile == 0 ? S::kPrefix : S::kAggregate) | Word(count), cuda::memory_order_relaxed);
     }
@@ -312,13 +319,7 @@ struct PassAgent {
   __device__ void warp_offsets(const unsigned* __restrict__ bin_offsets) {
     const int d = threadIdx.x;
     if (d < kBins) {
-      int sum = 0;
-#pragma unroll
-      for (int w = 0; w < P::kWarps; ++w) {
-        const int c = s.stage.warp_hist[w][d];
-        s.stage.warp_hist[w][d] = sum;
-        sum += c;
-      }
+      warp_counts_to_offsets(d);
       s.global[d] = bin_offsets[d] + static_cast<unsigned>(before_tile) - static_cast<unsigned>(s.tile_start[d]);
     }
     __syncthreads();
