@@ -51,10 +51,10 @@ for r in csv.DictReader(open(sys.argv[1])):
     if r["kind"] == "meta" or r["role"] == "reference":
         continue
     if r["version"] in ("scan_tma", "compact_tma", "v8_programmatic_launch", "scan_lookback", "compact_fused", "v4_graph_batch", "scan_cub"):
-        print(f'{sys.argv[2]}|{r["version"]}|{r["passed"]}')
+        print(f'{sys.argv[2]}|{r["version"]}|{r["status"]}{": " + r["detail"] if r["detail"] else ""}')
 PY
   done
-  grep -h "FAIL" "$sc.csv" "$ndt.csv" >/dev/null 2>&1 && status=1
+  grep -h ",fail," "$sc.csv" "$ndt.csv" >/dev/null 2>&1 && status=1
   grep -q '^\[  FAILED  \]' "$tests" && status=1
 done
 echo

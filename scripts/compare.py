@@ -14,8 +14,7 @@ import math
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import course_csv  # noqa: E402
+import course_csv
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -81,7 +80,7 @@ def markdown(csv_path, ref_dir, all_kinds=False):
     for r, _, yours, theirs in matched(csv_path, ref_path, all_kinds):
         ratio = f"{theirs / yours:.2f}" if yours and theirs else "-"
         lines.append(f"| `{r['version']}` | {r['n']} | {r['params'] or '-'} | {f'{yours:.4g}' if yours else '-'} | "
-                     f"{f'{theirs:.4g}' if theirs else '-'} | {ratio} | {(r.get('passed') or '')[:60]} |")
+                     f"{f'{theirs:.4g}' if theirs else '-'} | {ratio} | {course_csv.status_text(r)[:60]} |")
     return "\n".join(lines)
 
 
@@ -94,7 +93,11 @@ def main():
     if not os.path.isfile(a.csv):
         print(f"compare: {a.csv}: no such file", file=sys.stderr)
         return 2
-    ref_path, why = closest_reference(a.csv, a.reference_dir)
+    try:
+        ref_path, why = closest_reference(a.csv, a.reference_dir)
+    except course_csv.CsvError as e:
+        print(f"compare: {e}", file=sys.stderr)
+        return 2
     device, _ = meta_of(read(a.csv))
     if not ref_path:
         print(f"compare: no committed reference run has {os.path.basename(a.csv)} (looked in {a.reference_dir})")
@@ -108,7 +111,7 @@ def main():
         ratio = f"{theirs / yours:9.2f}" if yours and theirs else f"{'-':>9s}"
         print(f"{r['version'][:28]:28s} {r['n']:>10s} {r['params'][:46]:46s} "
               f"{(f'{yours:.4g}' if yours else '-'):>10s} {(f'{theirs:.4g}' if theirs else '-'):>10s} {ratio}  "
-              f"{(r.get('passed') or '')[:60]}")
+              f"{course_csv.status_text(r)[:60]}")
     if not rows:
         print("(no rows)")
     return 0

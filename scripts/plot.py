@@ -12,13 +12,11 @@ import importlib
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plots.common import read_rows, update_readme  # noqa: E402
-
-SUBPROJECTS = ("stream_compaction", "nbody", "ground_seg", "ndt_graph")
+from course_csv import SUBPROJECTS, CsvError
+from plots.common import read_rows, update_readme
 
 
-def main():
+def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--csv", required=True, help="driver CSV")
     ap.add_argument("--tune-csv", help="the tune mode's CSV (stream_compaction_tune, nbody --mode tune)")
@@ -33,8 +31,11 @@ def main():
     for p in filter(None, [a.csv, a.tune_csv]):
         if not os.path.isfile(p):
             sys.exit(f"plot.py: no CSV at '{p}'")
-    rows = read_rows(a.csv)
-    tune_rows = read_rows(a.tune_csv) if a.tune_csv else []
+    try:
+        rows = read_rows(a.csv)
+        tune_rows = read_rows(a.tune_csv) if a.tune_csv else []
+    except CsvError as e:
+        sys.exit(f"plot.py: {e}")
     if not rows:
         sys.exit(f"plot.py: '{a.csv}' has no rows")
     sub = rows[0]["subproject"]

@@ -57,14 +57,14 @@ void run_shape(const Shape<Key, Value>& shape, const std::vector<int>& sizes, st
     CUDA_CHECK(cudaStreamSynchronize(s));
     int runs[2];
     for (int i = 0; i < 2; ++i) CUDA_CHECK(cudaMemcpy(&runs[i], g[i].num_runs(), sizeof(int), cudaMemcpyDeviceToHost));
-    std::string verdict = "PASS";
-    if (runs[0] != runs[1]) verdict = "FAIL: " + std::to_string(runs[1]) + " runs, CUB finds " + std::to_string(runs[0]);
-    else if (download(g[0].sorted_keys(), n) != download(g[1].sorted_keys(), n)) verdict = "FAIL: sorted keys differ";
-    else if (download(g[0].sorted_values(), n) != download(g[1].sorted_values(), n)) verdict = "FAIL: sorted values differ (stability)";
+    common::Verdict verdict = common::Verdict::pass();
+    if (runs[0] != runs[1]) verdict = common::Verdict::fail(std::to_string(runs[1]) + " runs, CUB finds " + std::to_string(runs[0]));
+    else if (download(g[0].sorted_keys(), n) != download(g[1].sorted_keys(), n)) verdict = common::Verdict::fail("sorted keys differ");
+    else if (download(g[0].sorted_values(), n) != download(g[1].sorted_values(), n)) verdict = common::Verdict::fail("sorted values differ (stability)");
     else if (download(g[0].unique(), runs[0]) != download(g[1].unique(), runs[0]) ||
              download(g[0].counts(), runs[0]) != download(g[1].counts(), runs[0]) ||
              download(g[0].offsets(), runs[0] + 1) != download(g[1].offsets(), runs[0] + 1))
-      verdict = "FAIL: runs differ";
+      verdict = common::Verdict::fail("runs differ");
     double cub_ms = 0;
     for (int i = 0; i < 2; ++i) {
       common::ResultRow r = common::make_row("common", std::string("group_by_key_") + common::group_sort_name(g[i].sort()),
@@ -72,7 +72,7 @@ void run_shape(const Shape<Key, Value>& shape, const std::vector<int>& sizes, st
                                                     : "GroupByKey with the course's one-sweep radix sort",
                                              n, "shape=" + shape.name + " runs=" + std::to_string(runs[0]),
                                              env.device.name, i == 0 ? "library" : "version");
-      r.passed = verdict;
+      r.verdict = verdict;
       r.stats = common::bench_gpu([&](cudaStream_t st) { g[i].group(n, st, shape.end_bit); }, s, common::BenchOptions{});
       r.metric = n / (r.stats.median_ms * 1e-3) / 1e6;
       r.metric_unit = "Mpairs/s";

@@ -130,7 +130,7 @@ struct Problem {
     call(tmp.get(), stream);
     CUDA_CHECK(cudaStreamSynchronize(stream));
     common::ResultRow r = row("cub", kPairs ? "cub::DeviceRadixSort::SortPairs" : "cub::DeviceRadixSort::SortKeys", "library");
-    r.passed = "PASS";
+    r.verdict = common::Verdict::pass();
     if (!only.empty()) {
       for (int i = 0; i < 3; ++i) call(tmp.get(), stream);
       CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -158,13 +158,13 @@ struct Problem {
     common::ResultRow r = row("onesweep_" + name, "the course's one-sweep sort, tile " + name, "version");
     const unsigned long long dk = differences(n, keys_out.get(), keys_ref.get());
     const unsigned long long dv = kPairs ? differences(n, values_out.get(), values_ref.get()) : 0;
-    r.passed = dk ? "FAIL: " + std::to_string(dk) + " keys differ from CUB's"
-               : dv ? "FAIL: " + std::to_string(dv) + " values differ from CUB's (stability)"
-                    : "PASS";
+    r.verdict = dk   ? common::Verdict::fail(std::to_string(dk) + " keys differ from CUB's")
+                : dv ? common::Verdict::fail(std::to_string(dv) + " values differ from CUB's (stability)")
+                     : common::Verdict::pass();
     if (!only.empty()) {
       for (int i = 0; i < 3; ++i) call(stream);
       CUDA_CHECK(cudaStreamSynchronize(stream));
-      std::cout << name << ": " << r.passed << "\n";
+      std::cout << name << ": " << r.verdict << "\n";
       return;
     }
     r.stats = common::bench_gpu(call, stream, bench);

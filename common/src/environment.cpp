@@ -25,7 +25,7 @@ Environment detect_environment() {
 ResultRow meta_row(const std::string& subproject, const Environment& env) {
   ResultRow r = make_row(subproject, "", "the run's device, measured ceilings and parameters", 0, "", env.device_label,
                          "", "meta");
-  r.passed = "PASS";
+  r.verdict = Verdict::pass();
   if (!env.gpu) return r;
   r.add_metric("copy_bandwidth", env.ceilings.copy_gbs, "GB/s");
   r.add_metric("fp32_fma_peak", env.ceilings.fma_gflops, "GFLOP/s");

@@ -52,8 +52,6 @@ void check_device_stubs() {
     throw NotImplemented("it calls a device function that is not written yet (the stub in " + hit + ")");
 }
 
-std::string not_implemented_status(const NotImplemented& e) { return std::string("NOT IMPLEMENTED: ") + e.what(); }
-
-bool is_not_implemented_status(const std::string& passed) { return passed.rfind("NOT IMPLEMENTED", 0) == 0; }
+Verdict not_implemented_verdict(const NotImplemented& e) { return Verdict::not_implemented(e.what()); }
 
 }  // namespace common

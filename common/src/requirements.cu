@@ -154,6 +154,6 @@ const std::string& gpu_unavailable_reason() {
   return reason;
 }
 
-std::string no_gpu_status() { return "skipped: " + gpu_unavailable_reason(); }
+Verdict no_gpu_verdict() { return Verdict::skip(gpu_unavailable_reason()); }
 
 }  // namespace common

@@ -82,7 +82,7 @@ const std::string& gpu_unusable_reason() { return unusable_reason(); }
 
 bool run_guarded(ResultRow& r, bool needs_gpu, const std::function<void()>& body, const Needs& needs) {
   if (needs_gpu && !unusable_reason().empty()) {
-    r.passed = "skipped: device unusable after an earlier error (" + unusable_reason() + ")";
+    r.verdict = Verdict::skip("device unusable after an earlier error (" + unusable_reason() + ")");
     return false;
   }
   try {
@@ -97,21 +97,21 @@ bool run_guarded(ResultRow& r, bool needs_gpu, const std::function<void()>& body
     if (needs_gpu) check_device_stubs();  // a handout's device stub ran: its values meant nothing
     return true;
   } catch (const NotImplemented& e) {  // a handout's stub: its own status, and it touched no device state
-    r.passed = not_implemented_status(e);
+    r.verdict = not_implemented_verdict(e);
     r.stats = BenchStats{};
     return false;
   } catch (const Unsupported& e) {  // hardware this GPU lacks: checked before any launch
-    r.passed = std::string("skipped: ") + e.what();
+    r.verdict = Verdict::skip(e.what());
     r.stats = BenchStats{};
     return false;
   } catch (const std::exception& e) {
-    r.passed = std::string("FAIL: ") + e.what();
+    r.verdict = Verdict::fail(e.what());
     r.stats = BenchStats{};
     // a check that failed on the placeholder values of a device stub: the stub, not a wrong answer
     try {
       if (needs_gpu) check_device_stubs();
     } catch (const NotImplemented& stub) {
-      r.passed = not_implemented_status(stub);
+      r.verdict = not_implemented_verdict(stub);
     }
   }
   if (needs_gpu) {
@@ -132,7 +132,7 @@ const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> cols = {
       "subproject", "kind", "version", "role", "idea", "n", "params", "median_ms", "min_ms", "max_ms", "noise",
       "samples", "metric", "metric_unit", "pct_of_ceiling", "ceiling", "speedup_vs_cpu", "speedup_vs_prev",
-      "speedup_vs_library", "predicted_ms", "metrics", "passed", "device", "cuda", "git_sha"};
+      "speedup_vs_library", "predicted_ms", "metrics", "status", "detail", "device", "cuda", "git_sha"};
   return cols;
 }
 
@@ -161,7 +161,7 @@ std::string to_csv_line(const ResultRow& r) {
       timed ? num(r.stats.max_ms) : "", timed ? num(r.stats.noise) : "",
       std::to_string(r.stats.samples), num(r.metric), r.metric_unit, num(r.pct_of_ceiling), r.ceiling,
       num(r.speedup_vs_cpu), num(r.speedup_vs_prev), num(r.speedup_vs_library),
-      num(r.predicted_ms), format_metrics(r.metrics), r.passed, r.device, r.cuda, r.git_sha};
+      num(r.predicted_ms), format_metrics(r.metrics), status_name(r.verdict.status), r.verdict.detail, r.device, r.cuda, r.git_sha};
   std::string line;
   for (std::size_t i = 0; i < f.size(); ++i) {
     if (i) line += ',';
@@ -250,7 +250,12 @@ int finish_run(std::ostream& os, const std::string& name, const std::vector<Resu
   }
   int pass = 0, fail = 0, skip = 0, missing = 0;
   for (const auto& r : rows)
-    if (r.kind != "meta") (is_pass(r) ? pass : is_fail(r) ? fail : is_not_implemented_status(r.passed) ? missing : skip)++;
+    if (r.kind != "meta") switch (r.verdict.status) {
+        case Status::pass: ++pass; break;
+        case Status::fail: ++fail; break;
+        case Status::not_implemented: ++missing; break;
+        case Status::skipped: ++skip; break;
+      }
   os << "\n" << name << ": " << pass << " PASS, " << fail << " FAIL, ";
   if (missing) os << missing << " NOT IMPLEMENTED, ";
   os << skip << " skipped\n";
@@ -349,8 +354,8 @@ void fill_ratios(const std::vector<ResultRow*>& group, const std::function<std::
   }
 }
 
-bool is_pass(const ResultRow& r) { return r.passed == "PASS"; }
-bool is_fail(const ResultRow& r) { return r.passed.rfind("FAIL", 0) == 0; }
+bool is_pass(const ResultRow& r) { return r.verdict.ok(); }
+bool is_fail(const ResultRow& r) { return r.verdict.failed(); }
 
 std::string git_sha() {
   const char* s = std::getenv("COURSE_GIT_SHA");
@@ -389,7 +394,7 @@ void print_table(std::ostream& os, const std::vector<ResultRow>& rows) {
        << fixed(r.metric, 1) << std::setw(8) << r.metric_unit << std::setw(8)
        << fixed(r.pct_of_ceiling, 1) << std::setw(9) << fixed(r.speedup_vs_cpu, 1) << std::setw(8)
        << fixed(r.speedup_vs_prev, 2) << std::setw(7) << fixed(r.speedup_vs_library, 2)
-       << std::setw(11) << fixed(r.predicted_ms, 4) << "  " << r.passed << "\n";
+       << std::setw(11) << fixed(r.predicted_ms, 4) << "  " << r.verdict << "\n";
   }
 }
 

@@ -178,7 +178,7 @@ int run(const common::CliOptions& o) {
         ResultRow r = common::make_row("ground_seg", v.name, v.idea, static_cast<std::int64_t>(in.cloud.size()),
                                        "input=" + in.name + " rule=" + rname, env.device_label, common::role_name(v.role));
         if (v.needs_gpu && !env.gpu) {
-          r.passed = common::no_gpu_status();
+          r.verdict = common::no_gpu_verdict();
           rows.push_back(r);
           continue;
         }
@@ -193,7 +193,7 @@ int run(const common::CliOptions& o) {
           res = runner->result();
           std::string bad = check_invariants(in.cloud, p, res);
           if (bad.empty()) bad = compare_to_reference(ref, res);
-          r.passed = bad.empty() ? "PASS" : "FAIL: " + bad;
+          r.verdict = common::Verdict::pass_if(bad.empty(), bad);
           if (!common::is_pass(r)) return;
           runner->prepare({&in.cloud, p, Outputs::labels});  // what is timed: the labels alone
           runner->run();
@@ -245,7 +245,7 @@ int run(const common::CliOptions& o) {
         std::printf("%-26s %-9s %-14s %8zu %9s %8s %8s %8s %8s %9zu  %s\n", in.name.c_str(), rname, v.name.c_str(),
                     in.cloud.size(), r.stats.samples ? fmt(r.stats.median_ms, 3).c_str() : "-",
                     scored ? fmt(100 * a.precision()).c_str() : "-", scored ? fmt(100 * a.recall()).c_str() : "-",
-                    scored ? fmt(100 * a.f1()).c_str() : "-", scored ? fmt(100 * a.iou()).c_str() : "-", ground, r.passed.c_str());
+                    scored ? fmt(100 * a.f1()).c_str() : "-", scored ? fmt(100 * a.iou()).c_str() : "-", ground, r.verdict.text().c_str());
         rows.push_back(r);
         if (v.role == common::Role::reference && !improved) {  // grid population, once per input
           for (const auto& [bucket, cells] : population_histogram(ref.cells)) {
@@ -254,7 +254,7 @@ int run(const common::CliOptions& o) {
                                            "histogram");
             h.metric = static_cast<double>(cells);
             h.metric_unit = "cells";
-            h.passed = "PASS";
+            h.verdict = common::Verdict::pass();
             rows.push_back(h);
           }
         }
@@ -320,7 +320,7 @@ int run(const common::CliOptions& o) {
                                      "input=" + in.name + " phase=" + phase, env.device_label, common::role_name(v3->role),
                                      "phase");
       r.stats = stats;
-      r.passed = "PASS";
+      r.verdict = common::Verdict::pass();
       for (const auto& [stage, cost] : stage_costs(in.cloud.size(), p))
         if (stage == phase) r.predicted_ms = common::predict(cost, env.spec).total_ms;
       std::printf("  %-28s %8.3f ms   predicted %s\n", phase.c_str(), r.stats.median_ms,
@@ -343,7 +343,7 @@ int run(const common::CliOptions& o) {
                                      "input=" + in.name + " streams=" + std::to_string(streams), env.device_label,
                                      common::role_name(v5.role), "streams");
       if (!env.gpu) {
-        r.passed = common::no_gpu_status();
+        r.verdict = common::no_gpu_verdict();
         rows.push_back(r);
         continue;
       }
@@ -365,8 +365,8 @@ int run(const common::CliOptions& o) {
         got.is_ground = streamed;
         got.outside = reference.outside;
         const std::string bad = compare_to_reference(reference, got);
-        r.passed = bad.empty() ? "PASS" : "FAIL: " + bad;
-        std::printf("  %d streams: %9.0f frames/s, latency %.3f ms  %s\n", streams, r.metric, latency_ms, r.passed.c_str());
+        r.verdict = common::Verdict::pass_if(bad.empty(), bad);
+        std::printf("  %d streams: %9.0f frames/s, latency %.3f ms  %s\n", streams, r.metric, latency_ms, r.verdict.text().c_str());
       });
       rows.push_back(r);
     }

@@ -125,7 +125,7 @@ void fill_rate(const Context& c, ResultRow& r, double interactions) {
 }
 
 // Accuracy of one version against float64 on a sample of bodies, and momentum balance.
-std::string check_forces(const Context& c, const Version& v, const Bodies& b) {
+common::Verdict check_forces(const Context& c, const Version& v, const Bodies& b) {
   std::vector<float> ax, ay, az;
   const float G = static_cast<float>(c.params.G), eps = static_cast<float>(c.params.eps);
   if (v.cpu) {
@@ -150,10 +150,10 @@ std::string check_forces(const Context& c, const Version& v, const Bodies& b) {
   const double mom = momentum_balance(b, ax, ay, az);
   char buf[200];
   // float32 sums over n terms: max relative error 1e-4, median 1e-5 (see tests/nbody for why)
-  if (e.max_rel <= 1e-4 && e.median_rel <= 1e-5 && mom <= 1e-5) return "PASS";
-  std::snprintf(buf, sizeof buf, "FAIL: max rel %.2e (<= 1e-4), median %.2e (<= 1e-5), momentum %.2e (<= 1e-5)",
+  if (e.max_rel <= 1e-4 && e.median_rel <= 1e-5 && mom <= 1e-5) return common::Verdict::pass();
+  std::snprintf(buf, sizeof buf, "max rel %.2e (<= 1e-4), median %.2e (<= 1e-5), momentum %.2e (<= 1e-5)",
                 e.max_rel, e.median_rel, mom);
-  return buf;
+  return common::Verdict::fail(buf);
 }
 
 void step_mode(Context& c, common::RowList& rows) {
@@ -183,13 +183,13 @@ void step_mode(Context& c, common::RowList& rows) {
       if (v.mode != Mode::Step || !is_selected(c, v)) continue;
       progress.step(v.name + " n=" + std::to_string(n));
       ResultRow r = base_row(c, v, n, "version", "integrator=symplectic");
-      if (v.needs_gpu && !c.gpu) r.passed = common::no_gpu_status();
-      else if (v.role == common::Role::reference && n > cpu_max) r.passed = "skipped: above --cpu-max-n";
-      else if (v.role == common::Role::library && n > omp_max) r.passed = "skipped: above --openmp-max-n";
+      if (v.needs_gpu && !c.gpu) r.verdict = common::no_gpu_verdict();
+      else if (v.role == common::Role::reference && n > cpu_max) r.verdict = common::Verdict::skip("above --cpu-max-n");
+      else if (v.role == common::Role::library && n > omp_max) r.verdict = common::Verdict::skip("above --openmp-max-n");
       else {
         common::NvtxRange vr(v.name.c_str());
         common::run_guarded(r, v.needs_gpu, [&] {
-          r.passed = check_forces(c, v, initial);
+          r.verdict = check_forces(c, v, initial);
           if (!common::is_pass(r)) return;
           if (v.cpu) {
             Bodies b = initial;
@@ -257,7 +257,7 @@ void batch_mode(Context& c, common::RowList& rows) {
   const std::string tag = "files=" + std::to_string(files.size()) + " steps=" + std::to_string(p.steps);
   ResultRow failed = base_row(c, v5, n, "batch", tag);
   if (!c.gpu) {
-    failed.passed = common::no_gpu_status();
+    failed.verdict = common::no_gpu_verdict();
     rows.push_back(failed);
     return;
   }
@@ -270,9 +270,9 @@ void batch_mode(Context& c, common::RowList& rows) {
     // Energy of the first snapshot before and after (float64, all pairs): the batch really integrates.
     const double e0 = total_energy(first, p.G, p.eps), e1 = total_energy(seq.final_states[0], p.G, p.eps);
     const double drift = std::fabs((e1 - e0) / e0);
-    auto emit = [&](const std::string& pipeline, const BatchResult& res, const std::string& status, int gpus) {
+    auto emit = [&](const std::string& pipeline, const BatchResult& res, const common::Verdict& status, int gpus) {
       ResultRow r = base_row(c, v5, n, "batch", tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus));
-      r.passed = status;
+      r.verdict = status;
       r.stats = common::summarize(res.file_ms);  // per file (completion to completion), end to end including I/O
       r.metric = interactions / (res.total_ms * 1e-3) / 1e9;
       r.metric_unit = "Ginter/s";
@@ -281,18 +281,18 @@ void batch_mode(Context& c, common::RowList& rows) {
       rows.push_back(r);
       for (std::size_t k = 0; k < res.file_ms.size(); ++k) {
         ResultRow f = base_row(c, v5, n, "batch_file", tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus) + " file=" + std::to_string(k));
-        f.passed = status;
+        f.verdict = status;
         f.stats = common::summarize({res.file_ms[k]});
         rows.push_back(f);
       }
     };
-    const std::string seq_status = drift < 1e-3 ? "PASS" : "FAIL: energy drift " + std::to_string(drift);
+    const common::Verdict seq_status = common::Verdict::pass_if(drift < 1e-3, "energy drift " + std::to_string(drift));
     seq = run_batch_sequential(files, p, best_kernel(), out_dir, true);
     emit("sequential", seq, seq_status, 1);
     BatchResult streamed = run_batch_streamed(files, p, best_kernel(), out_dir, true);
     streamed = run_batch_streamed(files, p, best_kernel(), out_dir, true);
     emit("streamed", streamed,
-         same_states(streamed.final_states, seq.final_states) ? "PASS" : "FAIL: streamed states differ from sequential", 1);
+         common::Verdict::pass_if(same_states(streamed.final_states, seq.final_states), "streamed states differ from sequential"), 1);
     const int gpus = std::min(device_count(), static_cast<int>(c.opt.extra_int("gpus-max", 1, 1024)));
     if (gpus > 1) {
       BatchResult per_gpu = run_batch_per_gpu(files, p, best_kernel(), out_dir, gpus);
@@ -303,7 +303,7 @@ void batch_mode(Context& c, common::RowList& rows) {
         const Bodies b = read_snapshot_csv(out);
         ok = b.x == seq.final_states[k].x && b.vx == seq.final_states[k].vx;
       }
-      emit("per_gpu", per_gpu, ok ? "PASS" : "FAIL: per-GPU states differ from sequential", gpus);
+      emit("per_gpu", per_gpu, common::Verdict::pass_if(ok, "per-GPU states differ from sequential"), gpus);
     }
   });
   if (!done) rows.push_back(failed);  // the pipeline that threw, as a FAIL (or skipped) row
@@ -317,7 +317,7 @@ void scaling_mode(Context& c, common::RowList& rows) {
   for (long long n : sizes) {
     if (!c.gpu || !have_nccl()) {
       ResultRow r = base_row(c, v7, n, "scaling", "");
-      r.passed = !c.gpu ? common::no_gpu_status() : "skipped: built without NCCL";
+      r.verdict = !c.gpu ? common::no_gpu_verdict() : common::Verdict::skip("built without NCCL");
       rows.push_back(r);
       continue;
     }
@@ -353,7 +353,7 @@ void scaling_mode(Context& c, common::RowList& rows) {
     }
     if (max_gpus < 2) {
       ResultRow r = base_row(c, v7, n, "scaling", "gpus=2");
-      r.passed = "skipped: one GPU on this machine (run on nvidia-h200-x2)";
+      r.verdict = common::Verdict::skip("one GPU on this machine (run on nvidia-h200-x2)");
       rows.push_back(r);
     }
     for (int g = 1; g <= max_gpus; ++g) {
@@ -363,7 +363,7 @@ void scaling_mode(Context& c, common::RowList& rows) {
         r.stats = multi_gpu_simulate(b, p, g, best_kernel());
         const double ms = r.stats.median_ms;
         const bool same = b.x == single.x && b.y == single.y && b.z == single.z && b.vx == single.vx;
-        r.passed = same ? "PASS" : "FAIL: state differs from the single-GPU kernel's";
+        r.verdict = common::Verdict::pass_if(same, "state differs from the single-GPU kernel's");
         fill_rate(c, r, double(n) * double(n));
         r.pct_of_ceiling = common::kNoValue;  // several GPUs: no single-GPU ceiling
         r.ceiling.clear();
@@ -396,20 +396,20 @@ void tune_mode(Context& c, common::RowList& rows) {
       shapes = multi_body_variants();
     } catch (const common::NotImplemented& e) {  // a handout's stub: one row says so
       ResultRow r = base_row(c, v8, n, "tune", "shape=-");
-      r.passed = common::not_implemented_status(e);
+      r.verdict = common::not_implemented_verdict(e);
       rows.push_back(r);
     }
     for (const auto& k : shapes) {
       ResultRow r = base_row(c, v8, n, "tune", "shape=" + k.name);
       if (!c.gpu) {
-        r.passed = common::no_gpu_status();
+        r.verdict = common::no_gpu_verdict();
         rows.push_back(r);
         continue;
       }
       Version shaped = v8;
       shaped.gpu = k.launch;
       common::run_guarded(r, true, [&] {
-        r.passed = check_forces(c, shaped, initial);
+        r.verdict = check_forces(c, shaped, initial);
         if (!common::is_pass(r)) return;
         DeviceSystem sys;
         sys.upload(initial, nullptr);
@@ -433,7 +433,7 @@ void drift_mode(Context& c, common::RowList& rows) {
     const std::string tag = std::string("integrator=") + integrator_name(integ);
     if (!c.gpu) {
       ResultRow r = base_row(c, best, n, "drift", tag);
-      r.passed = common::no_gpu_status();
+      r.verdict = common::no_gpu_verdict();
       rows.push_back(r);
       continue;
     }
@@ -452,7 +452,7 @@ void drift_mode(Context& c, common::RowList& rows) {
         const double drift = std::fabs((total_energy(b, c.params.G, c.params.eps) - e0) / e0);
         r.metric = drift;
         r.metric_unit = "|dE/E0|";
-        r.passed = std::isfinite(drift) ? "PASS" : "FAIL: energy not finite";
+        r.verdict = common::Verdict::pass_if(std::isfinite(drift), "energy not finite");
         rows.push_back(r);
       }
     });

@@ -242,7 +242,7 @@ int run(const common::CliOptions& o) {
     if (!env.gpu) {
       ResultRow r = common::make_row("ndt_graph", "launch_strategies", "launch-strategy micro-benchmark", iterations,
                                      "", env.device_label, "", "launch");
-      r.passed = common::no_gpu_status();
+      r.verdict = common::no_gpu_verdict();
       rows.push_back(r);
       return common::finish_run(std::cout, "ndt_graph", rows, o.csv);
     }
@@ -254,7 +254,7 @@ int run(const common::CliOptions& o) {
       r.stats = l.stats;
       r.metric = l.us_per_iteration;
       r.metric_unit = "us/iteration";
-      r.passed = "PASS";
+      r.verdict = common::Verdict::pass();
       rows.push_back(r);
       std::printf("  %-16s %8.2f us/iteration  (%s)\n", l.name.c_str(), l.us_per_iteration, l.idea.c_str());
     }
@@ -328,13 +328,13 @@ int run(const common::CliOptions& o) {
       r.stats = common::bench_cpu([&] { build_voxel_map(c.target, static_cast<float>(c.params.resolution)); }, bench);
       r.metric = c.target.size() / (r.stats.median_ms * 1e3);
       r.metric_unit = "Mpts/s";
-      r.passed = "PASS";
+      r.verdict = common::Verdict::pass();
       rows.push_back(r);
       ResultRow g = common::make_row("ndt_graph", "gpu_map_build", "sort by cell + per-voxel statistics + hash insert on the GPU",
                                      static_cast<std::int64_t>(c.target.size()), base_params, env.device_label, "version",
                                      "map_build");
       if (!env.gpu) {
-        g.passed = common::no_gpu_status();
+        g.verdict = common::no_gpu_verdict();
       } else {
         common::run_guarded(g, true, [&] {
           float ms = 0;
@@ -349,7 +349,7 @@ int run(const common::CliOptions& o) {
           g.metric = c.target.size() / (g.stats.median_ms * 1e3);
           g.metric_unit = "Mpts/s";
           g.speedup_vs_cpu = r.stats.median_ms / g.stats.median_ms;
-          g.passed = diff.empty() ? "PASS" : "FAIL: GPU map differs from the CPU map: " + diff;
+          g.verdict = common::Verdict::pass_if(diff.empty(), "GPU map differs from the CPU map: " + diff);
           if (!diff.empty()) any_fail = true;
         });
         any_fail = any_fail || common::is_fail(g);
@@ -364,12 +364,12 @@ int run(const common::CliOptions& o) {
       ResultRow r = common::make_row("ndt_graph", v.name, v.idea, static_cast<std::int64_t>(c.source.size()),
                                      base_params, env.device_label, common::role_name(v.role));
       if (v.needs_gpu && !env.gpu) {
-        r.passed = common::no_gpu_status();
+        r.verdict = common::no_gpu_verdict();
         rows.push_back(r);
         continue;
       }
       if (!v.make) {
-        r.passed = "skipped: " + v.unavailable;
+        r.verdict = common::Verdict::skip(v.unavailable);
         rows.push_back(r);
         continue;
       }
@@ -386,7 +386,7 @@ int run(const common::CliOptions& o) {
         try {
           runner->prepare(p);
         } catch (const InputError& e) {
-          r.passed = std::string("skipped: ") + e.what();
+          r.verdict = common::Verdict::skip(e.what());
           unfit = true;
         }
       }, v.needs);
@@ -396,7 +396,7 @@ int run(const common::CliOptions& o) {
         continue;
       }
       AlignResult res;
-      std::string verdict = "PASS";
+      common::Verdict verdict = common::Verdict::pass();
       if (!common::run_guarded(r, v.needs_gpu, [&] {
         runner->run();
         res = runner->result();
@@ -411,20 +411,20 @@ int run(const common::CliOptions& o) {
             r.add_metric("err_pcl", e_cm, "cm").add_metric("err_pcl_rotation", e_deg, "deg");
             r.add_metric("pcl_iterations", c.pcl.iterations, "");
             if (e_cm > 0.5 || e_deg > 0.05 || std::abs(res.iterations - c.pcl.iterations) > 1 || lrel > 1e-3)
-              verdict = "FAIL: the reference is off PCL's recorded result (" + fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) +
+              verdict = common::Verdict::fail("the reference is off PCL's recorded result (" + fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) +
                         " deg, " + std::to_string(res.iterations) + " vs " + std::to_string(c.pcl.iterations) +
-                        " iterations, likelihood " + fmt(res.likelihood, 6) + " vs " + fmt(c.pcl.likelihood, 6) + ")";
+                        " iterations, likelihood " + fmt(res.likelihood, 6) + " vs " + fmt(c.pcl.likelihood, 6) + ")");
           }
           if (c.have_truth) {
             double t_cm, t_deg;
             pose_error(res.T, c.truth, t_cm, t_deg);
             r.add_metric("err_truth", 100 * t_cm, "cm").add_metric("err_truth_rotation", t_deg, "deg");
             if (100 * t_cm > 2.0 || t_deg > 0.1)
-              verdict = "FAIL: the simulated pair's known transform is not recovered (" + fmt(100 * t_cm, 2) + " cm, " +
-                        fmt(t_deg, 3) + " deg)";
+              verdict = common::Verdict::fail("the simulated pair's known transform is not recovered (" + fmt(100 * t_cm, 2) + " cm, " +
+                        fmt(t_deg, 3) + " deg)");
           }
           if (res.status == Status::no_correspondences || res.status == Status::numerical)
-            verdict = "FAIL: " + res.reason();
+            verdict = common::Verdict::fail(res.reason());
         } else {
           pose_error(res.T, reference.T, e_cm, e_deg);
           e_cm *= 100;
@@ -445,8 +445,8 @@ int run(const common::CliOptions& o) {
           const double tol_cm = library ? 0.5 : 1.0, tol_deg = library ? 0.05 : 0.1;
           const int tol_it = library ? 1 : 2;
           if (e_cm > tol_cm || e_deg > tol_deg || std::abs(res.iterations - own.iterations) > tol_it)
-            verdict = "FAIL: " + fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) + " deg, " + std::to_string(res.iterations) + " vs " +
-                      std::to_string(own.iterations) + " iterations from " + own_name;
+            verdict = common::Verdict::fail(fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) + " deg, " + std::to_string(res.iterations) + " vs " +
+                      std::to_string(own.iterations) + " iterations from " + own_name);
         }
         // time
         std::vector<double> kernel_ms;  // each timed run's own kernel time, where the version measures it
@@ -455,7 +455,7 @@ int run(const common::CliOptions& o) {
         // Versions that sum with atomics or per-thread partials may differ in the last bits between
         // runs, never by more than this.
         const std::string repeat = compare_to_reference(again, res, 1e-3, 1e-4, 0);
-        if (!repeat.empty()) verdict = "FAIL: a repeated run gave another result: " + repeat;
+        if (!repeat.empty()) verdict = common::Verdict::fail("a repeated run gave another result: " + repeat);
         r.stats = stats;
         r.metric = 1e3 * stats.median_ms / std::max(1, res.iterations);
         r.metric_unit = "us/iteration";
@@ -476,11 +476,11 @@ int run(const common::CliOptions& o) {
           }, v.needs)) {
         any_fail = any_fail || common::is_fail(r);
         rows.push_back(r);
-        std::cout << "  " << v.name << ": " << r.passed << "\n";
+        std::cout << "  " << v.name << ": " << r.verdict << "\n";
         continue;
       }
-      r.passed = verdict;
-      if (verdict != "PASS") any_fail = true;
+      r.verdict = verdict;
+      if (!verdict.ok()) any_fail = true;
       rows.push_back(r);
       std::cout << "  " << v.name << ": " << res.iterations << " it, " << fmt(r.stats.median_ms, 3) << " ms, "
                 << res.reason() << ", pose " << fmt(res.pose[0], 5) << " " << fmt(res.pose[1], 5) << " " << fmt(res.pose[2], 5)
@@ -558,14 +558,13 @@ int run(const common::CliOptions& o) {
         r.stats = common::bench_runner(*runner, bench);
         r.metric = b / (r.stats.median_ms / 1e3);
         r.metric_unit = "alignments/s";
-        r.passed = (100 * e_cm <= 1.0 && e_deg <= 0.1 && std::abs(res[0].iterations - ref.iterations) <= 2)
-                       ? "PASS"
-                       : "FAIL: batch entry 0 is " + fmt(100 * e_cm, 3) + " cm from the CPU reference";
+        r.verdict = common::Verdict::pass_if(100 * e_cm <= 1.0 && e_deg <= 0.1 && std::abs(res[0].iterations - ref.iterations) <= 2,
+                                             "batch entry 0 is " + fmt(100 * e_cm, 3) + " cm from the CPU reference");
       });
-      if (r.passed != "PASS") any_fail = true;
+      if (!r.verdict.ok()) any_fail = true;
       rows.push_back(r);
       std::cout << "  " << batched->name << " x" << b << ": " << fmt(r.stats.median_ms, 3) << " ms, " << fmt(r.metric, 0)
-                << " alignments/s  " << r.passed << "\n";
+                << " alignments/s  " << r.verdict << "\n";
     }
     if (room) {  // multi-hypothesis: from a guess 2 m / 30 deg off PCL's answer
       const VoxelMap& rmap = room->map;
@@ -608,15 +607,14 @@ int run(const common::CliOptions& o) {
         r.stats = common::bench_runner(*runner, bench);
         r.metric = items.size() / (r.stats.median_ms / 1e3);
         r.metric_unit = "alignments/s";
-        r.passed = (100 * b_cm <= 2.0 && b_deg <= 0.2) ? "PASS"
-                                                       : "FAIL: the best hypothesis is " + fmt(100 * b_cm, 2) + " cm / " +
-                                                             fmt(b_deg, 3) + " deg from the reference";
+        r.verdict = common::Verdict::pass_if(100 * b_cm <= 2.0 && b_deg <= 0.2, "the best hypothesis is " + fmt(100 * b_cm, 2) +
+                                                                                  " cm / " + fmt(b_deg, 3) + " deg from the reference");
       });
-      if (r.passed != "PASS") any_fail = true;
+      if (!r.verdict.ok()) any_fail = true;
       rows.push_back(r);
       std::cout << "  multi-hypothesis (" << items.size() << " guesses around one 2 m / 30 deg off): single alignment "
                 << fmt(100 * lone_cm, 1) << " cm / " << fmt(lone_deg, 2) << " deg off; best hypothesis " << fmt(100 * b_cm, 3)
-                << " cm / " << fmt(b_deg, 4) << " deg; " << fmt(r.stats.median_ms, 2) << " ms  " << r.passed << "\n";
+                << " cm / " << fmt(b_deg, 4) << " deg; " << fmt(r.stats.median_ms, 2) << " ms  " << r.verdict << "\n";
     }
   }
   // GPU VoxelGrid filter on the largest raw input we have
@@ -644,7 +642,7 @@ int run(const common::CliOptions& o) {
         r.speedup_vs_cpu = cs.median_ms / r.stats.median_ms;
         r.metric = raw.size() / (r.stats.median_ms * 1e3);
         r.metric_unit = "Mpts/s";
-        r.passed = same ? "PASS" : "FAIL: GPU filter output differs from the CPU filter";
+        r.verdict = common::Verdict::pass_if(same, "GPU filter output differs from the CPU filter");
       });
       if (common::is_fail(r)) any_fail = true;
       rows.push_back(r);

@@ -397,7 +397,7 @@ Report run(const Options& o, void (*progress)(const std::string&)) {
           r.pcl_deg_to_truth = pcl_deg;
           AlignResult got;
           try {
-            if (v->needs_gpu && !common::gpu_unavailable_reason().empty()) throw InputError(common::no_gpu_status());
+            if (v->needs_gpu && !common::gpu_unavailable_reason().empty()) throw InputError(common::no_gpu_verdict().text());
             const std::string unmet = v->needs_gpu ? common::unmet(v->needs) : "";
             if (!unmet.empty()) throw InputError("skipped: " + unmet);
             if (!v->make) throw InputError("skipped: " + v->unavailable);

@@ -23,25 +23,6 @@ class Status(enum.Enum):
         return self is Status.CORRECT
 
 
-class RowStatus(enum.Enum):
-    """The driver's per-row check column, as common/results.hpp writes it (an unwritten exercise's
-    rows carry the text of common/exercise.hpp's COURSE_NOT_IMPLEMENTED)."""
-    PASS = "PASS"
-    UNWRITTEN = "NOT IMPLEMENTED"
-    FAIL = "FAIL"
-    SKIPPED = "skipped"
-
-    @staticmethod
-    def of(text: str) -> "tuple[RowStatus, str]":
-        """(status, reason) of a CSV row's `passed` column."""
-        text = text or ""
-        for st in RowStatus:
-            prefix = st.value
-            if text == prefix or text.startswith(prefix + ":") or text.startswith(prefix + " "):
-                return st, text[len(prefix):].lstrip(": ").strip()
-        return RowStatus.FAIL, f"unreadable check column '{text[:80]}'"
-
-
 @dataclass
 class KernelUse:
     name: str                 # demangled

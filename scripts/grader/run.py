@@ -9,8 +9,9 @@ import time
 from dataclasses import dataclass
 
 import course_csv
+from course_csv import Status as RowStatus
 
-from .model import CaseResult, RowStatus, Status
+from .model import CaseResult, Status
 
 
 @dataclass
@@ -138,7 +139,12 @@ def execute(spec: RunSpec) -> RawRun:
     except (ProcessLookupError, PermissionError):
         pass
     capped.finish("$ " + " ".join(cmd) + "\n")
-    rows, journal = course_csv.read_journal(out_csv)
+    try:
+        rows, journal = course_csv.read_journal(out_csv)
+    except course_csv.CsvError as e:  # the driver's file, overwritten by what ran in its process
+        rows, journal = [], True
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"grade: {e}\n")
     return RawRun(rc=rc, timed_out=timed_out, memory_exceeded=mem, seconds=round(seconds, 2), rows=rows,
                   from_journal=journal, log=log, kernel_log=klog, output_bytes=capped.total, peak_rss_gb=peak)
 
@@ -152,16 +158,24 @@ def case_label(row):
     return " ".join(parts) or "the run"
 
 
+def row_verdict(row: dict) -> "tuple[RowStatus, str]":
+    """(status, detail) of a driver's row; a status word the driver cannot have written is a failure."""
+    try:
+        return course_csv.status_of(row), row.get("detail") or ""
+    except course_csv.CsvError as e:
+        return RowStatus.FAIL, f"unreadable row: {e}"
+
+
 def judge(raw: RawRun, version, case, spec) -> CaseResult:
     """The case's status from the driver's rows and exit."""
     mine = [r for r in raw.rows if r.get("version") == version and r.get("kind") != "meta"]
-    status = [(RowStatus.of(r.get("passed", "")), r) for r in mine]
+    status = [(row_verdict(r), r) for r in mine]
     passes = [r for (st, _), r in status if st is RowStatus.PASS]
     res = CaseResult(name=case.name, hidden=case.hidden, visibility=case.visibility, status=Status.HARNESS_ERROR, command=" ".join(
         [os.path.basename(spec.driver), "--version", version] + list(spec.args)), seconds=raw.seconds,
         rows_passed=len(passes), log=os.path.basename(raw.log))
     fails = [(reason, r) for (st, reason), r in status if st is RowStatus.FAIL]
-    unwritten = [reason for (st, reason), _ in status if st is RowStatus.UNWRITTEN]
+    unwritten = [reason for (st, reason), _ in status if st is RowStatus.NOT_IMPLEMENTED]
     if raw.memory_exceeded:
         res.status, res.detail = Status.MEMORY_LIMIT, (f"the process used more than {spec.memory_limit_gb:g} GB of "
                                                        f"host memory (killed)")
@@ -184,7 +198,7 @@ def judge(raw: RawRun, version, case, spec) -> CaseResult:
     elif passes:
         res.status, res.detail = Status.CORRECT, f"{len(passes)} cases passed"
     else:
-        reasons = sorted({r.get("passed", "") for r in mine}) or ["no rows for this version"]
+        reasons = sorted({f"{st.value}: {reason}" for (st, reason), _ in status}) or ["no rows for this version"]
         res.status, res.detail = Status.NOT_GRADABLE, "; ".join(reasons)[:300]
     if raw.output_bytes > spec.output_limit_kb * 1024:
         res.detail += f" (printed {raw.output_bytes / 2**20:.1f} MiB; the log keeps its head and tail)"
@@ -203,7 +217,7 @@ def log_line(path, index):
 def timed_row(rows, version, rule):
     """The row whose time is compared with the reference: passed, timed, of the rule's timed kind,
     matching timed_params, the largest n."""
-    cands = [r for r in rows if r.get("version") == version and RowStatus.of(r.get("passed", ""))[0] is RowStatus.PASS
+    cands = [r for r in rows if r.get("version") == version and row_verdict(r)[0] is RowStatus.PASS
              and r.get("median_ms") not in ("", None)]
     pref = [r for r in cands if r.get("kind") == rule.timed_kind] or cands
     matched = [r for r in pref if rule.timed_params and rule.timed_params in r.get("params", "")] or pref

@@ -166,7 +166,7 @@ def run_version(job, rule, drivers, index, workdir, env, reference=None, own_fil
 
 
 def gpu_rows(rows, version):
-    return any(r.get("version") == version and r.get("passed") == "PASS" and
+    return any(r.get("version") == version and run.row_verdict(r)[0] is run.RowStatus.PASS and
                not (r.get("device", "") or "").startswith("none") for r in rows)
 
 

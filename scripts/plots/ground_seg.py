@@ -3,6 +3,7 @@ import math
 import os
 from collections import OrderedDict
 
+import course_csv
 from .common import ladder_plot, version_colors, meta, timed, fmt, device_of, make_saver
 
 
@@ -217,7 +218,7 @@ def tables(rows, tune_rows):
         lines.append(f"| {d['input']} | {d['rule']} | `{r['version']}` | {fmt(mm.get('precision'))} | {fmt(mm.get('recall'))} | "
                      f"{fmt(r['metric'])} | {fmt(mm.get('iou'))} | {fmt(mm.get('false_positives'), 0)} | "
                      f"{fmt(mm.get('false_negatives'), 0)} | {fmt(r['median_ms'], 3)} | {fmt(r['speedup_vs_cpu'], 1)} | "
-                     f"{fmt(r['speedup_vs_prev'])} | {fmt(r['speedup_vs_library'])} | {r['passed']} |")
+                     f"{fmt(r['speedup_vs_prev'])} | {fmt(r['speedup_vs_library'])} | {course_csv.status_text(r)} |")
     lines.append("GPU times are end to end: host points in, labels out; v1-v3 allocate and copy per frame, v4 replays "
                  "a graph from pinned memory.")
     lines.append("")
@@ -252,7 +253,7 @@ def tables(rows, tune_rows):
         lines.append("|---:|---:|---:|---:|---|")
         for r in streams:
             lines.append(f"| {r['params_d']['streams']} | {fmt(r['metric'], 0)} | {fmt(r['m'].get('latency', math.nan) * 1e3, 1)} | "
-                         f"{r['samples']} | {r['passed']} |")
+                         f"{r['samples']} | {course_csv.status_text(r)} |")
         lines.append("")
     hist = [r for r in rows if r["kind"] == "histogram"]
     if hist:

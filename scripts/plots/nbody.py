@@ -2,6 +2,7 @@
 import math
 from collections import OrderedDict
 
+import course_csv
 from .common import role_style, version_colors, ladder_plot, STEP_COLORS, meta, timed, size_label, fmt, device_of, make_saver
 
 
@@ -111,7 +112,7 @@ def plots(rows, tune_rows, out, args=None):
         ax.grid(True, alpha=0.3)
         save(fig, "multi_gpu_scaling.png")
 
-    drift = [r for r in rows if nb_kind(r) == "drift" and r["passed"] == "PASS"]
+    drift = [r for r in rows if nb_kind(r) == "drift" and course_csv.is_pass(r)]
     if drift:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for integ in OrderedDict.fromkeys(r["params_d"]["integrator"] for r in drift):
@@ -166,7 +167,7 @@ def tables(rows, tune_rows):
             gflops = r["metric"] * 20 if not math.isnan(r["metric"]) else math.nan
             lines.append(f"| `{r['version']}` | {r['idea']} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 1)} | "
                          f"{fmt(gflops, 0)} | {fmt(r['pct_of_ceiling'], 1)} | {fmt(r['speedup_vs_prev'])} | "
-                         f"{fmt(r['speedup_vs_library'], 1)} | {fmt(r['predicted_ms'], 3)} | {r['passed']} |")
+                         f"{fmt(r['speedup_vs_library'], 1)} | {fmt(r['predicted_ms'], 3)} | {course_csv.status_text(r)} |")
         lines.append("")
     batch = [r for r in rows if nb_kind(r) == "batch" and "file" not in r["params_d"]]
     if batch:
@@ -178,7 +179,7 @@ def tables(rows, tune_rows):
         lines.append("|---|---:|---:|---:|---|")
         for r in batch:
             lines.append(f"| {r['params_d'].get('pipeline', '-')} | {r['params_d'].get('gpus', '-')} | {fmt(r['median_ms'], 1)} | "
-                         f"{fmt(r['metric'], 0)} | {r['passed']} |")
+                         f"{fmt(r['metric'], 0)} | {course_csv.status_text(r)} |")
         lines.append("| original project: GTX 1650 | 1 | ~433 | | |")
         lines.append("| original project: RTX 4060 Ti | 1 | ~83 | | |")
         lines.append("")
@@ -192,9 +193,9 @@ def tables(rows, tune_rows):
             one = next((o for o in scaling if o["n"] == r["n"] and o["params_d"].get("gpus") == "1" and timed(o)), None)
             x_one = one["median_ms"] / r["median_ms"] if one and timed(r) else math.nan
             lines.append(f"| {size_label(r['n'])} | {r['params_d'].get('gpus', '-')} | {fmt(r['median_ms'], 2)} | {fmt(r['metric'], 0)} | "
-                         f"{fmt(x_one)} | {r['passed']} |")
+                         f"{fmt(x_one)} | {course_csv.status_text(r)} |")
         lines.append("")
-    drift = [r for r in rows if nb_kind(r) == "drift" and r["passed"] == "PASS"]
+    drift = [r for r in rows if nb_kind(r) == "drift" and course_csv.is_pass(r)]
     if drift:
         last = max(int(r["params_d"]["step"]) for r in drift)
         lines.append(f"**energy drift |E - E0| / |E0| after {last} steps, N = {drift[0]['n']}, dt = {meta(rows).get('dt', math.nan):g}**: " + ", ".join(

@@ -4,6 +4,7 @@ import math
 import os
 from collections import OrderedDict
 
+import course_csv
 from .common import ladder_plot, version_colors, timed, fmt, device_of, make_saver
 
 
@@ -113,7 +114,7 @@ def tables(rows, tune_rows):
             lines.append(f"| {r['version']} | {fmt(p.get('iterations'), 0)} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 1)} | "
                          f"{fmt(p.get('kernel_per_iteration'))} | {fmt(p.get('other_per_iteration'))} | "
                          f"{fmt(r['pct_of_ceiling'], 1)} | {fmt(r['speedup_vs_cpu'], 1)} | {fmt(r['speedup_vs_prev'], 2)} | "
-                         f"{fmt(r['speedup_vs_library'], 1)} | {err} | {r['passed'][:60]} |")
+                         f"{fmt(r['speedup_vs_library'], 1)} | {err} | {course_csv.status_text(r)[:60]} |")
         lines.append("")
     other = ndt_rows(rows, "map_build") + ndt_rows(rows, "filter")
     if other:
@@ -123,7 +124,7 @@ def tables(rows, tune_rows):
         lines.append("|---|---|---|---:|---:|---:|---:|---|")
         for r in other:
             lines.append(f"| {r['params_d']['case']} | {r['kind']} | {r['version']} | {r['n']:,} | "
-                         f"{fmt(r['median_ms'], 3)} | {fmt(r['metric'], 1)} | {fmt(r['speedup_vs_cpu'], 1)} | {r['passed'][:50]} |")
+                         f"{fmt(r['median_ms'], 3)} | {fmt(r['metric'], 1)} | {fmt(r['speedup_vs_cpu'], 1)} | {course_csv.status_text(r)[:50]} |")
         lines.append("")
     batch = ndt_rows(rows, "batch")
     if batch:
@@ -132,7 +133,7 @@ def tables(rows, tune_rows):
         lines.append("| batch | ms per launch | alignments/s | check |")
         lines.append("|---:|---:|---:|---|")
         for r in batch:
-            lines.append(f"| {r['params_d']['batch']} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 0)} | {r['passed'][:50]} |")
+            lines.append(f"| {r['params_d']['batch']} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 0)} | {course_csv.status_text(r)[:50]} |")
         lines.append("")
     for r in ndt_rows(rows, "hypotheses"):
         p, mm = r["params_d"], r["m"]
@@ -140,7 +141,7 @@ def tables(rows, tune_rows):
                      f"PCL's answer): a single alignment ends {mm.get('single_err', math.nan):.2f} cm / "
                      f"{mm.get('single_err_rotation', math.nan):.3f} deg off, the best hypothesis "
                      f"{mm.get('best_err', math.nan):.3f} cm / {mm.get('best_err_rotation', math.nan):.4f} deg; {fmt(r['median_ms'], 1)} ms "
-                     f"for all ({fmt(r['metric'], 0)} alignments/s), {r['passed'][:40]}.")
+                     f"for all ({fmt(r['metric'], 0)} alignments/s), {course_csv.status_text(r)[:40]}.")
         lines.append("")
     return "\n".join(lines)
 

@@ -2,6 +2,7 @@
 import math
 from collections import OrderedDict, defaultdict
 
+import course_csv
 from .common import role_style, version_colors, ladder_plot, LIBRARY_COLOR, copy_bandwidth, timed, size_label, fmt, device_of, make_saver
 
 
@@ -188,7 +189,7 @@ def tables(rows, tune_rows):
                 continue
             lines.append(f"| `{r['version']}` | {r['idea']} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 0)} | "
                          f"{fmt(r['pct_of_ceiling'], 1)} | {fmt(r['speedup_vs_cpu'], 1)} | {fmt(r['speedup_vs_prev'])} | "
-                         f"{fmt(r['speedup_vs_library'])} | {fmt(r['predicted_ms'], 3)} | {r['passed']} |")
+                         f"{fmt(r['speedup_vs_library'])} | {fmt(r['predicted_ms'], 3)} | {course_csv.status_text(r)} |")
         lines.append("")
     stages = [r for r in rows if kind(r) == "stage" and timed(r)]
     if stages:

@@ -121,7 +121,7 @@ ResultRow base_row(const Context& c, const sc::Version& v, std::int64_t n, const
 }
 
 // Runs one version once on poisoned output and checks it; returns the row's status.
-std::string check_version(Context& c, const sc::Version& v, const SizeRun& s, int block, int* d_out,
+common::Verdict check_version(Context& c, const sc::Version& v, const SizeRun& s, int block, int* d_out,
                           std::int64_t* d_count, const int* d_in, sc::Device::ScratchTree& scratch) {
   std::vector<int> got(std::max<std::int64_t>(s.n, 1), static_cast<int>(0xABABABAB));
   std::int64_t count = -1;
@@ -147,7 +147,7 @@ std::string check_version(Context& c, const sc::Version& v, const SizeRun& s, in
     v.run(a);
   }
   const common::CompareResult cr = sc::check_output(s.op, s.n, s.reference.data(), s.kept, got.data(), count);
-  return cr.ok ? "PASS" : "FAIL: " + cr.message;
+  return common::Verdict::pass_if(cr.ok, cr.message);
 }
 
 void time_version(Context& c, const sc::Version& v, const SizeRun& s, int block, int* d_out, std::int64_t* d_count,
@@ -221,7 +221,7 @@ void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, i
   for (const auto& [stage, stats] : stages.summary()) {
     ResultRow r = base_row(c, v, s.n, params_of(v, block, "stage=" + stage), "stage");
     r.stats = stats;
-    r.passed = "PASS";
+    r.verdict = common::Verdict::pass();
     rows.push_back(r);
   }
   for (cudaEvent_t e : {ev.start, ev.after_map, ev.after_scan, ev.after_scatter}) cudaEventDestroy(e);
@@ -261,7 +261,7 @@ void end_to_end_rows(Context& c, const std::vector<const sc::Version*>& vs, cons
       work(c.stream);  // sizes the scratch, checks
       CUDA_CHECK(cudaStreamSynchronize(c.stream));
       const auto cr = sc::check_output(s.op, n, s.reference.data(), s.kept, h_out, count);
-      r.passed = cr.ok ? "PASS" : "FAIL: " + cr.message;
+      r.verdict = common::Verdict::pass_if(cr.ok, cr.message);
       if (common::is_pass(r)) {
         r.stats = common::bench_gpu(work, c.stream, c.bench);
         r.metric = minimal_bytes(s.op, n, s.kept) / (r.stats.median_ms * 1e-3) / 1e9;
@@ -401,12 +401,12 @@ int run(const common::CliOptions& opt) {
       common::DeviceBuffer<int> d_in, d_out;
       common::DeviceBuffer<std::int64_t> d_count;
       sc::Device::ScratchTree scratch;
-      std::string gpu_skip;
+      std::string gpu_skip;  // why the GPU rows of this size cannot run
       if (c.gpu && common::gpu_unusable_reason().empty()) {
         std::size_t free_b = 0, total_b = 0;
         CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
         if (static_cast<double>(n) * 4 * 6 > static_cast<double>(free_b)) {
-          gpu_skip = "skipped: needs ~" + std::to_string(n * 24 >> 20) + " MiB of device memory";
+          gpu_skip = "needs ~" + std::to_string(n * 24 >> 20) + " MiB of device memory";
         } else {
           d_in.resize(std::max<std::int64_t>(n, 1));
           d_out.resize(std::max<std::int64_t>(n, 1));
@@ -418,14 +418,14 @@ int run(const common::CliOptions& opt) {
       for (const auto* v : vs) {
         progress.step(v->name + " n=" + std::to_string(n));
         ResultRow r = base_row(c, *v, n, params_of(*v, block));
-        if (v->needs_gpu && !c.gpu) r.passed = common::no_gpu_status();
-        else if (v->needs_gpu && !gpu_skip.empty()) r.passed = gpu_skip;
+        if (v->needs_gpu && !c.gpu) r.verdict = common::no_gpu_verdict();
+        else if (v->needs_gpu && !gpu_skip.empty()) r.verdict = common::Verdict::skip(gpu_skip);
         else if ((op == sc::Op::Sort || op == sc::Op::SortPairs) && !v->needs_gpu && n > sort_cpu_max)
-          r.passed = "skipped: std::sort above --sort-cpu-max-n";
+          r.verdict = common::Verdict::skip("std::sort above --sort-cpu-max-n");
         else {
           common::NvtxRange vr(v->name.c_str());
           common::run_guarded(r, v->needs_gpu, [&] {
-            r.passed = check_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch);
+            r.verdict = check_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch);
             if (common::is_pass(r)) time_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, r);
             if (common::is_pass(r) && v->has_stages && v->needs_gpu)
               stage_rows(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, stage);
@@ -453,7 +453,7 @@ int run(const common::CliOptions& opt) {
       for (int b = 16; b <= 1024; b *= 2) {
         ResultRow r = base_row(c, *v, n, params_of(*v, b), "block_sweep");
         common::run_guarded(r, true, [&] {
-          r.passed = check_version(c, *v, s, b, d_out.get(), d_count.get(), d_in.get(), scratch);
+          r.verdict = check_version(c, *v, s, b, d_out.get(), d_count.get(), d_in.get(), scratch);
           if (common::is_pass(r)) time_version(c, *v, s, b, d_out.get(), d_count.get(), d_in.get(), scratch, r);
         });
         sweep.push_back(r);

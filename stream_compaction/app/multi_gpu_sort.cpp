@@ -197,10 +197,10 @@ int run(const common::CliOptions& opt) {
     say("one GPU: " + v->name + " of " + std::to_string(n) + " keys");
     ref[k].resize(std::max<std::int64_t>(n, 1));
     mg::local_sort(locals[k], all.get(), ref[k].get(), n, scratch, s);
-    std::string verdict = "PASS";
+    common::Verdict verdict = common::Verdict::pass();
     if (k > 0) {  // two independent sorts of the same keys must agree
       const std::uint64_t bad = mg::count_mismatches(ref[0].get(), ref[k].get(), n, s);
-      if (bad) verdict = "FAIL: " + std::to_string(bad) + " keys differ from " + mg::local_sort_name(locals[0]) + "'s sort";
+      if (bad) verdict = common::Verdict::fail(std::to_string(bad) + " keys differ from " + mg::local_sort_name(locals[0]) + "'s sort");
     }
     if (n <= (std::int64_t{1} << 26)) {  // and against the host where that is quick
       std::vector<std::uint32_t> h(n), g(n);
@@ -208,11 +208,11 @@ int run(const common::CliOptions& opt) {
       CUDA_CHECK(cudaMemcpyAsync(g.data(), ref[k].get(), n * 4, cudaMemcpyDeviceToHost, s));
       CUDA_CHECK(cudaStreamSynchronize(s));
       std::sort(h.begin(), h.end());
-      if (h != g) verdict = "FAIL: differs from std::sort";
+      if (h != g) verdict = common::Verdict::fail("differs from std::sort");
     }
     common::ResultRow r = common::make_row("stream_compaction", v->name, v->idea, n, params + " gpus=1",
                                            envinfo.device.name, v->role == common::Role::library ? "library" : "version");
-    r.passed = verdict;
+    r.verdict = verdict;
     r.stats = common::bench_gpu([&](cudaStream_t st) { mg::local_sort(locals[k], all.get(), ref[k].get(), n, scratch, st); },
                                 s, bo);
     one_gpu_ms[k] = r.stats.median_ms;
@@ -239,10 +239,10 @@ int run(const common::CliOptions& opt) {
     const std::vector<std::uint64_t> bads = all_gather<std::uint64_t>(bad, comm, s, env.world);
     std::uint64_t bad_total = 0;
     for (auto b : bads) bad_total += b;
-    std::string verdict = "PASS";
-    if (total != n) verdict = "FAIL: the ranks hold " + std::to_string(total) + " keys, not " + std::to_string(n);
-    else if (bad_total) verdict = "FAIL: " + std::to_string(bad_total) + " keys differ from the one-GPU sort";
-    all_pass = all_pass && verdict == "PASS";
+    common::Verdict verdict = common::Verdict::pass();
+    if (total != n) verdict = common::Verdict::fail("the ranks hold " + std::to_string(total) + " keys, not " + std::to_string(n));
+    else if (bad_total) verdict = common::Verdict::fail(std::to_string(bad_total) + " keys differ from the one-GPU sort");
+    all_pass = all_pass && verdict.ok();
 
     // Timed: after a barrier, CUDA events from the first kernel to the merge, the slowest rank's
     std::vector<double> totals;
@@ -291,7 +291,7 @@ int run(const common::CliOptions& opt) {
             (partition == mg::Partition::automatic ? "" : " partition=" + opt.extra.at("partition")),
         envinfo.device.name,
         "version");
-    r.passed = verdict;
+    r.verdict = verdict;
     r.stats = common::summarize(totals);
     r.metric = n / (r.stats.median_ms * 1e-3) / 1e9;
     r.metric_unit = "Gkeys/s";

@@ -86,7 +86,7 @@ std::vector<Candidate> candidates() {
 
 int run(const common::CliOptions& opt) {
   if (!common::has_cuda_device()) {
-    std::cout << "stream_compaction_tune: " << common::no_gpu_status() << "\n";
+    std::cout << "stream_compaction_tune: " << common::no_gpu_verdict() << "\n";
     return 0;
   }
   // input, output and the tile-status scratch on the GPU (the same 24 B per element the driver
@@ -139,7 +139,7 @@ int run(const common::CliOptions& opt) {
         CUDA_CHECK(cudaMemcpy(got.data(), d_out.get(), n * sizeof(int), cudaMemcpyDeviceToHost));
         CUDA_CHECK(cudaMemcpy(&count, d_count.get(), sizeof(count), cudaMemcpyDeviceToHost));
         const auto cr = sc::check_output(op, n, ref.data(), kept, got.data(), count);
-        r.passed = cr.ok ? "PASS" : "FAIL: " + cr.message;
+        r.verdict = common::Verdict::pass_if(cr.ok, cr.message);
         if (!cr.ok) return;
         r.stats = common::bench_gpu([&](cudaStream_t st) { c.run(n, d_out.get(), d_count.get(), d_in.get(), scratch, st); },
                                     stream, common::BenchOptions{});

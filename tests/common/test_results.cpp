@@ -19,7 +19,7 @@ common::ResultRow sample_row() {
   r.stats = common::summarize({1.0, 2.0, 3.0});
   r.metric = 12.5;
   r.metric_unit = "GB/s";
-  r.passed = "PASS";
+  r.verdict = common::Verdict::pass();
   r.device = "NVIDIA H100 \"SXM\"";
   r.add_metric("precision", 97.5, "%").add_metric("latency", 0.125, "ms");
   return r;
@@ -35,13 +35,13 @@ std::size_t col(const std::string& name) {
 
 TEST(Results, ColumnsAreTheDesignedOnes) {
   const auto& c = common::csv_columns();
-  ASSERT_EQ(c.size(), 25u);
+  ASSERT_EQ(c.size(), 26u);
   EXPECT_EQ(c.front(), "subproject");
   EXPECT_EQ(c[1], "kind");
   EXPECT_EQ(c.back(), "git_sha");
   for (const char* name : {"version", "role", "params", "median_ms", "samples", "metric", "metric_unit", "pct_of_ceiling",
                            "ceiling", "speedup_vs_cpu", "speedup_vs_prev", "speedup_vs_library", "predicted_ms", "metrics",
-                           "passed", "device"})
+                           "status", "detail", "device"})
     EXPECT_NE(std::find(c.begin(), c.end(), name), c.end()) << name;
 }
 
@@ -67,6 +67,8 @@ TEST(Results, WritesAtomicallyAndReadsBack) {
   EXPECT_EQ(rows[1][col("pct_of_ceiling")], "");  // unknown: empty, not "nan"
   EXPECT_EQ(rows[1][col("device")], "NVIDIA H100 \"SXM\"");
   EXPECT_EQ(rows[1][col("metrics")], "precision[%]=97.5;latency[ms]=0.125");
+  EXPECT_EQ(rows[1][col("status")], "pass");
+  EXPECT_EQ(rows[1][col("detail")], "");
   std::remove(path.c_str());
 }
 
@@ -77,7 +79,7 @@ TEST(Results, UnwritablePathThrowsWithItsName) {
 TEST(Results, TableShowsEveryRowAndItsStatus) {
   common::ResultRow skipped = sample_row();
   skipped.stats = {};
-  skipped.passed = "skipped: no CUDA device";
+  skipped.verdict = common::Verdict::skip("no CUDA device");
   std::ostringstream os;
   common::print_table(os, {sample_row(), skipped});
   const std::string t = os.str();
@@ -86,17 +88,19 @@ TEST(Results, TableShowsEveryRowAndItsStatus) {
   EXPECT_NE(t.find("2^10"), std::string::npos);
 }
 
-// A version that throws becomes a FAIL row with its message; the driver goes on (issue 8).
+// A version that throws becomes a FAIL row with its message; the driver goes on.
 TEST(Results, GuardedVersionThatThrowsIsAFailRow) {
   common::ResultRow r = sample_row();
   r.stats = common::summarize({1.0});
   const bool done = common::run_guarded(r, false, [&] { throw std::runtime_error("out of bounds at 7"); });
   EXPECT_FALSE(done);
-  EXPECT_EQ(r.passed, "FAIL: out of bounds at 7");
+  EXPECT_EQ(r.verdict.status, common::Status::fail);
+  EXPECT_EQ(r.verdict.detail, "out of bounds at 7");
+  EXPECT_EQ(r.verdict.text(), "FAIL: out of bounds at 7");
   EXPECT_EQ(r.stats.samples, 0);  // no timing survives a failure
   common::ResultRow ok = sample_row();
-  EXPECT_TRUE(common::run_guarded(ok, false, [&] { ok.passed = "PASS"; }));
-  EXPECT_EQ(ok.passed, "PASS");
+  EXPECT_TRUE(common::run_guarded(ok, false, [&] { ok.verdict = common::Verdict::pass(); }));
+  EXPECT_TRUE(ok.verdict.ok());
   EXPECT_TRUE(common::gpu_unusable_reason().empty());
 }
 
@@ -166,4 +170,30 @@ TEST(Results, RatiosComeFromRolesAndTheLadder) {
   EXPECT_DOUBLE_EQ(rows[3].speedup_vs_library, 2);
   EXPECT_DOUBLE_EQ(rows[4].speedup_vs_prev, 2);       // builds on v1
   EXPECT_TRUE(std::isnan(rows[5].speedup_vs_cpu));    // untimed rows are left alone
+}
+
+// The four states have one CSV word each and read back; the console text keeps the detail; a row
+// nobody judged is not a pass.
+TEST(Results, StatusWordsRoundTripAndAnUnjudgedRowIsNotAPass) {
+  for (common::Status st : {common::Status::pass, common::Status::fail, common::Status::skipped,
+                            common::Status::not_implemented})
+    EXPECT_EQ(common::parse_status(common::status_name(st)), st);
+  EXPECT_THROW(common::parse_status("PASS"), std::invalid_argument);
+  EXPECT_THROW(common::parse_status(""), std::invalid_argument);
+  EXPECT_EQ(common::Verdict::skip("no CUDA device").text(), "skipped: no CUDA device");
+  EXPECT_EQ(common::Verdict::not_implemented("stub at x.cu:3").text(), "NOT IMPLEMENTED: stub at x.cu:3");
+  EXPECT_EQ(common::Verdict::pass_if(false, "3 keys differ").text(), "FAIL: 3 keys differ");
+  EXPECT_TRUE(common::Verdict::pass_if(true, "unused").ok());
+  const common::ResultRow fresh;
+  EXPECT_FALSE(fresh.verdict.ok());
+  EXPECT_FALSE(fresh.verdict.failed());
+  std::ostringstream os;
+  common::RowList rows;
+  rows.push_back(fresh);
+  rows.push_back(sample_row());
+  common::ResultRow stub = sample_row();
+  stub.verdict = common::Verdict::not_implemented("stub");
+  rows.push_back(stub);
+  EXPECT_EQ(common::finish_run(os, "t", rows, ""), 0);
+  EXPECT_NE(os.str().find("t: 1 PASS, 0 FAIL, 1 NOT IMPLEMENTED, 1 skipped"), std::string::npos) << os.str();
 }

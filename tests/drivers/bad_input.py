@@ -224,8 +224,8 @@ def main():
     case("a version that throws is a FAIL row, the run goes on", sc, ["--quick", "--op", "scan", "--csv", out_csv], 1,
          "FAIL: injected failure", env={"COURSE_FAIL_VERSION": "scan_cpu"})
     rows = list(csv.DictReader(open(out_csv))) if sc and os.path.exists(out_csv) else []
-    fails = [r for r in rows if r["passed"].startswith("FAIL")]
-    others = [r for r in rows if not r["passed"].startswith("FAIL")]
+    fails = [r for r in rows if r["status"] == "fail"]
+    others = [r for r in rows if r["status"] != "fail"]
     if sc and (not fails or not others or os.path.exists(out_csv + ".partial")):
         failures.append(f"the CSV after a throwing version: {len(fails)} FAIL rows, {len(others)} others, "
                         f"journal left: {os.path.exists(out_csv + '.partial')}")
@@ -248,7 +248,7 @@ def main():
              ["--quick", "--op", "scan,compact", "--csv", trap_csv], 1, "injected device fault", "device unusable",
              env={"COURSE_FAIL_VERSION": "scan_naive:trap"})
         rows = list(csv.DictReader(open(trap_csv)))
-        cpu_after = [r for r in rows if r["version"] == "compact_cpu" and r["passed"] == "PASS"]
+        cpu_after = [r for r in rows if r["version"] == "compact_cpu" and r["status"] == "pass"]
         if not cpu_after:
             failures.append("after a device fault the CPU compaction rows did not run")
     else:

@@ -269,7 +269,7 @@ FAKE_DRIVER = textwrap.dedent("""\
     import os, sys, time
     mode = os.environ["FAKE_MODE"]
     csv = sys.argv[sys.argv.index("--csv") + 1]
-    head = "subproject,kind,version,n,params,median_ms,passed,device\\n"
+    head = "subproject,kind,version,n,params,median_ms,metrics,status,detail,device\\n"
     if mode == "hang":
         time.sleep(60)
     if mode == "flood":
@@ -279,18 +279,19 @@ FAKE_DRIVER = textwrap.dedent("""\
         for i in range(0, len(hog), 4096): hog[i] = 1
         time.sleep(30)
     if mode == "crash":
-        open(csv + ".partial", "w").write(head + "s,version,v,1,,0.1,PASS,gpu\\n")
+        open(csv + ".partial", "w").write(head + "s,version,v,1,,0.1,,pass,,gpu\\n")
         os.abort()
-    rows = {"pass": "PASS", "flood": "PASS", "fail": '"FAIL: element 3 is 7, expected 8"', "unwritten": "NOT IMPLEMENTED: v1.cu:3",
-            "skip": "skipped: no CUDA device"}[mode]
-    open(csv, "w").write(head + "s,meta,,0,,,PASS,gpu\\n" + f"s,version,v,1024,op=scan,0.5,{rows},gpu\\n")
+    rows = {"pass": "pass,", "flood": "pass,", "fail": 'fail,"element 3 is 7, expected 8"', "unwritten": "not_implemented,v1.cu:3",
+            "skip": "skipped,no CUDA device", "garbled": "PASS,"}[mode]
+    open(csv, "w").write(head + "s,meta,,0,,,,pass,,gpu\\n" + f"s,version,v,1024,op=scan,0.5,,{rows},gpu\\n")
     """)
 
 
 @pytest.mark.parametrize("mode, status", [("pass", Status.CORRECT), ("fail", Status.INCORRECT),
                                           ("unwritten", Status.UNWRITTEN), ("skip", Status.NOT_GRADABLE),
                                           ("hang", Status.TIMEOUT), ("crash", Status.CRASH),
-                                          ("flood", Status.CORRECT), ("hog", Status.MEMORY_LIMIT)])
+                                          ("flood", Status.CORRECT), ("hog", Status.MEMORY_LIMIT),
+                                          ("garbled", Status.INCORRECT)])
 def test_a_run_is_judged_under_time_memory_and_output_limits(tmp_path, mode, status):
     drv = tmp_path / "driver"
     drv.write_text(FAKE_DRIVER)

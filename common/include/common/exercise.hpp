@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/status.hpp"
+
 namespace common {
 
 class NotImplemented : public std::logic_error {
@@ -19,9 +21,8 @@ class NotImplemented : public std::logic_error {
 // Throws NotImplemented naming the stub's file (relative to the repository) and line.
 [[noreturn]] void not_implemented(const char* file, int line);
 
-// The status text of a row whose version is a stub ("NOT IMPLEMENTED: ...").
-std::string not_implemented_status(const NotImplemented& e);
-bool is_not_implemented_status(const std::string& passed);
+// The verdict of a row whose version is a stub (Status::not_implemented, the stub's place as detail).
+Verdict not_implemented_verdict(const NotImplemented& e);
 
 // Device stubs (common/exercise_device.cuh): each registers, per translation unit, a function that
 // returns the line of the stub that ran since its last call (0: none) and clears it.
@@ -33,7 +34,7 @@ std::string device_stub_hit();
 void check_device_stubs();
 
 // A version that needs hardware this GPU lacks (e.g. the bulk-copy engine of sm_90): run_guarded
-// reports the row as "skipped: <reason>", the tests skip it with that reason. Never a pass.
+// reports the row as skipped with <reason>, the tests skip it with that reason. Never a pass.
 class Unsupported : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;

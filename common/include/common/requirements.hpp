@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <string>
 
+#include "common/status.hpp"
+
 namespace common {
 
 struct Needs {
@@ -61,7 +63,7 @@ const char* built_architectures();
 // command that fixes it: no device, a driver older than this build's runtime, or a GPU this build
 // has no code for. Computed once (the first call creates the CUDA context).
 const std::string& gpu_unavailable_reason();
-// "skipped: " + gpu_unavailable_reason(): the status of a GPU row that cannot run here.
-std::string no_gpu_status();
+// Skipped because of gpu_unavailable_reason(): the verdict of a GPU row that cannot run here.
+Verdict no_gpu_verdict();
 
 }  // namespace common

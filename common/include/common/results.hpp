@@ -10,6 +10,7 @@
 //  - median_ms over `samples` samples (always a median), metric/metric_unit the headline rate,
 //    pct_of_ceiling a percentage of the meta row's metric named in `ceiling`.
 //  - metrics: further named results with units, "name[unit]=value" joined by ';'.
+//  - status, detail: the row's verdict (status.hpp): pass / fail / skipped / not_implemented and why.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -20,6 +21,7 @@
 
 #include "common/bench.hpp"
 #include "common/requirements.hpp"
+#include "common/status.hpp"
 
 namespace common {
 
@@ -43,7 +45,7 @@ struct ResultRow {
   std::vector<Metric> metrics;
   double speedup_vs_cpu = kNoValue, speedup_vs_prev = kNoValue, speedup_vs_library = kNoValue;
   double predicted_ms = kNoValue;
-  std::string passed;  // "PASS", "FAIL: reason" or "skipped: reason"
+  Verdict verdict;
   std::string device, cuda, git_sha;
 
   ResultRow& add_metric(const std::string& name, double value, const std::string& unit);
@@ -94,15 +96,15 @@ void open_row_journal(const std::string& csv_path);
 void close_row_journal(bool remove_file);
 
 // Runs one version's work (its check, then its timing) for row `r`. An exception becomes
-// "FAIL: <message>" in r.passed and the driver goes on with the next version. After a CUDA error
+// a failure with that message in r.verdict and the driver goes on with the next version. After a CUDA error
 // that leaves the device unusable (an illegal address or a trap is sticky), later GPU work is not
-// attempted: gpu_unusable_reason() says why and guarded GPU rows become "skipped: ...".
+// attempted: gpu_unusable_reason() says why and guarded GPU rows are skipped with that reason.
 // Returns false when the body did not complete.
 // Fault injection for tests and graders: COURSE_FAIL_VERSION=name makes the body of that version
 // throw; COURSE_FAIL_VERSION=name:trap launches a kernel that traps (a sticky device error);
 // COURSE_FAIL_VERSION=name:abort ends the process as a crash would.
 // `needs` (the version's registry entry): checked first; a GPU or a build that cannot run it makes
-// the row "skipped: <why>" (requirements.hpp), and the body is not run.
+// the row skipped, saying why (requirements.hpp), and the body is not run.
 bool run_guarded(ResultRow& r, bool needs_gpu, const std::function<void()>& body, const Needs& needs = {});
 const std::string& gpu_unusable_reason();  // empty while the device is usable
 
@@ -117,7 +119,8 @@ void print_table(std::ostream& os, const std::vector<ResultRow>& rows);
 ResultRow make_row(const std::string& subproject, const std::string& version, const std::string& idea,
                    std::int64_t n, const std::string& params, const std::string& device,
                    const std::string& role = "", const std::string& kind = "version");
-// Writes the CSV (when a path is given), prints "<name>: P PASS, F FAIL, S skipped" and returns
+// Writes the CSV (when a path is given), prints "<name>: P PASS, F FAIL, S skipped" (and the
+// NOT IMPLEMENTED count when there are any) and returns
 // the driver's exit status: 1 on any FAIL.
 int finish_run(std::ostream& os, const std::string& name, const std::vector<ResultRow>& rows,
                const std::string& csv_path);
