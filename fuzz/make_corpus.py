@@ -6,6 +6,7 @@ which libFuzzer mutates. scripts/fuzz.sh runs it before each fuzzing run and add
 sample files from $COURSE_DATA_DIR beside them; nothing of either is kept in the repository.
 
 usage: make_corpus.py OUT_DIR"""
+
 import os
 import struct
 import sys
@@ -24,14 +25,23 @@ def lzf_literals(raw):
     """LZF stream of literal runs only (valid liblzf format: a run of n+1 bytes starts with n)."""
     out = b""
     for i in range(0, len(raw), 32):
-        chunk = raw[i:i + 32]
+        chunk = raw[i : i + 32]
         out += bytes([len(chunk) - 1]) + chunk
     return out
 
 
 def pcd(fields, sizes, types, counts, w, h, data_kind, payload, viewpoint=True):
-    head = "VERSION 0.7\nFIELDS " + " ".join(fields) + "\nSIZE " + " ".join(map(str, sizes)) + "\nTYPE " + \
-        " ".join(types) + "\nCOUNT " + " ".join(map(str, counts)) + f"\nWIDTH {w}\nHEIGHT {h}\n"
+    head = (
+        "VERSION 0.7\nFIELDS "
+        + " ".join(fields)
+        + "\nSIZE "
+        + " ".join(map(str, sizes))
+        + "\nTYPE "
+        + " ".join(types)
+        + "\nCOUNT "
+        + " ".join(map(str, counts))
+        + f"\nWIDTH {w}\nHEIGHT {h}\n"
+    )
     if viewpoint:
         head += "VIEWPOINT 0 0 0 1 0 0 0\n"
     head += f"POINTS {w * h}\nDATA {data_kind}\n"
@@ -39,25 +49,90 @@ def pcd(fields, sizes, types, counts, w, h, data_kind, payload, viewpoint=True):
 
 
 pts = [(1.5, 2.0, 3.0, 10.0), (-4.0, 0.5, 6.0, 20.0), (7.25, -8.0, 0.0, 30.0)]
-put("pcd", "ascii_xyzi.pcd", pcd("x y z intensity".split(), [4] * 4, "FFFF", [1] * 4, 3, 1, "ascii",
-                                 "".join(f"{a} {b} {c} {i}\n" for a, b, c, i in pts).encode()))
-put("pcd", "binary_xyzi.pcd", pcd("x y z intensity".split(), [4] * 4, "FFFF", [1] * 4, 3, 1, "binary",
-                                  b"".join(struct.pack("<4f", *p) for p in pts)))
+put(
+    "pcd",
+    "ascii_xyzi.pcd",
+    pcd(
+        ["x", "y", "z", "intensity"],
+        [4] * 4,
+        "FFFF",
+        [1] * 4,
+        3,
+        1,
+        "ascii",
+        "".join(f"{a} {b} {c} {i}\n" for a, b, c, i in pts).encode(),
+    ),
+)
+put(
+    "pcd",
+    "binary_xyzi.pcd",
+    pcd(
+        ["x", "y", "z", "intensity"],
+        [4] * 4,
+        "FFFF",
+        [1] * 4,
+        3,
+        1,
+        "binary",
+        b"".join(struct.pack("<4f", *p) for p in pts),
+    ),
+)
 cols = b"".join(struct.pack("<3f", *[p[k] for p in pts]) for k in range(4))
 comp = lzf_literals(cols)
-put("pcd", "compressed_xyzi.pcd", pcd("x y z intensity".split(), [4] * 4, "FFFF", [1] * 4, 3, 1, "binary_compressed",
-                                      struct.pack("<II", len(comp), len(cols)) + comp))
+put(
+    "pcd",
+    "compressed_xyzi.pcd",
+    pcd(
+        ["x", "y", "z", "intensity"],
+        [4] * 4,
+        "FFFF",
+        [1] * 4,
+        3,
+        1,
+        "binary_compressed",
+        struct.pack("<II", len(comp), len(cols)) + comp,
+    ),
+)
 nan = float("nan")
 org = [(1, 2, 3), (nan, nan, nan), (0, 0, 0), (4, 5, 6)]
-put("pcd", "organized_binary.pcd", pcd("x y z".split(), [4] * 3, "FFF", [1] * 3, 2, 2, "binary",
-                                       b"".join(struct.pack("<3f", *p) for p in org)))
-put("pcd", "rgb_uint8_intensity.pcd",
-    pcd("x y z rgb intensity".split(), [4, 4, 4, 4, 1], "FFFUU", [1] * 5, 2, 1, "binary",
-        b"".join(struct.pack("<3fIB", *p[:3], 0x00ff00, 7) for p in pts[:2])))
-put("pcd", "double_xyz_ascii.pcd", pcd("x y z".split(), [8] * 3, "FFF", [1] * 3, 2, 1, "ascii", b"1e3 -2.5 3\n4 5 6\n",
-                                       viewpoint=False))
-put("pcd", "padding_count.pcd", pcd("x y z _ normal".split(), [4, 4, 4, 1, 4], "FFFUF", [1, 1, 1, 4, 3], 1, 1, "binary",
-                                    struct.pack("<3f", 1, 2, 3) + b"\0" * 4 + struct.pack("<3f", 0, 0, 1)))
+put(
+    "pcd",
+    "organized_binary.pcd",
+    pcd(["x", "y", "z"], [4] * 3, "FFF", [1] * 3, 2, 2, "binary", b"".join(struct.pack("<3f", *p) for p in org)),
+)
+put(
+    "pcd",
+    "rgb_uint8_intensity.pcd",
+    pcd(
+        ["x", "y", "z", "rgb", "intensity"],
+        [4, 4, 4, 4, 1],
+        "FFFUU",
+        [1] * 5,
+        2,
+        1,
+        "binary",
+        b"".join(struct.pack("<3fIB", *p[:3], 0x00FF00, 7) for p in pts[:2]),
+    ),
+)
+put(
+    "pcd",
+    "double_xyz_ascii.pcd",
+    pcd(["x", "y", "z"], [8] * 3, "FFF", [1] * 3, 2, 1, "ascii", b"1e3 -2.5 3\n4 5 6\n", viewpoint=False),
+)
+put(
+    "pcd",
+    "padding_count.pcd",
+    pcd(
+        ["x", "y", "z", "_", "normal"],
+        [4, 4, 4, 1, 4],
+        "FFFUF",
+        [1, 1, 1, 4, 3],
+        1,
+        1,
+        "binary",
+        struct.pack("<3f", 1, 2, 3) + b"\0" * 4 + struct.pack("<3f", 0, 0, 1),
+    ),
+)
 
 kitti = b"".join(struct.pack("<4f", *p) for p in pts)
 put("kitti", "three_points.bin", struct.pack("<Q", 3) + kitti)
@@ -68,7 +143,14 @@ put("snapshot", "seven.csv", "x,y,z,vx,vy,vz,m\n0,0,0,0,0,0,1\n1.5,-2,3e-1,0.1,0
 put("snapshot", "eight_ids.csv", "x,y,z,vx,vy,vz,m,id\n0,0,0,0,0,0,1,0\n1,2,3,4,5,6,0.25,17\n")
 put("snapshot", "spaces_crlf.csv", "x, y, z, vx, vy, vz, m\r\n 1 , 2 , 3 , 4 , 5 , 6 , 7 \r\n")
 
-for i, args in enumerate([["--n", "2^20-3,1<<10,1000"], ["--block=256", "--eps", "1e-3", "--fast"],
-                          ["--version", "a,b", "--csv", "out.csv", "--reps", "5"], ["--seed", "2^40+7", "--quick", "--sweep"],
-                          ["--input=x.pcd", "--cold", "--list"], ["--eps", "-0.5e+2"]]):
+for i, args in enumerate(
+    [
+        ["--n", "2^20-3,1<<10,1000"],
+        ["--block=256", "--eps", "1e-3", "--fast"],
+        ["--version", "a,b", "--csv", "out.csv", "--reps", "5"],
+        ["--seed", "2^40+7", "--quick", "--sweep"],
+        ["--input=x.pcd", "--cold", "--list"],
+        ["--eps", "-0.5e+2"],
+    ]
+):
     put("cli", f"args{i}", "\0".join(args))

@@ -15,6 +15,7 @@ each is a compile error naming the file and line.
 
 Exit status 0 when every unit compiles, 1 otherwise (the first errors of each unit are printed).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,11 @@ WHEEL_RELEASES = {
     "12.6": ("12.6.77", "12.6.77", "12.6.80"),
     "12.8": ("12.8.90", "12.8.90", "12.8.90"),
 }
-WHEELS = {"nvidia-cuda-runtime-cu12": "cuda_runtime", "nvidia-cuda-cccl-cu12": "cuda_cccl", "nvidia-cuda-cupti-cu12": "cuda_cupti"}
+WHEELS = {
+    "nvidia-cuda-runtime-cu12": "cuda_runtime",
+    "nvidia-cuda-cccl-cu12": "cuda_cccl",
+    "nvidia-cuda-cupti-cu12": "cuda_cupti",
+}
 
 
 def fetch_headers(version: str, cache: Path) -> list[Path]:
@@ -111,8 +116,11 @@ def main() -> int:
     include_dirs = o.headers or fetch_headers(o.cuda, o.cache)
     version = header_version(include_dirs)
     entries = [e for e in json.loads(db.read_text()) if "/_deps/" not in e["file"]]
-    print(f"check_cuda_headers: {len(entries)} translation units against CUDA {version}'s headers "
-          f"({', '.join(map(str, include_dirs))})", flush=True)
+    print(
+        f"check_cuda_headers: {len(entries)} translation units against CUDA {version}'s headers "
+        f"({', '.join(map(str, include_dirs))})",
+        flush=True,
+    )
 
     def run(e: dict) -> tuple[str, int, str]:
         r = subprocess.run(check_command(e, include_dirs, o.arch), cwd=e["directory"], capture_output=True, text=True)
@@ -125,8 +133,10 @@ def main() -> int:
                 failed += 1
                 errors = [ln for ln in text.splitlines() if "error" in ln][:8]
                 print(f"FAIL {file}\n  " + "\n  ".join(errors or text.splitlines()[-8:]))
-    print(f"check_cuda_headers: {len(entries) - failed} of {len(entries)} compile against CUDA {version}"
-          + ("" if not failed else f"; {failed} do not"))
+    print(
+        f"check_cuda_headers: {len(entries) - failed} of {len(entries)} compile against CUDA {version}"
+        + ("" if not failed else f"; {failed} do not")
+    )
     return 1 if failed else 0
 
 

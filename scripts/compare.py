@@ -9,6 +9,7 @@ GPU whose measured copy bandwidth (the meta row) is nearest to this run's. Rows 
 your version is faster) and your row's status. --all shows every matched kind, not only the
 versions' headline rows.
 """
+
 import argparse
 import math
 import os
@@ -49,8 +50,11 @@ def closest_reference(csv_path, ref_dir):
     if not cands:
         return None, ""
     dist, p, rdev, rbw = min(cands)
-    why = (f"the nearest copy bandwidth ({rbw:,.0f} GB/s vs yours {m['copy_bandwidth']:,.0f})" if dist != float("inf")
-           else "the only reference (this run measured no copy bandwidth)")
+    why = (
+        f"the nearest copy bandwidth ({rbw:,.0f} GB/s vs yours {m['copy_bandwidth']:,.0f})"
+        if dist != float("inf")
+        else "the only reference (this run measured no copy bandwidth)"
+    )
     return p, f"{rdev}: {why}"
 
 
@@ -74,13 +78,19 @@ def markdown(csv_path, ref_dir, all_kinds=False):
     if not ref_path:
         return f"_No committed reference run has {os.path.basename(csv_path)} to compare with._"
     device, _ = meta_of(read(csv_path))
-    lines = [f"Your run ({device or 'no GPU'}) next to `{os.path.relpath(ref_path, ROOT)}` ({why}); "
-             "ref / yours above 1: your version is faster.", "",
-             "| version | n | params | yours (ms) | reference (ms) | ref / yours | status |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Your run ({device or 'no GPU'}) next to `{os.path.relpath(ref_path, ROOT)}` ({why}); "
+        "ref / yours above 1: your version is faster.",
+        "",
+        "| version | n | params | yours (ms) | reference (ms) | ref / yours | status |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r, _, yours, theirs in matched(csv_path, ref_path, all_kinds):
         ratio = f"{theirs / yours:.2f}" if yours and theirs else "-"
-        lines.append(f"| `{r['version']}` | {r['n']} | {r['params'] or '-'} | {f'{yours:.4g}' if yours else '-'} | "
-                     f"{f'{theirs:.4g}' if theirs else '-'} | {ratio} | {course_csv.status_text(r)[:60]} |")
+        lines.append(
+            f"| `{r['version']}` | {r['n']} | {r['params'] or '-'} | {f'{yours:.4g}' if yours else '-'} | "
+            f"{f'{theirs:.4g}' if theirs else '-'} | {ratio} | {course_csv.status_text(r)[:60]} |"
+        )
     return "\n".join(lines)
 
 
@@ -109,9 +119,11 @@ def main():
     rows = matched(a.csv, ref_path, a.all)
     for r, _, yours, theirs in rows:
         ratio = f"{theirs / yours:9.2f}" if yours and theirs else f"{'-':>9s}"
-        print(f"{r['version'][:28]:28s} {r['n']:>10s} {r['params'][:46]:46s} "
-              f"{(f'{yours:.4g}' if yours else '-'):>10s} {(f'{theirs:.4g}' if theirs else '-'):>10s} {ratio}  "
-              f"{course_csv.status_text(r)[:60]}")
+        print(
+            f"{r['version'][:28]:28s} {r['n']:>10s} {r['params'][:46]:46s} "
+            f"{(f'{yours:.4g}' if yours else '-'):>10s} {(f'{theirs:.4g}' if theirs else '-'):>10s} {ratio}  "
+            f"{course_csv.status_text(r)[:60]}"
+        )
     if not rows:
         print("(no rows)")
     return 0

@@ -44,7 +44,12 @@ class Status(enum.Enum):
     NOT_IMPLEMENTED = "not_implemented"
 
 
-_CONSOLE = {Status.PASS: "PASS", Status.FAIL: "FAIL", Status.SKIPPED: "skipped", Status.NOT_IMPLEMENTED: "NOT IMPLEMENTED"}
+_CONSOLE = {
+    Status.PASS: "PASS",
+    Status.FAIL: "FAIL",
+    Status.SKIPPED: "skipped",
+    Status.NOT_IMPLEMENTED: "NOT IMPLEMENTED",
+}
 
 
 def status_of(row: Row) -> Status:

@@ -27,6 +27,7 @@ In the handout each region of the assignment is a STUDENT block: the student wri
     // STUDENT END <exercise>
 and the grader takes exactly those lines, spliced into the instructor's own copy of the file.
 """
+
 import hashlib
 import os
 import re
@@ -46,6 +47,8 @@ def closure(subprojects):
             want.add(s)
             todo += DEPENDS.get(s, ())
     return [s for s in SUBPROJECTS if s in want]
+
+
 _BEGIN = re.compile(r"^(\s*)// EXERCISE BEGIN\b(.*)$")
 _END = re.compile(r"^\s*// EXERCISE END\s*$")
 # In a handout: a block at column 0 is file scope, an indented one a function body.
@@ -62,7 +65,12 @@ class MarkerError(Exception):
 class Region:
     def __init__(self, path, owners, body, unused, indent, first, last, lines, device=None):
         self.path, self.owners, self.body, self.unused = path, owners, body, unused
-        self.indent, self.first, self.last, self.lines = indent, first, last, lines  # first/last: marker lines (0-based)
+        self.indent, self.first, self.last, self.lines = (
+            indent,
+            first,
+            last,
+            lines,
+        )  # first/last: marker lines (0-based)
         self.device = device  # the stub's return expression in a device function ("" for void), else None
         self.resolve(SUBPROJECTS)
 
@@ -78,7 +86,7 @@ class Region:
         return f"{self.sub}/{self.exercise}" if self.exercise else None
 
     def digest(self):
-        return hashlib.sha256("\n".join(normalize(l) for l in self.lines).encode()).hexdigest()
+        return hashlib.sha256("\n".join(normalize(line) for line in self.lines).encode()).hexdigest()
 
 
 def normalize(line):
@@ -115,8 +123,9 @@ def _owners(path, spec, stem, line_no):
             raise MarkerError(f"{path}:{line_no}: exercise={spec}: a sub-project's region names its exercise only")
         return [(sub, spec or stem)]
     if not spec:
-        raise MarkerError(f"{path}:{line_no}: a region outside the sub-projects names its owners "
-                          "(exercise=SUBPROJECT/EXERCISE[,...])")
+        raise MarkerError(
+            f"{path}:{line_no}: a region outside the sub-projects names its owners (exercise=SUBPROJECT/EXERCISE[,...])"
+        )
     owners = []
     for item in spec.split(","):
         s, _, ex = item.partition("/")
@@ -156,13 +165,19 @@ def parse(path, text, included=None):
                 raise MarkerError(f"{path}:{i + 1}: unknown marker arguments {rest}")
             if dev and "body" not in rest:
                 raise MarkerError(f"{path}:{i + 1}: device(...) is for a body region")
-            open_at = (i, m.group(1), "body" in rest, [u.strip() for u in un.group(1).split(",")] if un else [],
-                       _owners(path, ex.group(1) if ex else "", stem, i + 1), dev.group(1).strip() if dev else None)
+            open_at = (
+                i,
+                m.group(1),
+                "body" in rest,
+                [u.strip() for u in un.group(1).split(",")] if un else [],
+                _owners(path, ex.group(1) if ex else "", stem, i + 1),
+                dev.group(1).strip() if dev else None,
+            )
         elif _END.match(line):
             if open_at is None:
                 raise MarkerError(f"{path}:{i + 1}: EXERCISE END without a BEGIN")
             a, indent, body, unused, owners, device = open_at
-            regions.append(Region(path, owners, body, unused, indent, a, i, lines[a + 1:i], device))
+            regions.append(Region(path, owners, body, unused, indent, a, i, lines[a + 1 : i], device))
             open_at = None
     if open_at is not None:
         raise MarkerError(f"{path}:{open_at[0] + 1}: EXERCISE BEGIN never closed")
@@ -208,8 +223,11 @@ def withheld_lines(r):
 
 
 def student_block(r, inner, hint="your code"):
-    return ([f"{r.indent}{STUDENT_BEGIN} {r.exercise}: {hint} (only the lines between BEGIN and END are graded)"]
-            + list(inner) + [f"{r.indent}{STUDENT_END} {r.exercise}"])
+    return (
+        [f"{r.indent}{STUDENT_BEGIN} {r.exercise}: {hint} (only the lines between BEGIN and END are graded)"]
+        + list(inner)
+        + [f"{r.indent}{STUDENT_END} {r.exercise}"]
+    )
 
 
 def rewrite(path, text, replace):
@@ -220,7 +238,7 @@ def rewrite(path, text, replace):
     lines = text.split("\n")
     out, replaced, at = [], [], 0
     for r in regions:
-        out.extend(lines[at:r.first])
+        out.extend(lines[at : r.first])
         new = replace(r)
         if new is None:
             out.extend(r.lines)
@@ -233,14 +251,15 @@ def rewrite(path, text, replace):
     device = "COURSE_DEVICE_NOT_IMPLEMENTED(" in new_text
     if device and "COURSE_DEVICE_STUB_FILE(" not in new_text:
         new_lines = new_text.split("\n")
-        last_include = max((i for i, l in enumerate(new_lines) if l.startswith("#include")), default=-1)
-        new_lines[last_include + 1:last_include + 1] = [
+        last_include = max((i for i, line in enumerate(new_lines) if line.startswith("#include")), default=-1)
+        new_lines[last_include + 1 : last_include + 1] = [
             '#include "common/exercise_device.cuh"',
-            f"COURSE_DEVICE_STUB_FILE({stub_tag(path)})  // the device stubs below say when a version calls them"]
+            f"COURSE_DEVICE_STUB_FILE({stub_tag(path)})  // the device stubs below say when a version calls them",
+        ]
         new_text = "\n".join(new_lines)
     elif "COURSE_NOT_IMPLEMENTED" in new_text and '#include "common/exercise.hpp"' not in new_text:
         new_lines = new_text.split("\n")
-        last_include = max((i for i, l in enumerate(new_lines) if l.startswith("#include")), default=-1)
+        last_include = max((i for i, line in enumerate(new_lines) if line.startswith("#include")), default=-1)
         new_lines.insert(last_include + 1, '#include "common/exercise.hpp"')
         new_text = "\n".join(new_lines)
     return new_text, replaced
@@ -251,6 +270,7 @@ def stub_text(path, text, keep=lambda region: False, assigned=lambda region: Tru
     the starter body, or the solution where keep(region) (an exercise filled in, for the self-tests);
     withheld regions are stubbed without a STUDENT block; the others stay solved, without markers.
     (new_text, stubbed_regions): the assigned and withheld regions whose solution was removed."""
+
     def replace(r):
         if withheld(r):
             return withheld_lines(r)
@@ -283,7 +303,7 @@ def parse_student(path, text):
                 raise MarkerError(f"{path}:{i + 1}: STUDENT END without a BEGIN")
             if e.group(1) != open_at[1]:
                 raise MarkerError(f"{path}:{i + 1}: STUDENT END {e.group(1)} closes STUDENT BEGIN {open_at[1]}")
-            blocks.append(StudentRegion(open_at[1], open_at[0], i, lines[open_at[0] + 1:i]))
+            blocks.append(StudentRegion(open_at[1], open_at[0], i, lines[open_at[0] + 1 : i]))
             open_at = None
         elif STUDENT_BEGIN in line or STUDENT_END in line:
             raise MarkerError(f"{path}:{i + 1}: a STUDENT marker that is not on a line of its own")
@@ -294,6 +314,6 @@ def parse_student(path, text):
 
 def shingles(lines, k=3):
     """Hashes of every k consecutive non-trivial normalized lines (comments and braces dropped)."""
-    sig = [normalize(l) for l in lines]
-    sig = [l for l in sig if len(l) > 12 and not l.startswith("//")]
-    return {hashlib.sha256("\n".join(sig[i:i + k]).encode()).hexdigest() for i in range(max(0, len(sig) - k + 1))}
+    sig = [normalize(line) for line in lines]
+    sig = [line for line in sig if len(line) > 12 and not line.startswith("//")]
+    return {hashlib.sha256("\n".join(sig[i : i + k]).encode()).hexdigest() for i in range(max(0, len(sig) - k + 1))}

@@ -3,13 +3,13 @@
 is the exercise), the effort to plan for, the prediction to make before measuring (the exercise
 file's own header, so it is written once) and hints. Used by make_handout.py for the handout's
 READMEs and by tests/grader/test_path.py, which keeps path, rubric and markers in step."""
-import os
-import re
-import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import exercise_markers as em  # noqa: E402
-from grader.rubric import tomllib  # noqa: E402
+import os
+import pathlib
+import re
+
+import exercise_markers as em
+from grader.rubric import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -29,8 +29,8 @@ def prediction(text):
 
 class Path:
     def __init__(self, steps, rubric, exercise_files, root):
-        self.steps = steps                  # {sub: [{"exercise", "effort", "hints"}]} in order
-        self.rubric = rubric                # the rubric's tables, as tomllib reads them
+        self.steps = steps  # {sub: [{"exercise", "effort", "hints"}]} in order
+        self.rubric = rubric  # the rubric's tables, as tomllib reads them
         self.exercise_files = exercise_files  # {"sub/exercise": [files]} from the solution's markers
         self.root = root
 
@@ -49,7 +49,7 @@ class Path:
                 f = os.path.normpath(os.path.join(rel, n)).replace(os.sep, "/")
                 if not f.endswith(em.SOURCE_EXT):
                     continue
-                text = open(os.path.join(root, f), encoding="utf-8").read()
+                text = pathlib.Path(os.path.join(root, f)).read_text(encoding="utf-8")
                 if "// EXERCISE BEGIN" not in text:
                     continue
                 for r in em.parse(f, text):
@@ -70,8 +70,11 @@ class Path:
 
     def unlocks(self, sub, exercise):
         """Rubric versions that also need this exercise (besides their own)."""
-        return [v for v, rule in self.rubric.get(sub, {}).items()
-                if isinstance(rule, dict) and exercise in rule.get("requires", [])[1:]]
+        return [
+            v
+            for v, rule in self.rubric.get(sub, {}).items()
+            if isinstance(rule, dict) and exercise in rule.get("requires", [])[1:]
+        ]
 
     def own_file(self, sub, exercise):
         """The exercise's own file: the one named after it, else its first file in the sub-project."""
@@ -94,11 +97,16 @@ class Path:
         ({"sub/name": {"files": [...]}}), in the path's order."""
         steps = [s for s in self.steps.get(sub, []) if f"{sub}/{s['exercise']}" in exercises]
         total = sum(c + s for st in steps for _, c, s in self.versions_of(sub, st["exercise"]))
-        out = ["## Your path", "",
-               f"{len(steps)} exercises, {total:g} points, in the order they build on each other. Before you "
-               "measure a step, write down its prediction (below, from the top of its file) in your README's "
-               "answers, then check it against your table.", "",
-               "| # | exercise | files | graded versions (correct + speed points) | effort |", "|---|---|---|---|---|"]
+        out = [
+            "## Your path",
+            "",
+            f"{len(steps)} exercises, {total:g} points, in the order they build on each other. Before you "
+            "measure a step, write down its prediction (below, from the top of its file) in your README's "
+            "answers, then check it against your table.",
+            "",
+            "| # | exercise | files | graded versions (correct + speed points) | effort |",
+            "|---|---|---|---|---|",
+        ]
         for i, st in enumerate(steps, 1):
             ex = st["exercise"]
             vs = ", ".join(f"`{v}` ({c:g} + {s:g})" for v, c, s in self.versions_of(sub, ex)) or "-"
@@ -128,8 +136,10 @@ def top_readme(template, subs, included, exercises, path):
             key = f"{sub}/{st['exercise']}"
             if key in exercises:
                 pts = sum(c + s for _, c, s in path.versions_of(sub, st["exercise"]))
-                rows.append(f"| {sub} | `{st['exercise']}` | "
-                            f"{', '.join('`' + f + '`' for f in exercises[key]['files'])} | {pts:g} |")
+                rows.append(
+                    f"| {sub} | `{st['exercise']}` | "
+                    f"{', '.join('`' + f + '`' for f in exercises[key]['files'])} | {pts:g} |"
+                )
     solved = [s for s in included if s not in subs]
-    note = (f"\n\nThis handout also holds {', '.join(solved)}, solved: your assignment builds on it." if solved else "")
+    note = f"\n\nThis handout also holds {', '.join(solved)}, solved: your assignment builds on it." if solved else ""
     return template.replace("{{EXERCISES}}", "\n".join(rows) + note).replace("{{SUBPROJECTS}}", ", ".join(subs))

@@ -20,6 +20,7 @@ that `scripts/run_all.sh --student` fills from the student's run next to the ref
 HANDOUT.json lists the exercises, the withheld regions and a hash of each removed region;
 scripts/check_handout.py verifies that no solution text is left.
 """
+
 import argparse
 import json
 import os
@@ -28,29 +29,37 @@ import shutil
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import exercise_markers as em  # noqa: E402
-import handout_path  # noqa: E402
-from grader.rubric import public_text as rubric_public_text  # noqa: E402
+import exercise_markers as em
+import handout_path
+from grader.rubric import public_text as rubric_public_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Not in the handout: the course's own CI, the generated plots (the student's run draws them),
 # scratch output, the fuzzers, the grader's own tests, and the tools that know the solution.
 EXCLUDE_PREFIX = (".ci/", "images/", "results/scratch/", "build/", "fuzz/", "tests/grader/")
-EXCLUDE_FILES = {"scripts/make_handout.py", "scripts/check_handout.py", "scripts/handout_path.py", "docs/handout_README.md",
-                 "grading/path.toml",
-                 "scripts/grader/classgen.py",
-                 # the multi-GPU sort partitions keys with the one-sweep sort's ranking (match/ballot per
-                 # warp): a solution, and no exercise of its own (check_handout's signatures found it)
-                 "stream_compaction/src/multi_gpu_sort.cu", "stream_compaction/app/multi_gpu_sort.cpp"}
+EXCLUDE_FILES = {
+    "scripts/make_handout.py",
+    "scripts/check_handout.py",
+    "scripts/handout_path.py",
+    "docs/handout_README.md",
+    "grading/path.toml",
+    "scripts/grader/classgen.py",
+    # the multi-GPU sort partitions keys with the one-sweep sort's ranking (match/ballot per
+    # warp): a solution, and no exercise of its own (check_handout's signatures found it)
+    "stream_compaction/src/multi_gpu_sort.cu",
+    "stream_compaction/app/multi_gpu_sort.cpp",
+}
 KEEP_SECTIONS = re.compile(r"^(problem|the problem|inputs|questions|plots)\b", re.I)
 
 
 def tracked_files(root):
     try:
         # tracked and untracked-but-not-ignored files that exist (a deletion not yet committed is gone)
-        out = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                             check=True, capture_output=True).stdout
+        out = subprocess.run(
+            ["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            check=True,
+            capture_output=True,
+        ).stdout
         return sorted({f for f in out.decode().split("\0") if f and os.path.isfile(os.path.join(root, f))})
     except (OSError, subprocess.CalledProcessError):
         files = []
@@ -118,11 +127,15 @@ def student_readme(text, subproject, exercises, path):
             sections.append(cur)
         elif cur is not None:
             cur.append(line)
-    out = [title, "",
-           "**Starter code.** The versions below are yours to write; until then the driver and the tests report",
-           "each of them as `NOT IMPLEMENTED` (never as a pass), and `scripts/run_tests.sh` ends with how many are",
-           "not implemented yet. The harness (reference, checks, timing, CSV, plots) is complete. Each exercise",
-           "file starts with the idea of its step and a prediction to test.", ""]
+    out = [
+        title,
+        "",
+        "**Starter code.** The versions below are yours to write; until then the driver and the tests report",
+        "each of them as `NOT IMPLEMENTED` (never as a pass), and `scripts/run_tests.sh` ends with how many are",
+        "not implemented yet. The harness (reference, checks, timing, CSV, plots) is complete. Each exercise",
+        "file starts with the idea of its step and a prediction to test.",
+        "",
+    ]
     kept = {}
     for sec in sections:
         m = KEEP_SECTIONS.match(sec[0][3:].strip())
@@ -132,17 +145,22 @@ def student_readme(text, subproject, exercises, path):
     for sec in kept.get("problem", []) + kept.get("inputs", []):
         out += sec
     out += [path.render(subproject, exercises), ""]
-    out += ["## Working on a step", "",
-            "```",
-            f"build/release/{subproject}/{subproject} --list                    # the versions, their ideas and needs",
-            f"build/release/{subproject}/{subproject} --version NAME --quick    # check one version at small sizes",
-            f"ctest --test-dir build/release -L {subproject} --output-on-failure   # its tests",
-            f"compute-sanitizer --tool memcheck build/release/{subproject}/{subproject} --version NAME --quick",
-            f"compute-sanitizer --tool racecheck build/release/{subproject}/{subproject} --version NAME --quick",
-            "```", "",
-            "When a size fails, make it small: the driver's `--n` takes a list (`--n 1,2,31,33,1000`), and the",
-            "smallest failing size is the one to debug. Copy a tile back to the host and print it next to the",
-            "reference's values: one wrong element usually points at the index arithmetic.", ""]
+    out += [
+        "## Working on a step",
+        "",
+        "```",
+        f"build/release/{subproject}/{subproject} --list                    # the versions, their ideas and needs",
+        f"build/release/{subproject}/{subproject} --version NAME --quick    # check one version at small sizes",
+        f"ctest --test-dir build/release -L {subproject} --output-on-failure   # its tests",
+        f"compute-sanitizer --tool memcheck build/release/{subproject}/{subproject} --version NAME --quick",
+        f"compute-sanitizer --tool racecheck build/release/{subproject}/{subproject} --version NAME --quick",
+        "```",
+        "",
+        "When a size fails, make it small: the driver's `--n` takes a list (`--n 1,2,31,33,1000`), and the",
+        "smallest failing size is the one to debug. Copy a tile back to the host and print it next to the",
+        "reference's values: one wrong element usually points at the index arithmetic.",
+        "",
+    ]
     for sec in kept.get("questions", []):
         out.append(sec[0])
         questions, prose = [], []
@@ -156,27 +174,41 @@ def student_readme(text, subproject, exercises, path):
                 prose.append(line)
         out += [""] + prose
         for num, q in questions:
-            out += ["", f"**Q{num}.** {q}", "", "> _Your answer (prediction, the measurement from your table, explanation):_"]
+            out += [
+                "",
+                f"**Q{num}.** {q}",
+                "",
+                "> _Your answer (prediction, the measurement from your table, explanation):_",
+            ]
         out.append("")
-    out += ["## Your results", "",
-            "`scripts/run_all.sh --student` runs every version on this GPU, draws the plots into",
-            f"`images/{subproject}/` and writes the tables below: your versions, then your times next to the",
-            "committed reference run of the closest GPU (`results/<gpu>/`). Commit them with your code.", "",
-            "<!-- BEGIN GENERATED RESULTS -->",
-            "_Not run yet: `scripts/run_all.sh --student` fills this block._",
-            "<!-- END GENERATED RESULTS -->", ""]
+    out += [
+        "## Your results",
+        "",
+        "`scripts/run_all.sh --student` runs every version on this GPU, draws the plots into",
+        f"`images/{subproject}/` and writes the tables below: your versions, then your times next to the",
+        "committed reference run of the closest GPU (`results/<gpu>/`). Commit them with your code.",
+        "",
+        "<!-- BEGIN GENERATED RESULTS -->",
+        "_Not run yet: `scripts/run_all.sh --student` fills this block._",
+        "<!-- END GENERATED RESULTS -->",
+        "",
+    ]
     for sec in kept.get("plots", []):
         out += sec
-    out += ["## Submitting", "",
-            "1. `scripts/run_tests.sh` (its last line counts passed, failed and not implemented) and",
-            "   `scripts/run_all.sh --student` (your results and plots above).",
-            f"2. `python3 scripts/grade.py --subproject {subproject}` grades your tree as the course's grader",
-            "   does (`grade/report.md`): correctness is the real verdict; the speed points it shows compare",
-            "   your tree with itself, the course's grader compares with the reference solution on its GPU.",
-            "3. Commit, and hand in what your course asks for: a branch (`git push origin HEAD:submission`),",
-            "   a tag (`git tag submission && git push origin submission`) or a zip of the repository",
-            "   (`git archive -o submission.zip HEAD`). Only the lines between `STUDENT BEGIN` and",
-            "   `STUDENT END` are graded; changes elsewhere (the harness, the checker) are not taken.", ""]
+    out += [
+        "## Submitting",
+        "",
+        "1. `scripts/run_tests.sh` (its last line counts passed, failed and not implemented) and",
+        "   `scripts/run_all.sh --student` (your results and plots above).",
+        f"2. `python3 scripts/grade.py --subproject {subproject}` grades your tree as the course's grader",
+        "   does (`grade/report.md`): correctness is the real verdict; the speed points it shows compare",
+        "   your tree with itself, the course's grader compares with the reference solution on its GPU.",
+        "3. Commit, and hand in what your course asks for: a branch (`git push origin HEAD:submission`),",
+        "   a tag (`git tag submission && git push origin submission`) or a zip of the repository",
+        "   (`git archive -o submission.zip HEAD`). Only the lines between `STUDENT BEGIN` and",
+        "   `STUDENT END` are graded; changes elsewhere (the harness, the checker) are not taken.",
+        "",
+    ]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -185,19 +217,80 @@ def ignored_by_git(path):
     solution source; outside a git checkout only build/ and results/scratch/ count."""
     if path == ROOT:
         return False
-    r = subprocess.run(["git", "-C", ROOT, "check-ignore", "-q", "--no-index", path],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    r = subprocess.run(
+        ["git", "-C", ROOT, "check-ignore", "-q", "--no-index", path],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     if r.returncode in (0, 1):
         return r.returncode == 0
-    return any(os.path.commonpath([path, os.path.join(ROOT, d)]) == os.path.join(ROOT, d)
-               for d in ("build", os.path.join("results", "scratch")))
+    return any(
+        os.path.commonpath([path, os.path.join(ROOT, d)]) == os.path.join(ROOT, d)
+        for d in ("build", os.path.join("results", "scratch"))
+    )
+
+
+def prepare_out_dir(out_dir, force):
+    """The handout's folder, absolute and empty: never the solution or an unignored folder inside it."""
+    out = os.path.abspath(out_dir)
+    if os.path.commonpath([out, ROOT]) == ROOT and not ignored_by_git(out):
+        sys.exit(
+            f"make_handout: {out_dir} is inside the solution and not ignored by git; write the handout "
+            "elsewhere, or under an ignored folder (build/, results/scratch/)"
+        )
+    if out == ROOT:
+        sys.exit("make_handout: OUT_DIR is the solution itself")
+    if os.path.exists(out):
+        if not force:
+            sys.exit(f"make_handout: {out_dir} exists (use --force to replace it)")
+        shutil.rmtree(out)
+    return out
+
+
+def write_tree(files, out, absent, subs, role):
+    """Copies the handout's files into out, stubbing the marked regions by their role; returns the
+    manifest's (exercises, withheld) books."""
+    exercises, withheld = {}, {}
+    for f in files:
+        if f.startswith(EXCLUDE_PREFIX) or f in EXCLUDE_FILES or left_out(f, absent):
+            continue
+        src = os.path.join(ROOT, f)
+        dst = os.path.join(out, f)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if has_markers(ROOT, f):
+            with open(src, encoding="utf-8") as fh:
+                text = fh.read()
+            new, removed = em.stub_text(
+                f, text, assigned=lambda r: role(r) == "assigned", withheld=lambda r: role(r) == "withheld"
+            )
+            for r in removed:
+                kind = role(r)
+                book = exercises if kind == "assigned" else withheld
+                key = r.key or f"{r.sub}/-"
+                e = book.setdefault(key, {"subproject": r.sub, "name": r.exercise or "-", "files": [], "regions": []})
+                if f not in e["files"]:
+                    e["files"].append(f)
+                e["regions"].append({"file": f, "lines": len(r.lines), "sha256": r.digest()})
+            with open(dst, "w", encoding="utf-8") as fh:
+                fh.write(new)
+        elif f == "grading/rubric.toml":  # the instructor's hidden cases stay with the instructor
+            with open(src, encoding="utf-8") as fh:
+                text = rubric_for(fh.read(), subs)
+            with open(dst, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        else:
+            shutil.copy2(src, dst)
+    return exercises, withheld
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out_dir")
-    ap.add_argument("--subproject", default=",".join(em.SUBPROJECTS),
-                    help="comma-separated sub-projects whose exercises are stubbed (default: all four)")
+    ap.add_argument(
+        "--subproject",
+        default=",".join(em.SUBPROJECTS),
+        help="comma-separated sub-projects whose exercises are stubbed (default: all four)",
+    )
     ap.add_argument("--versions", default="", help="comma-separated exercises to stub (default: every one)")
     ap.add_argument("--force", action="store_true", help="replace OUT_DIR if it exists")
     a = ap.parse_args()
@@ -218,49 +311,12 @@ def main():
     bad = [v for v in wanted if v not in known and not any(k.endswith("/" + v) for k in known)]
     if bad:
         sys.exit(f"make_handout: --versions: no exercise named {bad} in {', '.join(subs)} (known: {', '.join(known)})")
-    out = os.path.abspath(a.out_dir)
-    if os.path.commonpath([out, ROOT]) == ROOT and not ignored_by_git(out):
-        sys.exit(f"make_handout: {a.out_dir} is inside the solution and not ignored by git; write the handout "
-                 "elsewhere, or under an ignored folder (build/, results/scratch/)")
-    if out == ROOT:
-        sys.exit("make_handout: OUT_DIR is the solution itself")
-    if os.path.exists(out):
-        if not a.force:
-            sys.exit(f"make_handout: {a.out_dir} exists (use --force to replace it)")
-        shutil.rmtree(out)
+    out = prepare_out_dir(a.out_dir, a.force)
 
     def role(region):
         return em.role(region, subs, included, wanted)
 
-    exercises, withheld = {}, {}
-    for f in files:
-        if f.startswith(EXCLUDE_PREFIX) or f in EXCLUDE_FILES or left_out(f, absent):
-            continue
-        src = os.path.join(ROOT, f)
-        dst = os.path.join(out, f)
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        if has_markers(ROOT, f):
-            with open(src, encoding="utf-8") as fh:
-                text = fh.read()
-            new, removed = em.stub_text(f, text, assigned=lambda r: role(r) == "assigned",
-                                        withheld=lambda r: role(r) == "withheld")
-            for r in removed:
-                kind = role(r)
-                book = exercises if kind == "assigned" else withheld
-                key = r.key or f"{r.sub}/-"
-                e = book.setdefault(key, {"subproject": r.sub, "name": r.exercise or "-", "files": [], "regions": []})
-                if f not in e["files"]:
-                    e["files"].append(f)
-                e["regions"].append({"file": f, "lines": len(r.lines), "sha256": r.digest()})
-            with open(dst, "w", encoding="utf-8") as fh:
-                fh.write(new)
-        elif f == "grading/rubric.toml":  # the instructor's hidden cases stay with the instructor
-            with open(src, encoding="utf-8") as fh:
-                text = rubric_for(fh.read(), subs)
-            with open(dst, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        else:
-            shutil.copy2(src, dst)
+    exercises, withheld = write_tree(files, out, absent, subs, role)
     path = handout_path.Path.load(ROOT)
     for sub in subs:
         readme = os.path.join(ROOT, sub, "README.md")
@@ -274,17 +330,35 @@ def main():
         top = fh.read()
     with open(os.path.join(out, "README.md"), "w", encoding="utf-8") as fh:
         fh.write(handout_path.top_readme(top, subs, included, exercises, path))
-    sha = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    sha = subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     with open(os.path.join(out, "HANDOUT.json"), "w", encoding="utf-8") as fh:
-        json.dump({"from_solution": sha or "unknown", "subprojects": subs, "included": included,
-                   "exercises": exercises, "withheld": withheld}, fh, indent=1, sort_keys=True)
+        json.dump(
+            {
+                "from_solution": sha or "unknown",
+                "subprojects": subs,
+                "included": included,
+                "exercises": exercises,
+                "withheld": withheld,
+            },
+            fh,
+            indent=1,
+            sort_keys=True,
+        )
         fh.write("\n")
     n = sum(len(v["regions"]) for v in exercises.values())
     print(f"make_handout: {len(exercises)} exercises ({n} regions) in {', '.join(subs)} -> {a.out_dir}")
     if absent:
-        print(f"  left out: {', '.join(absent)}" + (f"; solved, built on: {', '.join(x for x in included if x not in subs)}"
-                                                   if len(included) > len(subs) else ""))
-    for k, v in sorted(exercises.items(), key=lambda kv: (kv[1]["subproject"], kv[0])):
+        print(
+            f"  left out: {', '.join(absent)}"
+            + (
+                f"; solved, built on: {', '.join(x for x in included if x not in subs)}"
+                if len(included) > len(subs)
+                else ""
+            )
+        )
+    for _, v in sorted(exercises.items(), key=lambda kv: (kv[1]["subproject"], kv[0])):
         print(f"  {v['subproject']:18s} {v['name']:24s} {', '.join(v['files'])}")
     for k, v in sorted(withheld.items()):
         print(f"  withheld           {k:24s} {', '.join(v['files'])}")

@@ -15,9 +15,11 @@ prologue, the epilogue and the remainder loops all but vanish, and the loop cont
 unrolled inner loop is spread over its interactions. The nbody registry's
 instructions_per_interaction are the `total` column at n = 2^16 on an H200.
 """
+
 import argparse
 import csv
 import sys
+from pathlib import Path
 
 METRICS = {
     "total": "smsp__thread_inst_executed.sum",
@@ -32,8 +34,8 @@ PER_WARP = {"MUFU", "LDS"}
 
 
 def rows_of(path):
-    lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
-    start = next((i for i, l in enumerate(lines) if l.startswith('"ID"')), None)
+    lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
     if start is None:
         raise SystemExit(f"{path}: no ncu raw table (did ncu profile any kernel?)")
     table = list(csv.reader(lines[start:]))
@@ -65,7 +67,11 @@ def main():
             v = {c: float(r[m].replace(",", "")) for c, m in METRICS.items()}
             per = {c: v[c] * (32 if c in PER_WARP else 1) / pairs for c in METRICS if c != "issue %"}
             other = per["total"] - sum(per[c] for c in cols)
-            print(f"{name:<32} " + " ".join(f"{per[c]:6.2f}" for c in cols) + f" {other:6.2f} {per['total']:6.2f} {v['issue %']:8.1f}")
+            print(
+                f"{name:<32} "
+                + " ".join(f"{per[c]:6.2f}" for c in cols)
+                + f" {other:6.2f} {per['total']:6.2f} {v['issue %']:8.1f}"
+            )
 
 
 if __name__ == "__main__":

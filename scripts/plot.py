@@ -7,6 +7,7 @@ in scripts/plots/common.py; the sub-project is read from the CSV.
 usage: plot.py --csv results/<gpu>/stream_compaction.csv [--tune-csv ...] --out images/stream_compaction
                [--readme stream_compaction/README.md [--compare results]] [--trace-csv ...] [--topdown-dir ...]
 """
+
 import argparse
 import importlib
 import os
@@ -22,9 +23,12 @@ def main() -> None:
     ap.add_argument("--tune-csv", help="the tune mode's CSV (stream_compaction_tune, nbody --mode tune)")
     ap.add_argument("--out", required=True, help="folder for the PNG files")
     ap.add_argument("--readme", help="README whose generated-results section is rewritten")
-    ap.add_argument("--compare", metavar="RESULTS_DIR",
-                    help="with --readme: add the run next to the closest committed reference run in RESULTS_DIR "
-                         "(a student's README: scripts/run_all.sh --student)")
+    ap.add_argument(
+        "--compare",
+        metavar="RESULTS_DIR",
+        help="with --readme: add the run next to the closest committed reference run in RESULTS_DIR "
+        "(a student's README: scripts/run_all.sh --student)",
+    )
     ap.add_argument("--trace-csv", help="ndt_graph per-iteration trace CSV (convergence plots)")
     ap.add_argument("--topdown-dir", help="ground_seg --topdown-dir folder (top-down views of the two rules)")
     a = ap.parse_args()
@@ -46,15 +50,18 @@ def main() -> None:
         text = module.tables(rows, tune_rows)
         if a.compare:
             import compare
+
             text += "\n\n### Next to the reference\n\n" + compare.markdown(a.csv, a.compare)
         update_readme(a.readme, text)
         print(f"plot.py: tables written into {a.readme}")
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        sys.exit("plot.py: matplotlib is missing, so no plots were drawn. Install it with\n"
-                 "    python3 -m pip install -r requirements.txt\n"
-                 f"then run: python3 scripts/plot.py --csv {a.csv} --out {a.out}")
+        sys.exit(
+            "plot.py: matplotlib is missing, so no plots were drawn. Install it with\n"
+            "    python3 -m pip install -r requirements.txt\n"
+            f"then run: python3 scripts/plot.py --csv {a.csv} --out {a.out}"
+        )
     for p in module.plots(rows, tune_rows, a.out, a):
         print(f"plot.py: wrote {p}")
 

@@ -8,6 +8,7 @@ each interaction takes exactly one reciprocal square root, and the unrolled loop
 dominate their kernels, so the normalized counts are the per-interaction cost. v1/v2's precise
 1/sqrtf also carries a rarely taken slow-path division (CALL), counted here though not executed.
 """
+
 import collections
 import re
 import sys
@@ -30,5 +31,7 @@ for chunk in re.split(r"\n\s*Function : ", text)[1:]:
     mufu = sum(v for k, v in ops.items() if k.startswith("MUFU")) / rsq
     lds = ops["LDS"] / rsq
     total = sum(ops.values()) / rsq
-    print(f"{label:<34} {fp['FADD']:5.2f} {fp['FMUL']:5.2f} {fp['FFMA']:5.2f} {mufu:5.2f} {lds:5.2f} "
-          f"{total - sum(fp.values()) - mufu - lds:6.2f} {total:16.2f}")
+    print(
+        f"{label:<34} {fp['FADD']:5.2f} {fp['FMUL']:5.2f} {fp['FFMA']:5.2f} {mufu:5.2f} {lds:5.2f} "
+        f"{total - sum(fp.values()) - mufu - lds:6.2f} {total:16.2f}"
+    )

@@ -6,6 +6,7 @@ exercises are all stubs must not read that as done.
 
     scripts/test_summary.py build/release/junit.xml     # prints the summary; exit 1 if any failed
 """
+
 import collections
 import re
 import sys
@@ -26,7 +27,11 @@ def classify(case):
     if _NOT_IMPLEMENTED.search(out):
         return "not implemented", ""
     m = _REASON.search(out)
-    reason = m.group(1).strip() if m else (case.find("skipped").get("message", "") if case.find("skipped") is not None else "")
+    reason = (
+        m.group(1).strip()
+        if m
+        else (case.find("skipped").get("message", "") if case.find("skipped") is not None else "")
+    )
     return "skipped", reason[:100]
 
 
@@ -54,8 +59,10 @@ def main():
         print(f"  failed: {name}")
     for reason, n in reasons.most_common(5):
         print(f"  skipped ({n}): {reason}")
-    line = (f"{counts['passed']} passed, {counts['failed']} failed, {counts['not implemented']} not implemented, "
-            f"{counts['skipped']} skipped")
+    line = (
+        f"{counts['passed']} passed, {counts['failed']} failed, {counts['not implemented']} not implemented, "
+        f"{counts['skipped']} skipped"
+    )
     if counts["not implemented"]:
         line += " (not implemented: exercises still to write; they earn nothing yet)"
     print(f"tests: {line}")

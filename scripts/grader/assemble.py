@@ -5,6 +5,7 @@ the rubric all come from it. From a submission the grader takes only the lines b
 STUDENT markers of the assignment's exercise files (scripts/exercise_markers.py); each block
 replaces the solution's region it stands for. Everything else the student changed is ignored and
 listed ("edited outside the exercises")."""
+
 import hashlib
 import json
 import os
@@ -12,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if HERE not in sys.path:
@@ -29,10 +31,11 @@ SOURCE_DIRS = ("common", "stream_compaction", "nbody", "ground_seg", "ndt_graph"
 @dataclass
 class Assignment:
     """Which regions of the instructor's tree are the students' (HANDOUT.json's selection)."""
-    root: str                        # the instructor's tree (the solution)
+
+    root: str  # the instructor's tree (the solution)
     subprojects: list
-    exercises: list                  # ["stream_compaction/v1_naive", ...]; empty: every one of subprojects
-    files: dict = field(default_factory=dict)   # exercise file -> its solution text
+    exercises: list  # ["stream_compaction/v1_naive", ...]; empty: every one of subprojects
+    files: dict = field(default_factory=dict)  # exercise file -> its solution text
 
     @property
     def included(self):
@@ -59,8 +62,9 @@ class Assignment:
 
 
 def tracked_files(root):
-    out = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                         capture_output=True)
+    out = subprocess.run(
+        ["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"], capture_output=True
+    )
     if out.returncode == 0:
         return sorted(f for f in out.stdout.decode().split("\0") if f and os.path.isfile(os.path.join(root, f)))
     files = []
@@ -80,9 +84,12 @@ def load_assignment(root, subprojects, exercises=(), handout_manifest=None) -> A
         exercises = sorted(man["exercises"])
     a = Assignment(root=os.path.abspath(root), subprojects=list(subprojects), exercises=list(exercises))
     for f in tracked_files(root):
-        if f.endswith(em.SOURCE_EXT) and not f.startswith("tests/") and \
-                (em.subproject_of(f) in a.subprojects or not em.subproject_of(f)):
-            text = open(os.path.join(root, f), encoding="utf-8").read()
+        if (
+            f.endswith(em.SOURCE_EXT)
+            and not f.startswith("tests/")
+            and (em.subproject_of(f) in a.subprojects or not em.subproject_of(f))
+        ):
+            text = Path(os.path.join(root, f)).read_text(encoding="utf-8")
             if "// EXERCISE BEGIN" in text and any(a.assigned(f, r) for r in a.regions(f, text)):
                 a.files[f] = text
     return a
@@ -90,11 +97,38 @@ def load_assignment(root, subprojects, exercises=(), handout_manifest=None) -> A
 
 @dataclass
 class Splice:
-    files: dict                      # exercise file -> the spliced text
-    problems: list                   # marker problems: the blocks of that file are graded as not written
-    edited_outside: list             # files changed outside the exercises (ignored)
-    added: list                      # files the submission adds (ignored)
-    deleted: list                    # handout files the submission lacks (the instructor's are used)
+    files: dict  # exercise file -> the spliced text
+    problems: list  # marker problems: the blocks of that file are graded as not written
+    edited_outside: list  # files changed outside the exercises (ignored)
+    added: list  # files the submission adds (ignored)
+    deleted: list  # handout files the submission lacks (the instructor's are used)
+
+
+def student_blocks(assignment: Assignment, f: str, path: str):
+    """({exercise: [blocks]}, "") of a submitted exercise file, or ({}, why) when the file is missing,
+    not UTF-8, or its STUDENT markers differ from the handout's."""
+    if not os.path.isfile(path):
+        return {}, f"{f}: missing from the submission"
+    blocks = {}
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="strict")
+        for b in em.parse_student(f, text):
+            blocks.setdefault(b.exercise, []).append(b)
+    except UnicodeDecodeError:
+        return {}, f"{f}: not UTF-8 text"
+    except em.MarkerError as e:
+        return {}, str(e)
+    expected = {}
+    for r in assignment.regions(f, assignment.files[f]):
+        if assignment.assigned(f, r):
+            expected[r.exercise] = expected.get(r.exercise, 0) + 1
+    got = {k: len(v) for k, v in blocks.items()}
+    if got != expected:
+        return {}, (
+            f"{f}: STUDENT blocks {dict(sorted(got.items()))}, the handout has "
+            f"{dict(sorted(expected.items()))}: the markers were changed"
+        )
+    return blocks, ""
 
 
 def splice(assignment: Assignment, submission: str, handout_files=None, stubbed=frozenset()) -> Splice:
@@ -106,28 +140,7 @@ def splice(assignment: Assignment, submission: str, handout_files=None, stubbed=
     for f in assignment.exercise_files():
         solution = assignment.files[f]
         path = os.path.join(submission, f)
-        blocks = {}
-        problem = ""
-        if not os.path.isfile(path):
-            problem = f"{f}: missing from the submission"
-        else:
-            try:
-                text = open(path, encoding="utf-8", errors="strict").read()
-                for b in em.parse_student(f, text):
-                    blocks.setdefault(b.exercise, []).append(b)
-            except UnicodeDecodeError:
-                problem = f"{f}: not UTF-8 text"
-            except em.MarkerError as e:
-                problem = str(e)
-        expected = {}
-        for r in assignment.regions(f, solution):
-            if assignment.assigned(f, r):
-                expected[r.exercise] = expected.get(r.exercise, 0) + 1
-        if not problem:
-            got = {k: len(v) for k, v in blocks.items()}
-            if got != expected:
-                problem = (f"{f}: STUDENT blocks {dict(sorted(got.items()))}, the handout has "
-                           f"{dict(sorted(expected.items()))}: the markers were changed")
+        blocks, problem = student_blocks(assignment, f, path)
         if problem:
             out.problems.append(problem + "; its exercises are graded as not written")
             blocks = {}
@@ -145,7 +158,7 @@ def splice(assignment: Assignment, submission: str, handout_files=None, stubbed=
 
         out.files[f], _ = em.rewrite(f, solution, replace)
         if not problem and os.path.isfile(path):
-            mine = outside_text(f, open(path, encoding="utf-8").read())
+            mine = outside_text(f, Path(path).read_text(encoding="utf-8"))
             if mine != outside_text(f, assignment.handout_text(f)):
                 out.edited_outside.append(f)
     if handout_files is not None:
@@ -213,8 +226,9 @@ def clean_tree(assignment: Assignment, spliced: dict, dest: str):
     for d in SOURCE_DIRS:
         src = os.path.join(assignment.root, d)
         if os.path.isdir(src):
-            shutil.copytree(src, os.path.join(dest, d), copy_function=link_or_copy,
-                            ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(
+                src, os.path.join(dest, d), copy_function=link_or_copy, ignore=shutil.ignore_patterns("__pycache__")
+            )
     for f in ("CMakeLists.txt", "CMakePresets.json"):
         if os.path.exists(os.path.join(assignment.root, f)):
             link_or_copy(os.path.join(assignment.root, f), os.path.join(dest, f))

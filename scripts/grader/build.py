@@ -6,6 +6,7 @@ translation units that include a spliced exercise file are compiled (with the in
 compile commands, from compile_commands.json, pointed at the student's clean tree), the static
 libraries that hold them are re-archived, and the drivers relinked. Objects are cached by the hash
 of their command and spliced inputs, so an unchanged starter body costs nothing twice."""
+
 import concurrent.futures as cf
 import hashlib
 import json
@@ -17,6 +18,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from . import assemble
 
@@ -29,28 +31,29 @@ class BuildError(Exception):
 
 @dataclass
 class ObjectRule:
-    output: str          # absolute path of the instructor's object
-    source: str          # absolute source path
+    output: str  # absolute path of the instructor's object
+    source: str  # absolute source path
     directory: str
     command: list
-    deps: set            # absolute paths of its inputs (from the compiler's depfile)
+    deps: set  # absolute paths of its inputs (from the compiler's depfile)
 
 
 @dataclass
 class LinkRule:
     directory: str
     command: list
-    output: str          # absolute
+    output: str  # absolute
 
 
 @dataclass
 class Plan:
     """What the instructor's build knows of itself."""
+
     root: str
     build: str
-    objects: dict = field(default_factory=dict)     # abs object -> ObjectRule
-    archives: dict = field(default_factory=dict)    # abs archive -> [abs objects] (ar order)
-    drivers: dict = field(default_factory=dict)     # driver rel path (rubric) -> LinkRule
+    objects: dict = field(default_factory=dict)  # abs object -> ObjectRule
+    archives: dict = field(default_factory=dict)  # abs archive -> [abs objects] (ar order)
+    drivers: dict = field(default_factory=dict)  # driver rel path (rubric) -> LinkRule
 
     def object_of_source(self, rel_source):
         src = os.path.join(self.root, rel_source)
@@ -78,8 +81,17 @@ def prepare(root, build, drivers, jobs=None, log=None, cuda_arch=None):
     log = log or os.path.join(build, "grader_prepare.log")
     os.makedirs(build, exist_ok=True)
     if not os.path.exists(os.path.join(build, "compile_commands.json")):
-        cmd = ["cmake", "-S", root, "-B", build, "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_CUDA_FLAGS=-lineinfo",
-               "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", "-DCOURSE_BUILD_TESTS=OFF"]
+        cmd = [
+            "cmake",
+            "-S",
+            root,
+            "-B",
+            build,
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DCMAKE_CUDA_FLAGS=-lineinfo",
+            "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
+            "-DCOURSE_BUILD_TESTS=OFF",
+        ]
         if not cuda_arch and not gpu_visible():
             # nothing runs on a GPU here: one architecture (as the ci preset) instead of the portable set
             cuda_arch = "90"
@@ -102,8 +114,10 @@ def load_built(root, build, drivers):
     a driver or the build itself missing is an error that names the step to run."""
     missing = [d for d in drivers if d and not os.path.isfile(os.path.join(os.path.abspath(build), d))]
     if not os.path.exists(os.path.join(build, "compile_commands.json")) or missing:
-        raise BuildError(f"{build}: the instructor's build lacks {', '.join(missing) or 'compile_commands.json'} "
-                         "(the prepare step, grade.py --prepare-only, builds it)")
+        raise BuildError(
+            f"{build}: the instructor's build lacks {', '.join(missing) or 'compile_commands.json'} "
+            "(the prepare step, grade.py --prepare-only, builds it)"
+        )
     return load_plan(root, build, drivers)
 
 
@@ -112,14 +126,19 @@ def load_plan(root, build, drivers):
     plan = Plan(root=root, build=build)
     cc_path = os.path.join(build, "compile_commands.json")
     try:
-        entries = json.load(open(cc_path, encoding="utf-8"))
+        entries = json.loads(Path(cc_path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise BuildError(f"{cc_path}: {e} (configure with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON)") from None
     for e in entries:
         cmd = shlex.split(e["command"]) if "command" in e else list(e["arguments"])
         out = os.path.normpath(os.path.join(e["directory"], cmd[cmd.index("-o") + 1]))
-        plan.objects[out] = ObjectRule(output=out, source=os.path.abspath(e["file"]), directory=e["directory"],
-                                       command=cmd, deps=read_depfile(out + ".d"))
+        plan.objects[out] = ObjectRule(
+            output=out,
+            source=os.path.abspath(e["file"]),
+            directory=e["directory"],
+            command=cmd,
+            deps=read_depfile(out + ".d"),
+        )
     for d in drivers:
         plan.drivers[d] = find_link_rule(build, d)
         collect_archives(plan, plan.drivers[d])
@@ -128,7 +147,7 @@ def load_plan(root, build, drivers):
 
 def read_depfile(path):
     try:
-        text = open(path, encoding="utf-8").read()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError:
         return set()
     text = text.replace("\\\n", " ")
@@ -152,7 +171,7 @@ def find_link_rule(build, driver):
         if not os.path.isfile(lt):
             continue
         directory = os.path.join(build, os.path.dirname(driver))
-        for line in open(lt, encoding="utf-8").read().split("\n"):
+        for line in Path(lt).read_text(encoding="utf-8").split("\n"):
             cmd = shlex.split(line)
             if "-o" in cmd and os.path.normpath(os.path.join(directory, cmd[cmd.index("-o") + 1])) == want:
                 return LinkRule(directory=directory, command=cmd, output=want)
@@ -167,25 +186,32 @@ def collect_archives(plan, rule):
         if path in plan.archives or not path.startswith(plan.build):
             continue
         tdir = os.path.dirname(path)
-        for lt in sorted(os.listdir(os.path.join(tdir, "CMakeFiles"))) if os.path.isdir(os.path.join(tdir, "CMakeFiles")) else []:
+        for lt in (
+            sorted(os.listdir(os.path.join(tdir, "CMakeFiles")))
+            if os.path.isdir(os.path.join(tdir, "CMakeFiles"))
+            else []
+        ):
             f = os.path.join(tdir, "CMakeFiles", lt, "link.txt")
             if not os.path.isfile(f):
                 continue
-            for line in open(f, encoding="utf-8").read().split("\n"):
+            for line in Path(f).read_text(encoding="utf-8").split("\n"):
                 cmd = shlex.split(line)
-                if len(cmd) > 3 and os.path.basename(cmd[0]).endswith("ar") and \
-                        os.path.normpath(os.path.join(tdir, cmd[2])) == path:
+                if (
+                    len(cmd) > 3
+                    and os.path.basename(cmd[0]).endswith("ar")
+                    and os.path.normpath(os.path.join(tdir, cmd[2])) == path
+                ):
                     plan.archives[path] = [os.path.normpath(os.path.join(tdir, o)) for o in cmd[3:]]
 
 
 @dataclass
 class StudentBuild:
     ok: bool
-    error: str = ""                                  # the compiler's first error, when not ok
+    error: str = ""  # the compiler's first error, when not ok
     failed_sources: dict = field(default_factory=dict)  # rel spliced file -> the first error of a TU it is in
-    broken: dict = field(default_factory=dict)          # exercise -> its error (stubbed so the rest builds)
-    drivers: dict = field(default_factory=dict)      # driver rel path -> abs executable
-    objects: dict = field(default_factory=dict)      # rel source -> abs student object
+    broken: dict = field(default_factory=dict)  # exercise -> its error (stubbed so the rest builds)
+    drivers: dict = field(default_factory=dict)  # driver rel path -> abs executable
+    objects: dict = field(default_factory=dict)  # rel source -> abs student object
     compiled: int = 0
     cached: int = 0
     seconds: float = 0.0
@@ -215,7 +241,7 @@ def build_student(plan, tree, spliced_rel, out_dir, cache_dir, jobs=None, compil
         cmd[cmd.index("-o") + 1] = dst
         h = hashlib.sha256("\0".join(cmd).replace(tree, "@TREE@").replace(out_dir, "@OUT@").encode())
         for dep in sorted(rule.deps & spliced_abs.keys()):
-            h.update(open(spliced_abs[dep], "rb").read())
+            h.update(Path(spliced_abs[dep]).read_bytes())
         cached = os.path.join(cache_dir, h.hexdigest() + ".o")
         if os.path.exists(cached):
             shutil.copyfile(cached, dst)
@@ -257,6 +283,28 @@ def build_student(plan, tree, spliced_rel, out_dir, cache_dir, jobs=None, compil
         res.ok, res.error = False, errors[0]
         res.seconds = time.time() - t0
         return res
+    new_archives = rearchive(plan, new_obj, out_dir, log)
+    if new_archives is None:
+        res.ok, res.error = False, "re-archiving the libraries failed (a harness problem; see build.log)"
+        return res
+    for d in plan.drivers if drivers is None else drivers:
+        rule = plan.drivers[d]
+        dst = os.path.join(out_dir, "bin", d)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if run_logged(link_command(rule, dst, new_archives), rule.directory, log) != 0:
+            res.ok, res.error = (
+                False,
+                "linking failed: " + first_error(Path(log).read_text(encoding="utf-8"), tree, link=True),
+            )
+            return res
+        res.drivers[d] = dst
+    res.seconds = time.time() - t0
+    return res
+
+
+def rearchive(plan, new_obj, out_dir, log):
+    """{instructor's archive: the student's copy} for every library holding a recompiled object, or
+    None when ar or ranlib failed."""
     new_archives = {}
     for archive, members in plan.archives.items():
         if not any(m in new_obj for m in members):
@@ -265,28 +313,25 @@ def build_student(plan, tree, spliced_rel, out_dir, cache_dir, jobs=None, compil
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         if os.path.exists(dst):
             os.remove(dst)
-        if run_logged(["ar", "qc", dst] + [new_obj.get(m, m) for m in members], out_dir, log) != 0 or \
-                run_logged(["ranlib", dst], out_dir, log) != 0:
-            res.ok, res.error = False, "re-archiving the libraries failed (a harness problem; see build.log)"
-            return res
+        if (
+            run_logged(["ar", "qc", dst] + [new_obj.get(m, m) for m in members], out_dir, log) != 0
+            or run_logged(["ranlib", dst], out_dir, log) != 0
+        ):
+            return None
         new_archives[archive] = dst
-    for d in plan.drivers if drivers is None else drivers:
-        rule = plan.drivers[d]
-        dst = os.path.join(out_dir, "bin", d)
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        cmd = []
-        for i, tok in enumerate(rule.command):
-            if i > 0 and rule.command[i - 1] == "-o":
-                cmd.append(dst)
-                continue
-            p = os.path.normpath(os.path.join(rule.directory, tok)) if not tok.startswith(("-", "/")) and i > 0 else tok
-            cmd.append(new_archives.get(p, p))
-        if run_logged(cmd, rule.directory, log) != 0:
-            res.ok, res.error = False, "linking failed: " + first_error(open(log, encoding="utf-8").read(), tree, link=True)
-            return res
-        res.drivers[d] = dst
-    res.seconds = time.time() - t0
-    return res
+    return new_archives
+
+
+def link_command(rule, dst, new_archives):
+    """The driver's link command writing dst, with the student's archives in place of the instructor's."""
+    cmd = []
+    for i, tok in enumerate(rule.command):
+        if i > 0 and rule.command[i - 1] == "-o":
+            cmd.append(dst)
+            continue
+        p = os.path.normpath(os.path.join(rule.directory, tok)) if not tok.startswith(("-", "/")) and i > 0 else tok
+        cmd.append(new_archives.get(p, p))
+    return cmd
 
 
 def in_archives(plan, obj):
@@ -303,7 +348,7 @@ def retarget(tok, plan, tree, directory, cwd):
         if os.path.isfile(src):
             dst = os.path.join(cwd, os.path.relpath(src, directory))
             os.makedirs(os.path.dirname(dst), exist_ok=True)
-            text = retarget_text(open(src, encoding="utf-8").read(), plan, tree)
+            text = retarget_text(Path(src).read_text(encoding="utf-8"), plan, tree)
             tmp = f"{dst}.{os.getpid()}.{threading.get_ident()}.tmp"  # the TUs of a target share it: atomic
             with open(tmp, "w", encoding="utf-8") as fh:
                 fh.write(text)
@@ -322,9 +367,9 @@ def retarget_text(text, plan, tree):
 
 def first_error(text, tree, link=False):
     """The compiler's (or linker's) first error, with the clean tree's paths made relative."""
-    lines = [l.replace(tree + "/", "") for l in text.split("\n")]
+    lines = [line.replace(tree + "/", "") for line in text.split("\n")]
     pat = re.compile(r"(\berror\b|undefined reference|multiple definition)", re.I)
-    for l in lines:
-        if pat.search(l) and not l.startswith("$ "):
-            return l.strip()[:400]
+    for line in lines:
+        if pat.search(line) and not line.startswith("$ "):
+            return line.strip()[:400]
     return "" if not link else (lines[-2].strip()[:400] if len(lines) > 1 else "")

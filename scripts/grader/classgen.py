@@ -20,11 +20,13 @@ Kinds (each a full checkout of the handout with some STUDENT blocks written):
   no_build         solution with a syntax error in v1_naive.cu's block
   broken_markers   solution with one STUDENT END marker deleted
 """
+
 import argparse
 import json
 import os
 import shutil
 import sys
+from pathlib import Path
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if HERE not in sys.path:
@@ -32,27 +34,57 @@ if HERE not in sys.path:
 import exercise_markers as em  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
-KINDS = ("solution", "handout", "partial", "tamper_checker", "tamper_build", "cub_call", "thrust_call",
-         "other_exercise", "library_version", "hang", "crash", "printf_flood", "huge_alloc", "no_build",
-         "broken_markers")
+KINDS = (
+    "solution",
+    "handout",
+    "partial",
+    "tamper_checker",
+    "tamper_build",
+    "cub_call",
+    "thrust_call",
+    "other_exercise",
+    "library_version",
+    "hang",
+    "crash",
+    "printf_flood",
+    "huge_alloc",
+    "no_build",
+    "broken_markers",
+)
 
 # Replacement bodies: (exercise, the body's first solution line it replaces the region of, new lines)
 CPU_BODY = ("stream_compaction/cpu_compact_with_scan", "stream_compaction/src/cpu.cpp")
 BODIES = {
-    "cub_call": ("stream_compaction/v1_naive", "stream_compaction/src/v1_naive.cu", [
-        "  std::size_t bytes = 0;",
-        "  cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, static_cast<int>(n), stream);",
-        "  void* tmp = scratch.here().as<char>(static_cast<std::int64_t>(bytes) + 1);",
-        "  cub::DeviceScan::ExclusiveSum(tmp, bytes, in, out, static_cast<int>(n), stream);",
-        "  (void)block;"], ["#include <cub/device/device_scan.cuh>"]),  # included at file scope (see INCLUDE_AT_FILE_SCOPE)
-    "thrust_call": ("stream_compaction/v2_work_efficient", "stream_compaction/src/v2_work_efficient.cu", [
-        "  (void)scratch; (void)block;",
-        "  thrust::exclusive_scan(thrust::cuda::par.on(stream), in, in + n, out);"],
-        ["#include <thrust/scan.h>", "#include <thrust/execution_policy.h>"]),
-    "other_exercise": ("stream_compaction/v3_shared_mem", "stream_compaction/src/v3_shared_mem.cu", [
-        "  (void)block;", "  scan_lookback(n, out, in, scratch, stream);"], []),
-    "library_version": ("stream_compaction/v4_warp_shuffle", "stream_compaction/src/v4_warp_shuffle.cu", [
-        "  scan_cub(n, out, in, scratch, stream);"], []),
+    "cub_call": (
+        "stream_compaction/v1_naive",
+        "stream_compaction/src/v1_naive.cu",
+        [
+            "  std::size_t bytes = 0;",
+            "  cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, static_cast<int>(n), stream);",
+            "  void* tmp = scratch.here().as<char>(static_cast<std::int64_t>(bytes) + 1);",
+            "  cub::DeviceScan::ExclusiveSum(tmp, bytes, in, out, static_cast<int>(n), stream);",
+            "  (void)block;",
+        ],
+        ["#include <cub/device/device_scan.cuh>"],
+    ),  # included at file scope (see INCLUDE_AT_FILE_SCOPE)
+    "thrust_call": (
+        "stream_compaction/v2_work_efficient",
+        "stream_compaction/src/v2_work_efficient.cu",
+        ["  (void)scratch; (void)block;", "  thrust::exclusive_scan(thrust::cuda::par.on(stream), in, in + n, out);"],
+        ["#include <thrust/scan.h>", "#include <thrust/execution_policy.h>"],
+    ),
+    "other_exercise": (
+        "stream_compaction/v3_shared_mem",
+        "stream_compaction/src/v3_shared_mem.cu",
+        ["  (void)block;", "  scan_lookback(n, out, in, scratch, stream);"],
+        [],
+    ),
+    "library_version": (
+        "stream_compaction/v4_warp_shuffle",
+        "stream_compaction/src/v4_warp_shuffle.cu",
+        ["  scan_cub(n, out, in, scratch, stream);"],
+        [],
+    ),
 }
 # A file-scope block sits inside `namespace StreamCompaction::Device::(anonymous)`: a student who wants a
 # library header there closes the namespaces, includes it and reopens them.
@@ -62,11 +94,16 @@ REOPEN = ["namespace StreamCompaction {", "namespace Device {", "namespace {"]
 CPU_PREFIX = {
     "hang": ["  for (volatile bool spin = true; spin;) {", "  }"],
     "crash": ["  if (n > 2) *static_cast<volatile int*>(nullptr) = 1;"],
-    "printf_flood": ["  { char line[64] = {};", "    for (int i = 0; i < 63; ++i) line[i] = 'x';",
-                     "    for (int i = 0; i < (1 << 20); ++i) __builtin_puts(line); }"],
-    "huge_alloc": ["  { std::vector<char> hog(std::size_t{3} << 30);",
-                   "    for (std::size_t i = 0; i < hog.size(); i += 4096) hog[i] = 1;",
-                   "    out[0] = hog[4096]; }"],
+    "printf_flood": [
+        "  { char line[64] = {};",
+        "    for (int i = 0; i < 63; ++i) line[i] = 'x';",
+        "    for (int i = 0; i < (1 << 20); ++i) __builtin_puts(line); }",
+    ],
+    "huge_alloc": [
+        "  { std::vector<char> hog(std::size_t{3} << 30);",
+        "    for (std::size_t i = 0; i < hog.size(); i += 4096) hog[i] = 1;",
+        "    out[0] = hog[4096]; }",
+    ],
 }
 
 
@@ -75,14 +112,14 @@ def included_of(man):
 
 
 def solution_regions(root, f, included=None):
-    text = open(os.path.join(root, f), encoding="utf-8").read()
+    text = Path(os.path.join(root, f)).read_text(encoding="utf-8")
     return text, em.parse(f, text, included)
 
 
 def fill(handout, root, f, choose):
     """Rewrites handout file f from the solution: choose(region, index) -> lines for its STUDENT
     block, or None to leave the handout's starter body. Regions the handout withholds keep its stub."""
-    man = json.load(open(os.path.join(handout, "HANDOUT.json"), encoding="utf-8"))
+    man = json.loads(Path(os.path.join(handout, "HANDOUT.json")).read_text(encoding="utf-8"))
     included = included_of(man)
     text, regions = solution_regions(root, f, included)
     assigned = {r.key for r in regions if r.key in man["exercises"]}
@@ -109,12 +146,12 @@ def make_student(handout, root, out, kind, tag=""):
     if os.path.exists(out):
         shutil.rmtree(out)
     shutil.copytree(handout, out, ignore=shutil.ignore_patterns("build", ".git"))
-    man = json.load(open(os.path.join(handout, "HANDOUT.json"), encoding="utf-8"))
+    man = json.loads(Path(os.path.join(handout, "HANDOUT.json")).read_text(encoding="utf-8"))
     exercises = sorted(man["exercises"])
     files = sorted({f for e in man["exercises"].values() for f in e["files"]})
     if kind == "handout":
         return out
-    filled = set(exercises[:len(exercises) // 2]) if kind == "partial" else set(exercises)
+    filled = set(exercises[: len(exercises) // 2]) if kind == "partial" else set(exercises)
     mark = [f"// {tag}"] if tag else []  # a class of distinct students: nothing is shared by the object cache
     for f in files:
         fill(out, root, f, lambda r, i: r.lines + mark if r.key in filled else None)
@@ -130,13 +167,25 @@ def make_student(handout, root, out, kind, tag=""):
     if kind in CPU_PREFIX or kind == "tamper_checker":
         ex, f = CPU_BODY
         prefix = CPU_PREFIX.get(kind, [])
-        fill(out, root, f, lambda r, i: (["  (void)in; (void)out;", "  return n >= 0 ? 0 : 1;"]
-                                         if kind == "tamper_checker" and r.body else prefix + r.lines))
+        fill(
+            out,
+            root,
+            f,
+            lambda r, i: (
+                ["  (void)in; (void)out;", "  return n >= 0 ? 0 : 1;"]
+                if kind == "tamper_checker" and r.body
+                else prefix + r.lines
+            ),
+        )
     if kind == "tamper_checker":
         p = os.path.join(out, "stream_compaction", "src", "check.cpp")
-        text = open(p, encoding="utf-8").read()
-        text = text.replace("common::CompareResult r;", "common::CompareResult r;\n    return r;  // the student's edit: accept everything", 1)
-        open(p, "w", encoding="utf-8").write(text)
+        text = Path(p).read_text(encoding="utf-8")
+        text = text.replace(
+            "common::CompareResult r;",
+            "common::CompareResult r;\n    return r;  // the student's edit: accept everything",
+            1,
+        )
+        Path(p).write_text(text, encoding="utf-8")
     if kind == "tamper_build":
         with open(os.path.join(out, "CMakeLists.txt"), "a", encoding="utf-8") as fh:
             fh.write("\n# the student's edit\nadd_compile_definitions(COURSE_ALWAYS_PASS=1)\n")
@@ -147,10 +196,10 @@ def make_student(handout, root, out, kind, tag=""):
         fill(out, root, f, lambda r, i: r.lines + ["  this is not C++;"] if r.body else r.lines)
     if kind == "broken_markers":
         p = os.path.join(out, "stream_compaction", "src", "v2_work_efficient.cu")
-        lines = open(p, encoding="utf-8").read().split("\n")
-        idx = next(i for i, l in enumerate(lines) if em.STUDENT_END in l)
+        lines = Path(p).read_text(encoding="utf-8").split("\n")
+        idx = next(i for i, line in enumerate(lines) if em.STUDENT_END in line)
         del lines[idx]
-        open(p, "w", encoding="utf-8").write("\n".join(lines))
+        Path(p).write_text("\n".join(lines), encoding="utf-8")
     return out
 
 

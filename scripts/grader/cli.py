@@ -1,29 +1,40 @@
 """scripts/grade.py: grade a checkout, a folder of students on this machine's GPUs, or a class on
 Slurm. See the top README's "Teaching and grading" for the instructor's workflow."""
+
 import argparse
 import os
 import subprocess
 import sys
 
-from . import assemble, build, rubric as rubric_mod, schedule, student
+from . import assemble, build, schedule, student
+from . import rubric as rubric_mod
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def parse_args(argv):
-    ap = argparse.ArgumentParser(prog="grade.py", description=(
-        "Grades student checkouts against the instructor's tree: only the STUDENT blocks of the "
-        "assignment's exercise files are taken, spliced into a clean copy of the instructor's tree, built "
-        "against its prebuilt objects and run version by version (time, memory and output limits; the "
-        "kernels each version runs are recorded). Speed is scored against the reference solution timed "
-        "on the same GPU in the same job."))
+    ap = argparse.ArgumentParser(
+        prog="grade.py",
+        description=(
+            "Grades student checkouts against the instructor's tree: only the STUDENT blocks of the "
+            "assignment's exercise files are taken, spliced into a clean copy of the instructor's tree, built "
+            "against its prebuilt objects and run version by version (time, memory and output limits; the "
+            "kernels each version runs are recorded). Speed is scored against the reference solution timed "
+            "on the same GPU in the same job."
+        ),
+    )
     src = ap.add_mutually_exclusive_group()
     src.add_argument("--checkout", help="one checkout to grade (default: the instructor's tree itself)")
     src.add_argument("--students", help="a folder with one checkout per student")
-    ap.add_argument("--instructor", default=ROOT, help="the instructor's tree: the harness and the reference (default: this one)")
+    ap.add_argument(
+        "--instructor", default=ROOT, help="the instructor's tree: the harness and the reference (default: this one)"
+    )
     ap.add_argument("--instructor-build", help="its build folder (default: INSTRUCTOR/build/release)")
-    ap.add_argument("--handout", help="the handout as given to the students (make_handout.py's output): its "
-                    "HANDOUT.json is the assignment; default: generated for --subproject")
+    ap.add_argument(
+        "--handout",
+        help="the handout as given to the students (make_handout.py's output): its "
+        "HANDOUT.json is the assignment; default: generated for --subproject",
+    )
     ap.add_argument("--rubric", help="default: INSTRUCTOR/grading/rubric.toml")
     ap.add_argument("--subproject", default=",".join(rubric_mod.SUBPROJECTS))
     ap.add_argument("--versions", default="", help="grade only these (NAME or sub-project/NAME)")
@@ -34,12 +45,19 @@ def parse_args(argv):
     ap.add_argument("--shard", type=int, help="grade only shard I of --of K of --students (a Slurm array task)")
     ap.add_argument("--of", type=int, help="the number of shards")
     ap.add_argument("--merge", type=int, metavar="K", help="write the class files from K shards' results")
-    ap.add_argument("--slurm", type=int, metavar="K", help="submit the class to Slurm as K shards (a job array) "
-                    "plus a merge step")
-    ap.add_argument("--sbatch", action="append", default=[], help="an #SBATCH option for every job (repeatable), "
-                    "e.g. --sbatch=--partition=gpu --sbatch=--time=01:00:00")
+    ap.add_argument(
+        "--slurm", type=int, metavar="K", help="submit the class to Slurm as K shards (a job array) plus a merge step"
+    )
+    ap.add_argument(
+        "--sbatch",
+        action="append",
+        default=[],
+        help="an #SBATCH option for every job (repeatable), e.g. --sbatch=--partition=gpu --sbatch=--time=01:00:00",
+    )
     ap.add_argument("--slurm-gpus", type=int, default=1, help="GPUs per Slurm task (0: CPU versions only)")
-    ap.add_argument("--prepare-only", action="store_true", help="build the instructor's tree and the handout, then stop")
+    ap.add_argument(
+        "--prepare-only", action="store_true", help="build the instructor's tree and the handout, then stop"
+    )
     a = ap.parse_args(argv)
     if (a.shard is None) != (a.of is None) or (a.of is not None and not 0 <= a.shard < a.of):
         ap.error("--shard I needs --of K with 0 <= I < K")
@@ -66,8 +84,9 @@ def students_in(folder):
         names = sorted(os.listdir(folder))
     except OSError as e:
         raise SystemExit(f"grade: --students {folder}: {e.strerror}") from None
-    return [(n, os.path.join(folder, n)) for n in names if os.path.isdir(os.path.join(folder, n))
-            and not n.startswith(".")]
+    return [
+        (n, os.path.join(folder, n)) for n in names if os.path.isdir(os.path.join(folder, n)) and not n.startswith(".")
+    ]
 
 
 def load_job(a, out, build_tree=True):
@@ -85,8 +104,14 @@ def load_job(a, out, build_tree=True):
     handout = os.path.abspath(a.handout) if a.handout else os.path.join(os.path.abspath(a.out), ".grader", "handout")
     manifest = os.path.join(handout, "HANDOUT.json")
     if not a.handout and not os.path.exists(manifest):
-        cmd = [sys.executable, os.path.join(a.instructor, "scripts", "make_handout.py"), handout, "--force",
-               "--subproject", ",".join(subs)]
+        cmd = [
+            sys.executable,
+            os.path.join(a.instructor, "scripts", "make_handout.py"),
+            handout,
+            "--force",
+            "--subproject",
+            ",".join(subs),
+        ]
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             raise SystemExit(f"grade: writing the handout to compare submissions with failed: {p.stderr.strip()}")
@@ -106,9 +131,16 @@ def load_job(a, out, build_tree=True):
     drivers = sorted({r.driver for r in rules})
     plan = build.prepare(a.instructor, bdir, drivers) if build_tree else build.load_built(a.instructor, bdir, drivers)
     files = assemble.tracked_files(handout)
-    return student.make_job(rub, rules, assignment, plan, (handout, files), out,
-                            os.path.join(os.path.abspath(a.out), ".grader", "cache"),
-                            build_jobs=max(1, (os.cpu_count() or 2) // max(1, a.build_workers)))
+    return student.make_job(
+        rub,
+        rules,
+        assignment,
+        plan,
+        (handout, files),
+        out,
+        os.path.join(os.path.abspath(a.out), ".grader", "cache"),
+        build_jobs=max(1, (os.cpu_count() or 2) // max(1, a.build_workers)),
+    )
 
 
 def main(argv=None):
@@ -126,11 +158,26 @@ def main(argv=None):
         print(f"[grade] instructor tree built in {job.plan.build}; handout {job.handout[0]}")
         return 0
     if a.slurm:
-        cmd = [sys.executable, os.path.abspath(os.path.join(a.instructor, "scripts", "grade.py")),
-               "--students", os.path.abspath(a.students), "--instructor", a.instructor,
-               "--subproject", a.subproject, "--out", os.path.abspath(a.out), "--gpus", "all" if a.slurm_gpus else "0"]
-        for flag, val in (("--versions", a.versions), ("--handout", a.handout), ("--rubric", a.rubric),
-                          ("--instructor-build", a.instructor_build)):
+        cmd = [
+            sys.executable,
+            os.path.abspath(os.path.join(a.instructor, "scripts", "grade.py")),
+            "--students",
+            os.path.abspath(a.students),
+            "--instructor",
+            a.instructor,
+            "--subproject",
+            a.subproject,
+            "--out",
+            os.path.abspath(a.out),
+            "--gpus",
+            "all" if a.slurm_gpus else "0",
+        ]
+        for flag, val in (
+            ("--versions", a.versions),
+            ("--handout", a.handout),
+            ("--rubric", a.rubric),
+            ("--instructor-build", a.instructor_build),
+        ):
             if val:
                 cmd += [flag, os.path.abspath(val) if flag != "--versions" else val]
         scripts = schedule.slurm_scripts(os.path.abspath(a.out), cmd, a.slurm, a.sbatch, a.slurm_gpus)

@@ -4,6 +4,7 @@ specifics are in a version's detail only where its rubric visibility is "visible
 report.json keeps every case for the instructor. Per class: grades.csv
 (one column per version) and gradebook.csv (one row per student, one column per sub-project and
 the total: what an LMS imports)."""
+
 import csv
 import json
 import os
@@ -31,26 +32,32 @@ def write_all(report, out_dir, max_output=4000):
 
 def markdown(r):
     p = r.provenance
-    L = [f"# Grade report: {r.student}", "",
-         f"**{r.points:g} / {r.points_max:g} points** on {p.device}.", ""]
+    L = [f"# Grade report: {r.student}", "", f"**{r.points:g} / {r.points_max:g} points** on {p.device}.", ""]
     if r.build_error:
         L += [f"**Does not build** in the instructor's tree: `{r.build_error}`", ""]
     if r.edited_outside:
-        L += ["Edited outside the exercises (ignored; the instructor's files were used): "
-              + ", ".join(f"`{f}`" for f in r.edited_outside), ""]
+        L += [
+            "Edited outside the exercises (ignored; the instructor's files were used): "
+            + ", ".join(f"`{f}`" for f in r.edited_outside),
+            "",
+        ]
     for n in r.notes:
         L += [f"- {n}"]
     if r.notes:
         L.append("")
-    L += ["| sub-project | version | status | detail | time (ms) | x reference | points |",
-          "|---|---|---|---|---:|---:|---:|"]
+    L += [
+        "| sub-project | version | status | detail | time (ms) | x reference | points |",
+        "|---|---|---|---|---:|---:|---:|",
+    ]
     for g in r.grades:
         detail = g.detail.replace("|", "/").replace("\n", " ")
         detail = detail if len(detail) <= 160 else detail[:157] + "..."
         ms = f"{g.ms:.4g}" if g.ms else ""
         ratio = f"{g.ratio_to_reference:.2f}x" if g.ratio_to_reference else g.speed_note[:50]
-        L.append(f"| {g.subproject} | `{g.version}` | {g.status.value} | {detail} | {ms} | {ratio} | "
-                 f"{g.points:g} / {g.points_max:g} |")
+        L.append(
+            f"| {g.subproject} | `{g.version}` | {g.status.value} | {detail} | {ms} | {ratio} | "
+            f"{g.points:g} / {g.points_max:g} |"
+        )
     bad = [(g, k) for g in r.grades for c in g.cases for k in c.kernels if not k.allowed]
     if bad or any(g.static_findings for g in r.grades):
         L += ["", "## Work that is not the version's own", ""]
@@ -59,11 +66,16 @@ def markdown(r):
         for g in r.grades:
             for f in g.static_findings:
                 L.append(f"- `{g.version}`: {f}")
-    L += ["", "## Reproducing this grade", "",
-          f"- submission: `{p.submission_commit}` ({p.submission_time})",
-          f"- instructor tree: `{p.instructor_commit}`, rubric sha256 `{p.rubric_sha256[:16]}`",
-          f"- device: {p.device}, driver {p.driver_version or 'n/a'}, CUDA toolkit {p.toolkit or 'n/a'}",
-          f"- graded {p.graded_at} on {p.host}; build {r.build_seconds:g} s, runs {r.run_seconds:g} s", ""]
+    L += [
+        "",
+        "## Reproducing this grade",
+        "",
+        f"- submission: `{p.submission_commit}` ({p.submission_time})",
+        f"- instructor tree: `{p.instructor_commit}`, rubric sha256 `{p.rubric_sha256[:16]}`",
+        f"- device: {p.device}, driver {p.driver_version or 'n/a'}, CUDA toolkit {p.toolkit or 'n/a'}",
+        f"- graded {p.graded_at} on {p.host}; build {r.build_seconds:g} s, runs {r.run_seconds:g} s",
+        "",
+    ]
     return "\n".join(L)
 
 
@@ -74,13 +86,23 @@ def gradescope(r, max_output=4000):
     for i, g in enumerate(r.grades, 1):
         out = f"{g.status.value}: {g.detail}"
         if g.ms:
-            out += f"\ntime {g.ms:.4g} ms" + (f", {g.ratio_to_reference:.2f}x the reference" if g.ratio_to_reference else "")
+            out += f"\ntime {g.ms:.4g} ms" + (
+                f", {g.ratio_to_reference:.2f}x the reference" if g.ratio_to_reference else ""
+            )
         if g.speed_note:
             out += f"\n{g.speed_note}"
-        tests.append({"name": f"{g.subproject}/{g.version}", "number": str(i), "score": g.points,
-                      "max_score": g.points_max, "status": "passed" if g.status is Status.CORRECT else "failed",
-                      "output": out[:max_output], "visibility": "visible",
-                      "tags": [g.subproject, g.status.value]})
+        tests.append(
+            {
+                "name": f"{g.subproject}/{g.version}",
+                "number": str(i),
+                "score": g.points,
+                "max_score": g.points_max,
+                "status": "passed" if g.status is Status.CORRECT else "failed",
+                "output": out[:max_output],
+                "visibility": "visible",
+                "tags": [g.subproject, g.status.value],
+            }
+        )
     head = [f"{r.points:g} / {r.points_max:g} points on {r.provenance.device}"]
     if r.build_error:
         head.append(f"does not build: {r.build_error}")
@@ -93,24 +115,37 @@ def gradescope(r, max_output=4000):
         gm = 1.0
         for g in speed:
             gm *= g.ratio_to_reference
-        board.append({"name": "speed vs reference (geomean)", "value": round(gm ** (1 / len(speed)), 3),
-                      "order": "desc"})
-    return {"score": r.points, "execution_time": int(round(r.build_seconds + r.run_seconds)),
-            "output": "\n".join(head)[:max_output], "output_format": "text", "visibility": "visible",
-            "stdout_visibility": "hidden", "tests": tests, "leaderboard": board}
+        board.append(
+            {"name": "speed vs reference (geomean)", "value": round(gm ** (1 / len(speed)), 3), "order": "desc"}
+        )
+    return {
+        "score": r.points,
+        "execution_time": int(round(r.build_seconds + r.run_seconds)),
+        "output": "\n".join(head)[:max_output],
+        "output_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "tests": tests,
+        "leaderboard": board,
+    }
 
 
 def junit(r):
-    suite = ET.Element("testsuite", name=f"grade.{r.student}", tests=str(len(r.grades)),
-                       failures=str(sum(g.status not in (Status.CORRECT, Status.NOT_GRADABLE) for g in r.grades)),
-                       skipped=str(sum(g.status is Status.NOT_GRADABLE for g in r.grades)),
-                       time=f"{r.build_seconds + r.run_seconds:.1f}")
+    suite = ET.Element(
+        "testsuite",
+        name=f"grade.{r.student}",
+        tests=str(len(r.grades)),
+        failures=str(sum(g.status not in (Status.CORRECT, Status.NOT_GRADABLE) for g in r.grades)),
+        skipped=str(sum(g.status is Status.NOT_GRADABLE for g in r.grades)),
+        time=f"{r.build_seconds + r.run_seconds:.1f}",
+    )
     props = ET.SubElement(suite, "properties")
     for k, v in to_json(r.provenance).items():
         ET.SubElement(props, "property", name=k, value=str(v))
     for g in r.grades:
-        tc = ET.SubElement(suite, "testcase", classname=g.subproject, name=g.version,
-                           time=f"{sum(c.seconds for c in g.cases):.2f}")
+        tc = ET.SubElement(
+            suite, "testcase", classname=g.subproject, name=g.version, time=f"{sum(c.seconds for c in g.cases):.2f}"
+        )
         if g.status is Status.NOT_GRADABLE:
             ET.SubElement(tc, "skipped", message=g.detail[:500])
         elif g.status is not Status.CORRECT:
@@ -128,9 +163,16 @@ def class_files(reports, out_dir, rules):
     keys = [rule.key for rule in rules]
     grades_rows, book_rows = [], []
     for r in sorted(reports, key=lambda x: x.student):
-        row = {"student": r.student, "points": r.points, "points_max": r.points_max, "device": r.provenance.device,
-               "build_error": r.build_error, "edited_outside": " ".join(r.edited_outside),
-               "submission_commit": r.provenance.submission_commit, "rubric_sha256": r.provenance.rubric_sha256}
+        row = {
+            "student": r.student,
+            "points": r.points,
+            "points_max": r.points_max,
+            "device": r.provenance.device,
+            "build_error": r.build_error,
+            "edited_outside": " ".join(r.edited_outside),
+            "submission_commit": r.provenance.submission_commit,
+            "rubric_sha256": r.provenance.rubric_sha256,
+        }
         by_key = {g.key: g for g in r.grades}
         for k in keys:
             g = by_key.get(k)
@@ -147,17 +189,35 @@ def class_files(reports, out_dir, rules):
     maxima = {}
     for rule_key in keys:
         sub = rule_key.split("/")[0]
-        maxima[sub] = maxima.get(sub, 0.0) + next((g.points_max for r in reports for g in r.grades if g.key == rule_key), 0.0)
-    write_csv(os.path.join(out_dir, "grades.csv"), grades_rows,
-              ["student", "points", "points_max", "device", "build_error", "edited_outside", "submission_commit",
-               "rubric_sha256"] + keys)
-    points_possible = {"Student": "Points Possible", **{s: f"{maxima.get(s, 0.0):g}" for s in subs},
-                       "Total": f"{sum(maxima.values()):g}"}
+        maxima[sub] = maxima.get(sub, 0.0) + next(
+            (g.points_max for r in reports for g in r.grades if g.key == rule_key), 0.0
+        )
+    write_csv(
+        os.path.join(out_dir, "grades.csv"),
+        grades_rows,
+        [
+            "student",
+            "points",
+            "points_max",
+            "device",
+            "build_error",
+            "edited_outside",
+            "submission_commit",
+            "rubric_sha256",
+        ]
+        + keys,
+    )
+    points_possible = {
+        "Student": "Points Possible",
+        **{s: f"{maxima.get(s, 0.0):g}" for s in subs},
+        "Total": f"{sum(maxima.values()):g}",
+    }
     write_csv(os.path.join(out_dir, "gradebook.csv"), [points_possible] + book_rows, ["Student"] + subs + ["Total"])
 
 
 def write_csv(path, rows, cols):
     import io
+
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore")
     w.writeheader()

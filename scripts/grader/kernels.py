@@ -11,17 +11,22 @@ mangled name) or to a library namespace (cub::, thrust::, ...). A graded version
            library's nor another exercise's (the driver's ceilings, checks, poisoning)
 Anything else (a library kernel, another exercise's kernel, a version's of the instructor) makes
 the version "not its own work"."""
+
 import os
 import re
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from .model import KernelUse
 
 _PARENS = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"  # up to two levels of nesting
 _GLOBAL_DEF = re.compile(
-    r"__global__\s+(?:__launch_bounds__\s*" + _PARENS + r"\s*)?(?:static\s+|inline\s+|__noinline__\s+|__forceinline__\s+)*"
-    r"void\s+(?:__launch_bounds__\s*" + _PARENS + r"\s*)?([A-Za-z_]\w*)\s*\(")
+    r"__global__\s+(?:__launch_bounds__\s*"
+    + _PARENS
+    + r"\s*)?(?:static\s+|inline\s+|__noinline__\s+|__forceinline__\s+)*"
+    r"void\s+(?:__launch_bounds__\s*" + _PARENS + r"\s*)?([A-Za-z_]\w*)\s*\("
+)
 _ANON_HASHES = re.compile(r"_GLOBAL__N__[0-9a-f]+_(\d+_\w+?)_[0-9a-f]{8}")
 
 
@@ -29,6 +34,8 @@ def stable_name(mangled):
     """A mangled name without the per-build hashes of anonymous namespaces (they depend on the path
     the file was compiled from: the student's clean tree is not the instructor's)."""
     return _ANON_HASHES.sub(r"_GLOBAL__N__H_\1_H", mangled)
+
+
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _ANON = re.compile(r"_GLOBAL__N__[0-9a-f]+_\d+_(\w+?)_[0-9a-f]{8}")
 _STUB = re.compile(r"(\d+)__device_stub__")
@@ -39,7 +46,7 @@ def kernel_definitions(tree, files):
     index = {}
     for f in files:
         try:
-            text = _COMMENT.sub("", open(os.path.join(tree, f), encoding="utf-8", errors="replace").read())
+            text = _COMMENT.sub("", Path(os.path.join(tree, f)).read_text(encoding="utf-8", errors="replace"))
         except OSError:
             continue
         for m in _GLOBAL_DEF.finditer(text):
@@ -55,7 +62,7 @@ def demangle(names):
     tool = "cu++filt" if _which("cu++filt") else "c++filt"
     try:
         p = subprocess.run([tool], input="\n".join(names) + "\n", capture_output=True, text=True, timeout=60)
-        out = p.stdout.split("\n")[:len(names)]
+        out = p.stdout.split("\n")[: len(names)]
         if len(out) == len(names):
             return out
     except (OSError, subprocess.TimeoutExpired):
@@ -68,7 +75,7 @@ def _which(tool):
 
 
 def qualified_name(demangled):
-    """"void ns::(anonymous namespace)::k<int, 4>(int*, long)" -> ("ns::(anonymous namespace)", "k")."""
+    """ "void ns::(anonymous namespace)::k<int, 4>(int*, long)" -> ("ns::(anonymous namespace)", "k")."""
     s = demangled.strip()
     depth, cut = 0, len(s)
     for i, ch in enumerate(s):  # the parameter list: the first '(' at template depth 0 after a name
@@ -155,7 +162,7 @@ def classify(kernels, rule, own_files, exercise_files, index, libraries, harness
 def read_log(path):
     """The recorder's log: [(mangled name, launches)], or None when the process left none."""
     try:
-        lines = open(path, encoding="utf-8", errors="replace").read().split("\n")
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").split("\n")
     except OSError:
         return None
     out = []
@@ -189,13 +196,14 @@ def stub_kernels(symbols):
     for s in symbols:
         m = _STUB.search(s)  # _Z<len>__device_stub__<kernel without _>, also in guard variables (_ZGVZL...)
         if m:
-            ident = s[m.end(1):m.end(1) + int(m.group(1))]
-            out.add("_" + ident[len("__device_stub__"):])
+            ident = s[m.end(1) : m.end(1) + int(m.group(1))]
+            out.add("_" + ident[len("__device_stub__") :])
     return out
 
 
-def static_check(rule, objects, own_files, exercise_files, index, libraries, symbol_owner, harness_symbols=(),
-                 entry_points=None):
+def static_check(
+    rule, objects, own_files, exercise_files, index, libraries, symbol_owner, harness_symbols=(), entry_points=None
+):
     """Findings for one version from its own objects: library or other exercises' kernels it
     instantiates, and calls into other exercises (a function whose body is an exercise, or one
     defined inside an exercise region) or into code that launches library kernels.
@@ -215,15 +223,17 @@ def static_check(rule, objects, own_files, exercise_files, index, libraries, sym
             if src in own_files or (sym in harness_symbols and not entry):
                 continue
             if src in exercise_files:
-                findings.append(f"{os.path.basename(obj)} calls {short(dem)}: another exercise's code "
-                                f"({exercise_files[src]}, {src})")
+                findings.append(
+                    f"{os.path.basename(obj)} calls {short(dem)}: another exercise's code "
+                    f"({exercise_files[src]}, {src})"
+                )
             elif launches_library and not any(p in lib for p in rule.allow for lib in libraries):
                 findings.append(f"{os.path.basename(obj)} calls {short(dem)} ({src}), which launches library kernels")
     return findings
 
 
 def short(name, n=140):
-    return name if len(name) <= n else name[:n - 3] + "..."
+    return name if len(name) <= n else name[: n - 3] + "..."
 
 
 def symbol_owners(plan, libraries):

@@ -1,4 +1,5 @@
 """The grader's typed results: a status enum and dataclasses, serialized to JSON in one place."""
+
 import dataclasses
 import enum
 from dataclasses import dataclass, field
@@ -9,7 +10,7 @@ class Status(enum.Enum):
     CORRECT = "correct"
     INCORRECT = "incorrect"
     HIDDEN_FAILED = "hidden case failed"
-    UNWRITTEN = "not written"          # the exercise still holds the handout's starter body
+    UNWRITTEN = "not written"  # the exercise still holds the handout's starter body
     NOT_OWN_WORK = "not its own work"
     TIMEOUT = "timeout"
     CRASH = "crash"
@@ -25,16 +26,17 @@ class Status(enum.Enum):
 
 @dataclass
 class KernelUse:
-    name: str                 # demangled
+    name: str  # demangled
     launches: int
-    owner: str                # "own", "allowed", "harness", or why it is not allowed
-    defined_in: str = ""      # source file(s) or library
+    owner: str  # "own", "allowed", "harness", or why it is not allowed
+    defined_in: str = ""  # source file(s) or library
     allowed: bool = True
 
 
 @dataclass
 class CaseResult:
     """One invocation of the driver for a version (the visible arguments, or a hidden case)."""
+
     name: str
     hidden: bool
     status: Status
@@ -46,7 +48,7 @@ class CaseResult:
     timed_ms: Optional[float] = None
     timed_case: str = ""
     log: str = ""
-    kernels: list = field(default_factory=list)   # [KernelUse]
+    kernels: list = field(default_factory=list)  # [KernelUse]
     kernel_symbols: list = field(default_factory=list)  # the mangled names the run ran
 
 
@@ -66,7 +68,7 @@ class VersionGrade:
     timed_case: str = ""
     speed_note: str = ""
     visibility: str = "visible"
-    cases: list = field(default_factory=list)     # [CaseResult]
+    cases: list = field(default_factory=list)  # [CaseResult]
     static_findings: list = field(default_factory=list)
 
     @property
@@ -85,6 +87,7 @@ class VersionGrade:
 @dataclass
 class Provenance:
     """What a regrade needs to reproduce and compare a report."""
+
     submission: str
     submission_commit: str
     submission_time: str
@@ -101,7 +104,7 @@ class Provenance:
 class StudentReport:
     student: str
     provenance: Provenance
-    grades: list                                  # [VersionGrade]
+    grades: list  # [VersionGrade]
     edited_outside: list = field(default_factory=list)
     build_error: str = ""
     notes: list = field(default_factory=list)
@@ -143,6 +146,7 @@ def to_json(obj):
 
 def report_from_json(d: dict) -> StudentReport:
     """The inverse of to_json for a StudentReport (the Slurm merge step reads the shards' reports)."""
+
     def case(c):
         c = dict(c)
         c["status"] = Status(c["status"])

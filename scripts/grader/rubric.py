@@ -1,5 +1,6 @@
 """The rubric (grading/rubric.toml): points per version, the visible and hidden cases each version
 runs, secret seeds, time and resource limits, and the fixed maximum of an assignment."""
+
 import hashlib
 import os
 import re
@@ -28,11 +29,12 @@ class RubricError(Exception):
 @dataclass
 class Case:
     """One driver invocation that grades a version."""
+
     name: str
     args: list
     hidden: bool = False
-    visibility: str = "visible"     # hidden cases: what the report shows of them
-    timed: bool = False             # the case whose time is compared with the reference
+    visibility: str = "visible"  # hidden cases: what the report shows of them
+    timed: bool = False  # the case whose time is compared with the reference
 
 
 @dataclass
@@ -43,8 +45,8 @@ class VersionRule:
     correct: float
     speed: float
     requires: list
-    allow: list                     # kernel name patterns this version may launch besides its own
-    cases: list                     # [Case]: the visible case first
+    allow: list  # kernel name patterns this version may launch besides its own
+    cases: list  # [Case]: the visible case first
     timed_kind: str = "version"
     timed_params: str = ""
 
@@ -61,9 +63,9 @@ class VersionRule:
 class Limits:
     timeout_min_s: float = 10.0
     timeout_factor: float = 10.0
-    timeout_s: float = 300.0        # without a reference time for the case
-    memory_limit_gb: float = 32.0   # host resident memory of the driver's process group
-    output_limit_kb: int = 256      # what is kept of a run's output (head and tail)
+    timeout_s: float = 300.0  # without a reference time for the case
+    memory_limit_gb: float = 32.0  # host resident memory of the driver's process group
+    output_limit_kb: int = 256  # what is kept of a run's output (head and tail)
 
     def time_limit(self, reference_seconds: Optional[float]) -> float:
         if reference_seconds is None:
@@ -79,7 +81,7 @@ class Rubric:
     speed_full: float
     speed_zero: float
     libraries: tuple
-    versions: list = field(default_factory=list)     # [VersionRule] in rubric order
+    versions: list = field(default_factory=list)  # [VersionRule] in rubric order
 
     def select(self, subprojects=None, versions=None) -> list:
         out = []
@@ -113,11 +115,21 @@ def load(path: str, secret: Optional[str] = None) -> Rubric:
         raise RubricError(f"{path}: {e}") from None
     secret = os.environ.get(SECRET_ENV, "") if secret is None else secret
     g = data.get("grading", {})
-    lim = Limits(**{k: g[k] for k in ("timeout_min_s", "timeout_factor", "timeout_s", "memory_limit_gb",
-                                      "output_limit_kb") if k in g})
-    rub = Rubric(path=os.path.abspath(path), sha256=hashlib.sha256(raw).hexdigest(), limits=lim,
-                 speed_full=float(g.get("speed_full", 0.8)), speed_zero=float(g.get("speed_zero", 0.25)),
-                 libraries=tuple(g.get("library_namespaces", DEFAULT_LIBRARIES)))
+    lim = Limits(
+        **{
+            k: g[k]
+            for k in ("timeout_min_s", "timeout_factor", "timeout_s", "memory_limit_gb", "output_limit_kb")
+            if k in g
+        }
+    )
+    rub = Rubric(
+        path=os.path.abspath(path),
+        sha256=hashlib.sha256(raw).hexdigest(),
+        limits=lim,
+        speed_full=float(g.get("speed_full", 0.8)),
+        speed_zero=float(g.get("speed_zero", 0.25)),
+        libraries=tuple(g.get("library_namespaces", DEFAULT_LIBRARIES)),
+    )
     for sub, conf in data.items():
         if sub == "grading":
             continue
@@ -139,12 +151,20 @@ def load(path: str, secret: Optional[str] = None) -> Rubric:
                 cases[0].timed = True
             for i, h in enumerate(hidden):
                 cases.extend(hidden_case(path, sub, name, i, h, secret, own_args="args" in vconf))
-            rub.versions.append(VersionRule(
-                subproject=sub, version=name, driver=conf["driver"], correct=float(vconf.get("correct", 0)),
-                speed=float(vconf.get("speed", 0)), requires=list(vconf.get("requires", [])),
-                allow=list(vconf.get("allow", [])) + list(conf.get("allow", [])), cases=cases,
-                timed_kind=vconf.get("timed_kind", conf.get("timed_kind", "version")),
-                timed_params=vconf.get("timed_params", conf.get("timed_params", ""))))
+            rub.versions.append(
+                VersionRule(
+                    subproject=sub,
+                    version=name,
+                    driver=conf["driver"],
+                    correct=float(vconf.get("correct", 0)),
+                    speed=float(vconf.get("speed", 0)),
+                    requires=list(vconf.get("requires", [])),
+                    allow=list(vconf.get("allow", [])) + list(conf.get("allow", [])),
+                    cases=cases,
+                    timed_kind=vconf.get("timed_kind", conf.get("timed_kind", "version")),
+                    timed_params=vconf.get("timed_params", conf.get("timed_params", "")),
+                )
+            )
     return rub
 
 

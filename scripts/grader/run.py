@@ -1,12 +1,15 @@
 """One case of one version in its own process: the instructor's driver (relinked with the student's
 objects), under a time limit, a memory limit on the process group and a cap on what is kept of
 its output, with the kernel recorder injected when a GPU is used."""
+
+import contextlib
 import os
 import signal
 import subprocess
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import course_csv
 from course_csv import Status as RowStatus
@@ -16,16 +19,16 @@ from .model import CaseResult, Status
 
 @dataclass
 class RunSpec:
-    driver: str                  # the executable
+    driver: str  # the executable
     version: str
     args: list
     workdir: str
-    name: str                    # file-name stem of this run's outputs
+    name: str  # file-name stem of this run's outputs
     time_limit_s: float
     memory_limit_gb: float
     output_limit_kb: int
     env: dict
-    recorder: str = ""           # libcourse_kernel_recorder.so, "" for none
+    recorder: str = ""  # libcourse_kernel_recorder.so, "" for none
 
 
 @dataclass
@@ -62,7 +65,7 @@ class CappedLog:
                 self.head += chunk[:room]
                 chunk = chunk[room:]
             if chunk:
-                self.tail = (self.tail + chunk)[-self.limit:]
+                self.tail = (self.tail + chunk)[-self.limit :]
 
     def finish(self, header):
         self.thread.join(timeout=5)
@@ -108,8 +111,15 @@ def execute(spec: RunSpec) -> RawRun:
         env["CUDA_INJECTION64_PATH"] = spec.recorder
         env["COURSE_KERNEL_LOG"] = klog
     t0 = time.time()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            start_new_session=True, env=env, cwd=spec.workdir)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        env=env,
+        cwd=spec.workdir,
+    )
     capped = CappedLog(proc.stdout, log, spec.output_limit_kb * 1024)
     timed_out = mem = False
     peak = 0.0
@@ -127,17 +137,13 @@ def execute(spec: RunSpec) -> RawRun:
             timed_out = True
         else:
             continue
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # the driver and anything it started
-        except ProcessLookupError:
-            pass
         rc = proc.wait()
         break
     seconds = time.time() - t0
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)  # leftovers of a driver that exited
-    except (ProcessLookupError, PermissionError):
-        pass
     capped.finish("$ " + " ".join(cmd) + "\n")
     try:
         rows, journal = course_csv.read_journal(out_csv)
@@ -145,8 +151,18 @@ def execute(spec: RunSpec) -> RawRun:
         rows, journal = [], True
         with open(log, "a", encoding="utf-8") as fh:
             fh.write(f"grade: {e}\n")
-    return RawRun(rc=rc, timed_out=timed_out, memory_exceeded=mem, seconds=round(seconds, 2), rows=rows,
-                  from_journal=journal, log=log, kernel_log=klog, output_bytes=capped.total, peak_rss_gb=peak)
+    return RawRun(
+        rc=rc,
+        timed_out=timed_out,
+        memory_exceeded=mem,
+        seconds=round(seconds, 2),
+        rows=rows,
+        from_journal=journal,
+        log=log,
+        kernel_log=klog,
+        output_bytes=capped.total,
+        peak_rss_gb=peak,
+    )
 
 
 def case_label(row):
@@ -171,24 +187,38 @@ def judge(raw: RawRun, version, case, spec) -> CaseResult:
     mine = [r for r in raw.rows if r.get("version") == version and r.get("kind") != "meta"]
     status = [(row_verdict(r), r) for r in mine]
     passes = [r for (st, _), r in status if st is RowStatus.PASS]
-    res = CaseResult(name=case.name, hidden=case.hidden, visibility=case.visibility, status=Status.HARNESS_ERROR, command=" ".join(
-        [os.path.basename(spec.driver), "--version", version] + list(spec.args)), seconds=raw.seconds,
-        rows_passed=len(passes), log=os.path.basename(raw.log))
+    res = CaseResult(
+        name=case.name,
+        hidden=case.hidden,
+        visibility=case.visibility,
+        status=Status.HARNESS_ERROR,
+        command=" ".join([os.path.basename(spec.driver), "--version", version] + list(spec.args)),
+        seconds=raw.seconds,
+        rows_passed=len(passes),
+        log=os.path.basename(raw.log),
+    )
     fails = [(reason, r) for (st, reason), r in status if st is RowStatus.FAIL]
     unwritten = [reason for (st, reason), _ in status if st is RowStatus.NOT_IMPLEMENTED]
     if raw.memory_exceeded:
-        res.status, res.detail = Status.MEMORY_LIMIT, (f"the process used more than {spec.memory_limit_gb:g} GB of "
-                                                       f"host memory (killed)")
+        res.status, res.detail = (
+            Status.MEMORY_LIMIT,
+            (f"the process used more than {spec.memory_limit_gb:g} GB of host memory (killed)"),
+        )
     elif raw.timed_out:
-        res.status, res.detail = Status.TIMEOUT, (f"still running after {spec.time_limit_s:.0f} s (killed); "
-                                                  f"{len(passes)} rows had passed")
+        res.status, res.detail = (
+            Status.TIMEOUT,
+            (f"still running after {spec.time_limit_s:.0f} s (killed); {len(passes)} rows had passed"),
+        )
     elif raw.rc < 0:
         res.status, res.detail = Status.CRASH, f"killed by signal {signal.Signals(-raw.rc).name}"
     elif fails:
         reason, row = fails[0]
         res.status, res.detail = Status.INCORRECT, f"{case_label(row)}: {reason}"
     elif raw.rc == 2:
-        res.status, res.detail = Status.HARNESS_ERROR, "the driver refused the rubric's arguments: " + log_line(raw.log, 1)
+        res.status, res.detail = (
+            Status.HARNESS_ERROR,
+            "the driver refused the rubric's arguments: " + log_line(raw.log, 1),
+        )
     elif raw.rc not in (0, 1):
         res.status, res.detail = Status.CRASH, f"exit status {raw.rc}: {log_line(raw.log, -1)}"
     elif raw.from_journal:
@@ -207,8 +237,11 @@ def judge(raw: RawRun, version, case, spec) -> CaseResult:
 
 def log_line(path, index):
     try:
-        lines = [l for l in open(path, encoding="utf-8", errors="replace").read().split("\n")
-                 if l.strip() and not l.startswith("$ ")]
+        lines = [
+            line
+            for line in Path(path).read_text(encoding="utf-8", errors="replace").split("\n")
+            if line.strip() and not line.startswith("$ ")
+        ]
         return lines[index][:200] if lines else ""
     except (OSError, IndexError):
         return ""
@@ -217,8 +250,11 @@ def log_line(path, index):
 def timed_row(rows, version, rule):
     """The row whose time is compared with the reference: passed, timed, of the rule's timed kind,
     matching timed_params, the largest n."""
-    cands = [r for r in rows if r.get("version") == version and row_verdict(r)[0] is RowStatus.PASS
-             and r.get("median_ms") not in ("", None)]
+    cands = [
+        r
+        for r in rows
+        if r.get("version") == version and row_verdict(r)[0] is RowStatus.PASS and r.get("median_ms") not in ("", None)
+    ]
     pref = [r for r in cands if r.get("kind") == rule.timed_kind] or cands
     matched = [r for r in pref if rule.timed_params and rule.timed_params in r.get("params", "")] or pref
     if not matched:

@@ -1,5 +1,6 @@
 """Many students: on the GPUs of one machine (one student per GPU at a time, builds overlapping the
 runs), or across a Slurm cluster (a job array of shards and a merge step)."""
+
 import json
 import os
 import queue
@@ -7,6 +8,7 @@ import shlex
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 from . import formats, student
 from .model import Status, report_from_json
@@ -19,7 +21,11 @@ def visible_gpus():
         return [g for g in env.split(",") if g.strip() and g.strip() != "-1"]
     try:
         p = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
-        return [str(i) for i, l in enumerate(p.stdout.split("\n")) if l.startswith("GPU ")] if p.returncode == 0 else []
+        return (
+            [str(i) for i, line in enumerate(p.stdout.split("\n")) if line.startswith("GPU ")]
+            if p.returncode == 0
+            else []
+        )
     except (OSError, subprocess.TimeoutExpired):
         return []
 
@@ -63,6 +69,24 @@ def gradable(records):
     return keys or set(), why
 
 
+def grade_item(job, item, env, rec, dev, keep, progress):
+    """(name, report) of one prepared student on one device slot; a builder's error tuple, or an
+    exception while grading, becomes a harness-error report (the class goes on)."""
+    if isinstance(item, tuple):
+        _, name, path, err = item
+        rep = student.harness_error_report(job, name, path, err, dev)
+    else:
+        name = item.name
+        try:
+            rep = student.grade_prepared(job, item, env, rec, dev, progress)
+        except Exception as e:  # as in the builder: this student is reported, the class goes on
+            rep = student.harness_error_report(job, name, item.path, f"{type(e).__name__}: {e}", dev)
+        student.cleanup(job, item, keep)
+    if rep.grades and all(g.status is Status.HARNESS_ERROR for g in rep.grades):
+        progress(f"[grade] {name}: harness error: {rep.grades[0].detail}")
+    return name, rep
+
+
 def grade_class(job, students, gpus, build_workers=2, keep=False, progress=print):
     """Grades [(name, path)] on the device slots of `gpus`; writes each student's files as they finish
     and the class files at the end, with the reference records it used (references.json, which the
@@ -97,24 +121,15 @@ def grade_class(job, students, gpus, build_workers=2, keep=False, progress=print
             item = ready.get()
             if item is None:
                 return
-            if isinstance(item, tuple):
-                _, name, path, err = item
-                rep = student.harness_error_report(job, name, path, err, dev)
-            else:
-                name = item.name
-                try:
-                    rep = student.grade_prepared(job, item, env, rec, dev, progress)
-                except Exception as e:  # as in the builder: this student is reported, the class goes on
-                    rep = student.harness_error_report(job, name, item.path, f"{type(e).__name__}: {e}", dev)
-                student.cleanup(job, item, keep)
-            if rep.grades and all(g.status is Status.HARNESS_ERROR for g in rep.grades):
-                progress(f"[grade] {name}: harness error: {rep.grades[0].detail}")
+            name, rep = grade_item(job, item, env, rec, dev, keep, progress)
             rep = student.finalize(rep, keep_keys, job.rules)
             formats.write_all(rep, os.path.join(job.out, name))
             with lock:
                 reports.append(rep)
-            progress(f"[grade] {name}: {rep.points:g} / {rep.points_max:g} "
-                     f"(build {rep.build_seconds:g} s, runs {rep.run_seconds:g} s)")
+            progress(
+                f"[grade] {name}: {rep.points:g} / {rep.points_max:g} "
+                f"(build {rep.build_seconds:g} s, runs {rep.run_seconds:g} s)"
+            )
 
     builders = [threading.Thread(target=builder) for _ in range(max(1, build_workers))]
     runners = [threading.Thread(target=runner, args=(i,)) for i in range(len(envs))]
@@ -135,11 +150,16 @@ def grade_class(job, students, gpus, build_workers=2, keep=False, progress=print
 
 
 def write_timing(out, n, gpus, seconds, t_ref, reports):
-    rec = {"students": n, "gpus": gpus, "seconds": round(seconds, 1), "reference_seconds": round(t_ref, 1),
-           "students_per_hour": round(3600 * n / (seconds - t_ref), 1) if n and seconds > t_ref else None,
-           "seconds_per_student_per_gpu": round((seconds - t_ref) * max(gpus, 1) / n, 1) if n else None,
-           "build_seconds_mean": round(sum(r.build_seconds for r in reports) / n, 1) if n else None,
-           "run_seconds_mean": round(sum(r.run_seconds for r in reports) / n, 1) if n else None}
+    rec = {
+        "students": n,
+        "gpus": gpus,
+        "seconds": round(seconds, 1),
+        "reference_seconds": round(t_ref, 1),
+        "students_per_hour": round(3600 * n / (seconds - t_ref), 1) if n and seconds > t_ref else None,
+        "seconds_per_student_per_gpu": round((seconds - t_ref) * max(gpus, 1) / n, 1) if n else None,
+        "build_seconds_mean": round(sum(r.build_seconds for r in reports) / n, 1) if n else None,
+        "run_seconds_mean": round(sum(r.run_seconds for r in reports) / n, 1) if n else None,
+    }
     formats.atomic_write(os.path.join(out, "timing.json"), json.dumps(rec, indent=1) + "\n")
     return rec
 
@@ -158,12 +178,12 @@ def slurm_scripts(out, grade_cmd, shards, sbatch_opts, gpus_per_task):
     cmd = " ".join(shlex.quote(c) for c in grade_cmd)
     files = {
         "prepare.sbatch": head + f"#SBATCH --job-name=grade-prepare\n#SBATCH --output={d}/prepare-%j.log\n{gres}"
-                          f"set -euo pipefail\nexec {cmd} --prepare-only\n",
+        f"set -euo pipefail\nexec {cmd} --prepare-only\n",
         "array.sbatch": head + f"#SBATCH --job-name=grade-shard\n#SBATCH --array=0-{shards - 1}\n"
-                        f"#SBATCH --output={d}/shard-%a.log\n{gres}set -euo pipefail\n"
-                        f"exec {cmd} --shard \"$SLURM_ARRAY_TASK_ID\" --of {shards}\n",
+        f"#SBATCH --output={d}/shard-%a.log\n{gres}set -euo pipefail\n"
+        f'exec {cmd} --shard "$SLURM_ARRAY_TASK_ID" --of {shards}\n',
         "merge.sbatch": head + f"#SBATCH --job-name=grade-merge\n#SBATCH --output={d}/merge-%j.log\n"
-                        f"set -euo pipefail\nexec {cmd} --merge {shards}\n",
+        f"set -euo pipefail\nexec {cmd} --merge {shards}\n",
     }
     for name, text in files.items():
         formats.atomic_write(os.path.join(d, name), text)
@@ -172,11 +192,13 @@ def slurm_scripts(out, grade_cmd, shards, sbatch_opts, gpus_per_task):
 
 def slurm_submit(scripts, progress=print):
     """prepare -> array (afterok) -> merge (afterany: a failed shard still leaves the others' grades)."""
+
     def sbatch(*args):
         p = subprocess.run(["sbatch", "--parsable"] + list(args), capture_output=True, text=True)
         if p.returncode != 0:
             raise RuntimeError(f"sbatch {' '.join(args)}: {p.stderr.strip()}")
         return p.stdout.strip().split(";")[0]
+
     prep = sbatch(scripts["prepare.sbatch"])
     arr = sbatch(f"--dependency=afterok:{prep}", scripts["array.sbatch"])
     merge = sbatch(f"--dependency=afterany:{arr}", scripts["merge.sbatch"])
@@ -194,14 +216,14 @@ def merge(job, shards, students=(), progress=print):
     for i in range(shards):
         d = os.path.join(job.out, "shards", str(i))
         try:
-            recs += json.load(open(os.path.join(d, "references.json"), encoding="utf-8"))
+            recs += json.loads(Path(os.path.join(d, "references.json")).read_text(encoding="utf-8"))
         except OSError:
             missing.append(i)
             continue
         for name in sorted(os.listdir(d)):
             p = os.path.join(d, name, "report.json")
             if os.path.isfile(p):
-                reports.append(report_from_json(json.load(open(p, encoding="utf-8"))))
+                reports.append(report_from_json(json.loads(Path(p).read_text(encoding="utf-8"))))
     keep_keys, _ = gradable(recs)
     have = {r.student for r in reports}
     lost = []
@@ -209,18 +231,24 @@ def merge(job, shards, students=(), progress=print):
         for name, path in shard(list(students), i, shards):
             if name not in have:
                 lost.append(name)
-                why = (f"shard {i} of {shards} left no report for this student "
-                       f"(see {os.path.join(job.out, 'slurm', f'shard-{i}.log')})")
+                why = (
+                    f"shard {i} of {shards} left no report for this student "
+                    f"(see {os.path.join(job.out, 'slurm', f'shard-{i}.log')})"
+                )
                 reports.append(student.harness_error_report(job, name, path, why, ("not graded", "", "")))
     if lost:
-        progress(f"[grade] merge: no report for {len(lost)} students ({', '.join(lost[:10])}"
-                 f"{', ...' if len(lost) > 10 else ''}): empty in the gradebook, regrade them")
+        progress(
+            f"[grade] merge: no report for {len(lost)} students ({', '.join(lost[:10])}"
+            f"{', ...' if len(lost) > 10 else ''}): empty in the gradebook, regrade them"
+        )
     for rep in reports:
         student.finalize(rep, keep_keys, job.rules)
         formats.write_all(rep, os.path.join(job.out, rep.student))
     formats.class_files(reports, job.out, [r for r in job.rules if r.key in keep_keys])
     if missing:
         progress(f"[grade] merge: shards {missing} left no results (see slurm/shard-*.log)")
-    progress(f"[grade] merge: {len(reports)} students from {shards - len(missing)} shards -> "
-             f"{os.path.join(job.out, 'gradebook.csv')}")
+    progress(
+        f"[grade] merge: {len(reports)} students from {shards - len(missing)} shards -> "
+        f"{os.path.join(job.out, 'gradebook.csv')}"
+    )
     return reports, missing, lost

@@ -2,6 +2,7 @@
 reference solution grades correct on the job's GPUs counts its correctness and speed points for
 every student, whatever the student's outcome. Speed points compare the student's time with the
 reference solution's time for the same case on the same GPU in the same job."""
+
 from typing import Optional
 
 from .model import Status, VersionGrade
@@ -19,9 +20,18 @@ def speed_points(points, ratio, full, zero):
 def grade_version(rule, cases, rubric, reference: Optional[dict], static_findings=(), build_error=""):
     """One version's grade from its cases (visible first). reference: the reference's record of this
     version on this GPU ({"cases": {name: {"ms", "timed_case"}}}), None when it has none."""
-    g = VersionGrade(subproject=rule.subproject, version=rule.version, status=Status.HARNESS_ERROR, detail="",
-                     points_correct=0.0, points_correct_max=rule.correct, points_speed=0.0,
-                     points_speed_max=rule.speed, cases=list(cases), static_findings=list(static_findings))
+    g = VersionGrade(
+        subproject=rule.subproject,
+        version=rule.version,
+        status=Status.HARNESS_ERROR,
+        detail="",
+        points_correct=0.0,
+        points_correct_max=rule.correct,
+        points_speed=0.0,
+        points_speed_max=rule.speed,
+        cases=list(cases),
+        static_findings=list(static_findings),
+    )
     if build_error:
         g.status, g.detail = Status.DOES_NOT_BUILD, build_error
         return g
@@ -49,7 +59,9 @@ def grade_version(rule, cases, rubric, reference: Optional[dict], static_finding
             g.status, g.detail = Status.CORRECT, "; ".join(c.detail for c in visible)
     if g.status is Status.CORRECT:
         g.points_correct = rule.correct
-        timed = next((c for c in cases if c.timed_ms is not None and not c.hidden and c.name in timed_case_names(rule)), None)
+        timed = next(
+            (c for c in cases if c.timed_ms is not None and not c.hidden and c.name in timed_case_names(rule)), None
+        )
         if timed:
             g.ms, g.timed_case = timed.timed_ms, timed.timed_case
         if rule.speed:
@@ -63,11 +75,11 @@ def grade_version(rule, cases, rubric, reference: Optional[dict], static_finding
             else:
                 g.reference_ms = ref["ms"]
                 g.ratio_to_reference = round(ref["ms"] / timed.timed_ms, 3) if timed.timed_ms > 0 else None
-                g.points_speed = speed_points(rule.speed, g.ratio_to_reference or 0.0, rubric.speed_full,
-                                              rubric.speed_zero)
+                g.points_speed = speed_points(
+                    rule.speed, g.ratio_to_reference or 0.0, rubric.speed_full, rubric.speed_zero
+                )
     return g
 
 
 def timed_case_names(rule):
     return {c.name for c in rule.cases if c.timed}
-

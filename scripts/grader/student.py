@@ -1,5 +1,6 @@
 """Grading one checkout on one device: the reference solution's record (timed once per device and
 instructor commit, then cached), and a student's splice, build, static check, runs and score."""
+
 import datetime
 import json
 import os
@@ -9,6 +10,7 @@ import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from . import assemble, build, kernels, run, score
 from .assemble import em
@@ -18,19 +20,20 @@ from .model import Provenance, Status, StudentReport, VersionGrade
 @dataclass
 class Job:
     """What every student of one grading job shares."""
+
     rubric: object
     rules: list
     assignment: object
     plan: object
-    handout: tuple                   # (handout root, [relative files])
+    handout: tuple  # (handout root, [relative files])
     out: str
     cache: str
     recorder: str = ""
-    exercise_files: dict = field(default_factory=dict)   # rel file -> "sub/exercise"
-    exercise_of: dict = field(default_factory=dict)      # "sub/exercise" -> [rel files]
+    exercise_files: dict = field(default_factory=dict)  # rel file -> "sub/exercise"
+    exercise_of: dict = field(default_factory=dict)  # "sub/exercise" -> [rel files]
     symbol_owner: dict = field(default_factory=dict)
-    harness_symbols: set = field(default_factory=set)   # defined by exercise files outside their regions
-    entry_points: dict = field(default_factory=dict)    # rel file -> names of functions whose body is an exercise
+    harness_symbols: set = field(default_factory=set)  # defined by exercise files outside their regions
+    entry_points: dict = field(default_factory=dict)  # rel file -> names of functions whose body is an exercise
     instructor_commit: str = ""
     build_jobs: int = 0
 
@@ -46,13 +49,21 @@ class Job:
 
 
 def make_job(rubric, rules, assignment, plan, handout, out, cache, build_jobs=0):
-    job = Job(rubric=rubric, rules=rules, assignment=assignment, plan=plan, handout=handout, out=out, cache=cache,
-              build_jobs=build_jobs)
+    job = Job(
+        rubric=rubric,
+        rules=rules,
+        assignment=assignment,
+        plan=plan,
+        handout=handout,
+        out=out,
+        cache=cache,
+        build_jobs=build_jobs,
+    )
     rec = os.path.join(plan.build, build.RECORDER)
     job.recorder = rec if os.path.isfile(rec) else ""
     for f in assemble.tracked_files(assignment.root):
         if f.endswith(em.SOURCE_EXT) and not f.startswith("tests/"):
-            text = open(os.path.join(assignment.root, f), encoding="utf-8").read()
+            text = Path(os.path.join(assignment.root, f)).read_text(encoding="utf-8")
             if "// EXERCISE BEGIN" not in text:
                 continue
             lines = text.split("\n")
@@ -91,8 +102,15 @@ def handout_symbols(job):
     root = os.path.join(job.cache, "handout")
     sp = assemble.splice(job.assignment, job.handout[0])
     assemble.clean_tree(job.assignment, sp.files, os.path.join(root, "tree"))
-    b = build.build_student(job.plan, os.path.join(root, "tree"), list(sp.files), os.path.join(root, "build"),
-                            os.path.join(job.cache, "objects"), jobs=job.build_jobs or None, drivers=[])
+    b = build.build_student(
+        job.plan,
+        os.path.join(root, "tree"),
+        list(sp.files),
+        os.path.join(root, "build"),
+        os.path.join(job.cache, "objects"),
+        jobs=job.build_jobs or None,
+        drivers=[],
+    )
     out = set()
     for obj in b.objects.values():
         defined, _ = kernels.object_symbols(obj)
@@ -127,7 +145,7 @@ def device_identity(env):
 def toolkit_version():
     try:
         p = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, timeout=30)
-        return next((l.split("release")[-1].strip() for l in p.stdout.split("\n") if "release" in l), "")
+        return next((line.split("release")[-1].strip() for line in p.stdout.split("\n") if "release" in line), "")
     except (OSError, subprocess.TimeoutExpired):
         return ""
 
@@ -142,11 +160,18 @@ def run_version(job, rule, drivers, index, workdir, env, reference=None, own_fil
         if i > 0 and case.hidden and any(c.status is not Status.CORRECT for c in results):
             break
         ref = ref_cases.get(case.name)
-        spec = run.RunSpec(driver=drivers[rule.driver], version=rule.version, args=case.args, workdir=workdir,
-                           name=f"{rule.subproject}.{rule.version}.{i}", env=env,
-                           time_limit_s=lim.time_limit(ref.get("seconds") if ref else None),
-                           memory_limit_gb=lim.memory_limit_gb, output_limit_kb=lim.output_limit_kb,
-                           recorder=job.recorder if env.get("COURSE_GRADER_GPU") == "1" else "")
+        spec = run.RunSpec(
+            driver=drivers[rule.driver],
+            version=rule.version,
+            args=case.args,
+            workdir=workdir,
+            name=f"{rule.subproject}.{rule.version}.{i}",
+            env=env,
+            time_limit_s=lim.time_limit(ref.get("seconds") if ref else None),
+            memory_limit_gb=lim.memory_limit_gb,
+            output_limit_kb=lim.output_limit_kb,
+            recorder=job.recorder if env.get("COURSE_GRADER_GPU") == "1" else "",
+        )
         raw = run.execute(spec)
         cr = run.judge(raw, rule.version, case, spec)
         if cr.status is Status.CORRECT:
@@ -158,24 +183,36 @@ def run_version(job, rule, drivers, index, workdir, env, reference=None, own_fil
             if log is None and cr.status is Status.CORRECT and gpu_rows(raw.rows, rule.version):
                 cr.status, cr.detail = Status.HARNESS_ERROR, "the kernel recorder left no record of this run"
             elif log:
-                cr.kernels = kernels.classify(log, rule, own_files if own_files is not None else job.own_files(rule),
-                                              job.exercise_files, index, job.rubric.libraries, harness)
+                cr.kernels = kernels.classify(
+                    log,
+                    rule,
+                    own_files if own_files is not None else job.own_files(rule),
+                    job.exercise_files,
+                    index,
+                    job.rubric.libraries,
+                    harness,
+                )
                 cr.kernel_symbols = [k for k, _ in log]
         results.append(cr)
     return results
 
 
 def gpu_rows(rows, version):
-    return any(r.get("version") == version and run.row_verdict(r)[0] is run.RowStatus.PASS and
-               not (r.get("device", "") or "").startswith("none") for r in rows)
+    return any(
+        r.get("version") == version
+        and run.row_verdict(r)[0] is run.RowStatus.PASS
+        and not (r.get("device", "") or "").startswith("none")
+        for r in rows
+    )
 
 
 def reference_record(job, env, device_key, progress=print):
     """The reference solution's record on this device, cached by device, instructor commit, rubric
     and assignment: per version its status, per case the time, the wall seconds (the students'
     time limits follow from them) and the kernels it ran (the harness's)."""
-    key = "-".join([device_key.replace("/", "_"), job.instructor_commit[:12], job.rubric.sha256[:12],
-                    job.assignment.digest()[:12]])
+    key = "-".join(
+        [device_key.replace("/", "_"), job.instructor_commit[:12], job.rubric.sha256[:12], job.assignment.digest()[:12]]
+    )
     path = os.path.join(job.cache, f"reference-{key}.json")
     if os.path.exists(path):
         with open(path, encoding="utf-8") as fh:
@@ -183,22 +220,35 @@ def reference_record(job, env, device_key, progress=print):
     workdir = os.path.join(job.out, "reference", device_key.replace("/", "_"))
     drivers = {d: os.path.join(job.plan.build, d) for d in job.drivers()}
     index = kernels.kernel_definitions(job.assignment.root, source_files(job.assignment.root))
-    rec = {"device_key": device_key, "instructor_commit": job.instructor_commit, "rubric_sha256": job.rubric.sha256,
-           "versions": {}}
+    rec = {
+        "device_key": device_key,
+        "instructor_commit": job.instructor_commit,
+        "rubric_sha256": job.rubric.sha256,
+        "versions": {},
+    }
     for rule in job.rules:
         t0 = time.time()
         own = job.own_files(rule)
         cases = run_version(job, rule, drivers, index, workdir, env, reference=None, own_files=own)
-        status = Status.CORRECT if all(c.status is Status.CORRECT for c in cases) else \
-            next(c.status for c in cases if c.status is not Status.CORRECT)
+        status = (
+            Status.CORRECT
+            if all(c.status is Status.CORRECT for c in cases)
+            else next(c.status for c in cases if c.status is not Status.CORRECT)
+        )
         mangled = sorted({kernels.stable_name(k) for c in cases for k in c.kernel_symbols})
-        rubric_problems = [f"{k.name}: {k.owner}" for c in cases for k in c.kernels
-                           if not k.allowed and not k.owner.startswith("not the version")]
+        rubric_problems = [
+            f"{k.name}: {k.owner}"
+            for c in cases
+            for k in c.kernels
+            if not k.allowed and not k.owner.startswith("not the version")
+        ]
         rec["versions"][rule.key] = {
             "status": status.value,
             "detail": next((c.detail for c in cases if c.status is not Status.CORRECT), ""),
-            "kernels": mangled, "rubric_problems": rubric_problems,
-            "cases": {c.name: {"ms": c.timed_ms, "timed_case": c.timed_case, "seconds": c.seconds} for c in cases}}
+            "kernels": mangled,
+            "rubric_problems": rubric_problems,
+            "cases": {c.name: {"ms": c.timed_ms, "timed_case": c.timed_case, "seconds": c.seconds} for c in cases},
+        }
         progress(f"[grade] reference {rule.key}: {status.value} ({time.time() - t0:.1f} s)")
     os.makedirs(job.cache, exist_ok=True)
     tmp = path + f".{os.getpid()}.tmp"
@@ -212,21 +262,25 @@ def source_files(tree):
     out = []
     for d in assemble.SOURCE_DIRS:
         for base, _, names in os.walk(os.path.join(tree, d)):
-            out += [os.path.relpath(os.path.join(base, n), tree) for n in names
-                    if n.endswith((".cu", ".cuh", ".cpp", ".hpp", ".h"))]
+            out += [
+                os.path.relpath(os.path.join(base, n), tree)
+                for n in names
+                if n.endswith((".cu", ".cuh", ".cpp", ".hpp", ".h"))
+            ]
     return out
 
 
 @dataclass
 class Prepared:
     """A student's checkout after splicing and building (the CPU part, before any GPU run)."""
+
     name: str
     path: str
     splice: object
     build: object
     tree: str
     index: dict
-    static: dict                     # version key -> findings
+    static: dict  # version key -> findings
     provenance: dict
 
 
@@ -236,11 +290,17 @@ def submission_provenance(job, path):
     commit = git(path, "rev-parse", "HEAD")
     when = git(path, "log", "-1", "--format=%cI") if commit else ""
     if not when:
-        mtimes = [os.path.getmtime(os.path.join(path, f)) for f in job.assignment.exercise_files()
-                  if os.path.exists(os.path.join(path, f))]
+        mtimes = [
+            os.path.getmtime(os.path.join(path, f))
+            for f in job.assignment.exercise_files()
+            if os.path.exists(os.path.join(path, f))
+        ]
         when = datetime.datetime.fromtimestamp(max(mtimes), datetime.timezone.utc).isoformat() if mtimes else ""
-    return {"submission": os.path.abspath(path), "submission_commit": commit or "not a git checkout",
-            "submission_time": when}
+    return {
+        "submission": os.path.abspath(path),
+        "submission_commit": commit or "not a git checkout",
+        "submission_time": when,
+    }
 
 
 def prepare_student(job, name, path, progress=print):
@@ -252,11 +312,20 @@ def prepare_student(job, name, path, progress=print):
     for _ in range(4):  # a file that does not compile: its exercises become stubs, the rest is graded
         sp = assemble.splice(job.assignment, path, job.handout, stubbed=frozenset(broken))
         assemble.clean_tree(job.assignment, sp.files, tree)
-        b = build.build_student(job.plan, tree, list(sp.files), os.path.join(work, "build"),
-                                os.path.join(job.cache, "objects"), jobs=job.build_jobs or None,
-                                drivers=job.drivers())
-        new = {job.exercise_files[f]: e for f, e in b.failed_sources.items()
-               if f in job.exercise_files and job.exercise_files[f] not in broken}
+        b = build.build_student(
+            job.plan,
+            tree,
+            list(sp.files),
+            os.path.join(work, "build"),
+            os.path.join(job.cache, "objects"),
+            jobs=job.build_jobs or None,
+            drivers=job.drivers(),
+        )
+        new = {
+            job.exercise_files[f]: e
+            for f, e in b.failed_sources.items()
+            if f in job.exercise_files and job.exercise_files[f] not in broken
+        }
         if b.ok or not new:
             break
         broken.update(new)
@@ -267,13 +336,23 @@ def prepare_student(job, name, path, progress=print):
         for rule in job.rules:
             own = job.own_files(rule)
             objs = [b.objects[f] for f in sorted(own) if f in b.objects]
-            static[rule.key] = kernels.static_check(rule, objs, own, job.exercise_files, index,
-                                                    job.rubric.libraries, job.symbol_owner, job.harness_symbols,
-                                                    job.entry_points)
+            static[rule.key] = kernels.static_check(
+                rule,
+                objs,
+                own,
+                job.exercise_files,
+                index,
+                job.rubric.libraries,
+                job.symbol_owner,
+                job.harness_symbols,
+                job.entry_points,
+            )
     prov = submission_provenance(job, path)
-    progress(f"[grade] {name}: built in {time.time() - t0:.1f} s ({b.compiled} compiled, {b.cached} cached)"
-             + ("" if b.ok else f": does not build: {b.error}")
-             + "".join(f"\n[grade] {name}: {ex} does not build: {err}" for ex, err in sorted(broken.items())))
+    progress(
+        f"[grade] {name}: built in {time.time() - t0:.1f} s ({b.compiled} compiled, {b.cached} cached)"
+        + ("" if b.ok else f": does not build: {b.error}")
+        + "".join(f"\n[grade] {name}: {ex} does not build: {err}" for ex, err in sorted(broken.items()))
+    )
     b.seconds = time.time() - t0
     if b.ok and broken:
         progress(f"[grade] {name}: does not build: {', '.join(sorted(broken))} (stubbed; the rest is graded)")
@@ -290,16 +369,25 @@ def grade_prepared(job, prep, env, reference, device, progress=print):
         ref = reference["versions"].get(rule.key)
         if not ref or ref["status"] not in (Status.CORRECT.value, Status.UNWRITTEN.value):
             continue  # the reference cannot be graded here: left out of this job for everyone (finalize)
-        broken = next((f"{ex}: {err}" for ex, err in prep.build.broken.items()
-                       if any(f in job.exercise_of.get(ex, []) for f in job.own_files(rule))), "")
+        broken = next(
+            (
+                f"{ex}: {err}"
+                for ex, err in prep.build.broken.items()
+                if any(f in job.exercise_of.get(ex, []) for f in job.own_files(rule))
+            ),
+            "",
+        )
         if not prep.build.ok or broken:
             grades.append(score.grade_version(rule, [], job.rubric, ref, build_error=broken or prep.build.error))
             continue
         cases = run_version(job, rule, prep.build.drivers, prep.index, work, env, reference=ref)
         g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))
         grades.append(g)
-        progress(f"[grade] {prep.name}: {rule.key}: {g.status.value}" + (f" {g.ms:.4g} ms" if g.ms else "")
-                 + (f" ({g.detail[:160]})" if g.status not in (Status.CORRECT, Status.UNWRITTEN) else ""))
+        progress(
+            f"[grade] {prep.name}: {rule.key}: {g.status.value}"
+            + (f" {g.ms:.4g} ms" if g.ms else "")
+            + (f" ({g.detail[:160]})" if g.status not in (Status.CORRECT, Status.UNWRITTEN) else "")
+        )
     notes = list(prep.splice.problems)
     if prep.splice.added:
         notes.append("added files (ignored): " + ", ".join(prep.splice.added[:20]))
@@ -307,13 +395,26 @@ def grade_prepared(job, prep, env, reference, device, progress=print):
         notes.append("deleted handout files (the instructor's are used): " + ", ".join(prep.splice.deleted[:20]))
     if job.recorder == "" and env.get("COURSE_GRADER_GPU") == "1":
         notes.append("no kernel recorder (CUPTI missing): only the static check looked at what versions call")
-    prov = Provenance(instructor_commit=job.instructor_commit, rubric_sha256=job.rubric.sha256, device=name_,
-                      driver_version=drv, toolkit=toolkit_version(),
-                      graded_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                      host=socket.gethostname(), **prep.provenance)
-    rep = StudentReport(student=prep.name, provenance=prov, grades=grades, edited_outside=prep.splice.edited_outside,
-                         build_error=prep.build.error, notes=notes, build_seconds=round(prep.build.seconds, 1),
-                         run_seconds=round(time.time() - t0, 1))
+    prov = Provenance(
+        instructor_commit=job.instructor_commit,
+        rubric_sha256=job.rubric.sha256,
+        device=name_,
+        driver_version=drv,
+        toolkit=toolkit_version(),
+        graded_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        host=socket.gethostname(),
+        **prep.provenance,
+    )
+    rep = StudentReport(
+        student=prep.name,
+        provenance=prov,
+        grades=grades,
+        edited_outside=prep.splice.edited_outside,
+        build_error=prep.build.error,
+        notes=notes,
+        build_seconds=round(prep.build.seconds, 1),
+        run_seconds=round(time.time() - t0, 1),
+    )
     return rep
 
 
@@ -326,16 +427,38 @@ def harness_error_report(job, name, path, error, device):
         sub = submission_provenance(job, path)
     except Exception:  # the submission itself may be what broke the grader
         sub = {"submission": os.path.abspath(path), "submission_commit": "unknown", "submission_time": ""}
-    prov = Provenance(instructor_commit=job.instructor_commit, rubric_sha256=job.rubric.sha256, device=name_,
-                      driver_version=drv, toolkit=toolkit_version(),
-                      graded_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                      host=socket.gethostname(), **sub)
-    grades = [VersionGrade(subproject=r.subproject, version=r.version, status=Status.HARNESS_ERROR,
-                           detail=error[:300], points_correct=0.0, points_correct_max=r.correct, points_speed=0.0,
-                           points_speed_max=r.speed) for r in job.rules]
-    return StudentReport(student=name, provenance=prov, grades=grades,
-                         notes=[f"the grader failed on this submission ({error[:300]}); regrade it after the "
-                                "harness is fixed: these 0 points are not the student's"])
+    prov = Provenance(
+        instructor_commit=job.instructor_commit,
+        rubric_sha256=job.rubric.sha256,
+        device=name_,
+        driver_version=drv,
+        toolkit=toolkit_version(),
+        graded_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        host=socket.gethostname(),
+        **sub,
+    )
+    grades = [
+        VersionGrade(
+            subproject=r.subproject,
+            version=r.version,
+            status=Status.HARNESS_ERROR,
+            detail=error[:300],
+            points_correct=0.0,
+            points_correct_max=r.correct,
+            points_speed=0.0,
+            points_speed_max=r.speed,
+        )
+        for r in job.rules
+    ]
+    return StudentReport(
+        student=name,
+        provenance=prov,
+        grades=grades,
+        notes=[
+            f"the grader failed on this submission ({error[:300]}); regrade it after the "
+            "harness is fixed: these 0 points are not the student's"
+        ],
+    )
 
 
 def finalize(report, reference_versions, rules):
@@ -344,8 +467,10 @@ def finalize(report, reference_versions, rules):
     dropped = [r.key for r in rules if r.key not in reference_versions]
     report.grades = [g for g in report.grades if g.key in reference_versions]
     if dropped:
-        report.notes.append(f"{len(dropped)} versions are not graded in this job (the reference solution cannot be "
-                            f"graded on its devices), e.g. {', '.join(dropped[:3])}")
+        report.notes.append(
+            f"{len(dropped)} versions are not graded in this job (the reference solution cannot be "
+            f"graded on its devices), e.g. {', '.join(dropped[:3])}"
+        )
     return report
 
 
@@ -353,4 +478,3 @@ def cleanup(job, prep, keep=False):
     if not keep:
         shutil.rmtree(os.path.join(job.out, "students", prep.name, "tree"), ignore_errors=True)
         shutil.rmtree(os.path.join(job.out, "students", prep.name, "build", "obj"), ignore_errors=True)
-

@@ -1,9 +1,11 @@
 """A class's grades and the grading job's throughput as Markdown (for the GPU check's log and the
 README): python3 -m grader.summary GRADE_OUT"""
+
 import csv
 import json
 import os
 import sys
+from pathlib import Path
 
 
 def main(argv=None):
@@ -11,10 +13,19 @@ def main(argv=None):
     if len(argv) != 1:
         sys.exit(__doc__)
     out = argv[0]
-    rows = list(csv.DictReader(open(os.path.join(out, "grades.csv"), encoding="utf-8")))
-    timing = json.load(open(os.path.join(out, "timing.json"), encoding="utf-8"))
-    fixed = ("student", "points", "points_max", "device", "build_error", "edited_outside", "submission_commit",
-             "rubric_sha256")
+    with open(os.path.join(out, "grades.csv"), encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    timing = json.loads(Path(os.path.join(out, "timing.json")).read_text(encoding="utf-8"))
+    fixed = (
+        "student",
+        "points",
+        "points_max",
+        "device",
+        "build_error",
+        "edited_outside",
+        "submission_commit",
+        "rubric_sha256",
+    )
     print("| student | points | statuses | edited outside | build |")
     print("|---|---:|---|---|---|")
     for r in rows:
@@ -24,13 +35,17 @@ def main(argv=None):
                 st = v.rsplit(":", 1)[0]
                 counts[st] = counts.get(st, 0) + 1
         sts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1]))
-        print(f"| {r['student']} | {float(r['points']):g} / {float(r['points_max']):g} | {sts} | "
-              f"{r['edited_outside'] or ''} | {r['build_error'][:80] or 'ok'} |")
+        print(
+            f"| {r['student']} | {float(r['points']):g} / {float(r['points_max']):g} | {sts} | "
+            f"{r['edited_outside'] or ''} | {r['build_error'][:80] or 'ok'} |"
+        )
     print()
-    print(f"{timing['students']} students on {timing['gpus']} GPU(s) in {timing['seconds']} s (reference "
-          f"{timing['reference_seconds']} s): {timing['seconds_per_student_per_gpu']} s per student per GPU, "
-          f"{timing['students_per_hour']} students/hour; mean build {timing['build_seconds_mean']} s, "
-          f"mean runs {timing['run_seconds_mean']} s")
+    print(
+        f"{timing['students']} students on {timing['gpus']} GPU(s) in {timing['seconds']} s (reference "
+        f"{timing['reference_seconds']} s): {timing['seconds_per_student_per_gpu']} s per student per GPU, "
+        f"{timing['students_per_hour']} students/hour; mean build {timing['build_seconds_mean']} s, "
+        f"mean runs {timing['run_seconds_mean']} s"
+    )
     return 0
 
 

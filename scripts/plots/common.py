@@ -1,6 +1,7 @@
 """Shared helpers of the plot modules: reading the drivers' CSV (kinds, roles, named metrics,
 the meta record), formatting, atomic file writes, the README's generated section, a fixed colour
 per version and the ladder plot every sub-project draws."""
+
 import math
 import os
 import re
@@ -8,6 +9,7 @@ import sys
 from collections import OrderedDict
 
 import course_csv
+
 
 def read_rows(path):
     return course_csv.read_rows(path)
@@ -53,6 +55,7 @@ def replace_atomically(path, write):
     """write(tmp_path) into a unique temporary next to `path`, fsync it, rename it over `path`:
     the file is complete or untouched, never half-written (issue 8)."""
     import tempfile
+
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
     os.close(fd)
@@ -81,14 +84,17 @@ def make_saver(plt, out, written):
 
     return save
 
+
 def update_readme(path, text):
     begin, end = "<!-- BEGIN GENERATED RESULTS -->", "<!-- END GENERATED RESULTS -->"
     with open(path) as f:
         content = f.read()
     if begin not in content or end not in content:
         sys.exit(f"plot.py: {path} has no '{begin}' ... '{end}' markers")
-    content = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda m: f"{begin}\n{text}\n{end}", content,
-                     flags=re.S)
+    content = re.sub(
+        re.escape(begin) + ".*?" + re.escape(end), lambda m: f"{begin}\n{text}\n{end}", content, flags=re.S
+    )
+
     def write(tmp):
         with open(tmp, "w") as f:
             f.write(content)
@@ -96,12 +102,23 @@ def update_readme(path, text):
     replace_atomically(path, write)
 
 
-
 # A fixed colour per version: the reference grey, the library black, the ladder's steps through one
 # palette in registry order (the order the version rows first appear in the CSV).
 REFERENCE_COLOR, LIBRARY_COLOR = "#9a9a9a", "#222222"
-STEP_COLORS = ["#4c72b0", "#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3", "#64b5cd", "#ccb974",
-               "#c44e52", "#2ca02c", "#17becf", "#7f7f7f"]
+STEP_COLORS = [
+    "#4c72b0",
+    "#dd8452",
+    "#55a868",
+    "#8172b3",
+    "#937860",
+    "#da8bc3",
+    "#64b5cd",
+    "#ccb974",
+    "#c44e52",
+    "#2ca02c",
+    "#17becf",
+    "#7f7f7f",
+]
 
 
 def step_of(r):
@@ -109,7 +126,7 @@ def step_of(r):
     names one (scan_naive and compact_naive are the same step), else its name."""
     op = r.get("params_d", {}).get("op")
     name = r["version"]
-    return name[len(op) + 1:] if op and name.startswith(op + "_") else name
+    return name[len(op) + 1 :] if op and name.startswith(op + "_") else name
 
 
 def version_colors(rows):
@@ -167,22 +184,50 @@ def ladder_plot(plt, save, panels, colors, name, suptitle):
             inside = [(x, y) for x, y in pred if y <= limit]
             above = [(x, limit * 0.97) for x, y in pred if y > limit]
             if inside:
-                ax.scatter([x for x, _ in inside], [y for _, y in inside], marker="D", s=46, facecolors="none",
-                           edgecolors="black", zorder=4, label="predicted by the cost model")
+                ax.scatter(
+                    [x for x, _ in inside],
+                    [y for _, y in inside],
+                    marker="D",
+                    s=46,
+                    facecolors="none",
+                    edgecolors="black",
+                    zorder=4,
+                    label="predicted by the cost model",
+                )
             if above:
-                ax.scatter([x for x, _ in above], [y for _, y in above], marker="^", s=46, facecolors="none",
-                           edgecolors="black", zorder=4, label="predicted, above the axis")
+                ax.scatter(
+                    [x for x, _ in above],
+                    [y for _, y in above],
+                    marker="^",
+                    s=46,
+                    facecolors="none",
+                    edgecolors="black",
+                    zorder=4,
+                    label="predicted, above the axis",
+                )
         if ceiling:
-            ax.axhline(ceiling, color="#c44e52", linestyle="--", zorder=3,
-                       label=f"measured ceiling ({ceiling_name.replace('_', ' ')}): {fmt(ceiling, 1)}")
+            ax.axhline(
+                ceiling,
+                color="#c44e52",
+                linestyle="--",
+                zorder=3,
+                label=f"measured ceiling ({ceiling_name.replace('_', ' ')}): {fmt(ceiling, 1)}",
+            )
         lib = next((r for r in rs if r.get("role") == "library"), None)
         if lib:
             ax.axhline(rate(lib), color=LIBRARY_COLOR, linestyle=":", zorder=3, label=f"library ({lib['version']})")
         for value, label in extra:
             ax.axhline(value, color="#8172b3", linestyle="-.", zorder=3, label=label)
         for x, v in zip(xs, vals):
-            ax.annotate(fmt(v, 2 if v < 10 else 1 if v < 100 else 0), (x, v), ha="center", va="bottom", fontsize=7,
-                        xytext=(0, 2), textcoords="offset points")
+            ax.annotate(
+                fmt(v, 2 if v < 10 else 1 if v < 100 else 0),
+                (x, v),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                xytext=(0, 2),
+                textcoords="offset points",
+            )
         ax.set_xticks(xs)
         ax.set_xticklabels([r["version"] for r in rs], rotation=25, ha="right", fontsize=8)
         ax.set_ylim(0, limit)

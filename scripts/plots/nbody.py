@@ -1,10 +1,23 @@
-"""nbody: interactions per second against the FMA peak and issue ceiling, time per step, the batch, multi-GPU scaling, energy drift, v8 shapes, and the README tables."""
+"""nbody: interactions per second against the FMA peak and issue ceiling, time per step, the batch,
+multi-GPU scaling, energy drift, v8 shapes, and the README tables."""
+
 import math
 from collections import OrderedDict
 
 import course_csv
-from .common import role_style, version_colors, ladder_plot, STEP_COLORS, meta, timed, size_label, fmt, device_of, make_saver
 
+from .common import (
+    STEP_COLORS,
+    device_of,
+    fmt,
+    ladder_plot,
+    make_saver,
+    meta,
+    role_style,
+    size_label,
+    timed,
+    version_colors,
+)
 
 NB_KINDS = {"version": "step", "batch_file": "batch"}
 
@@ -20,8 +33,66 @@ def nbody_ceilings(rows, tune_rows):
     return fma, m.get("issue_ceiling")
 
 
+def _scaling_plot(plt, save, device, rows):
+    """Speed-up over one GPU against the GPU count, per N, with the ideal line."""
+    scaling = [r for r in rows if nb_kind(r) == "scaling" and timed(r)]
+    if len({r["params_d"]["gpus"] for r in scaling}) > 1:  # one GPU alone is no scaling plot
+        # speed-up over one GPU, from zero, whole GPUs on the x axis, and the ideal (linear) line
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        gpus = sorted({int(r["params_d"]["gpus"]) for r in scaling})
+        ax.plot([0, max(gpus)], [0, max(gpus)], color="#999999", linestyle="--", label="ideal: x GPUs")
+        for k, n in enumerate(sorted({r["n"] for r in scaling})):
+            rs = sorted([r for r in scaling if r["n"] == n], key=lambda r: int(r["params_d"]["gpus"]))
+            one = next((r["metric"] for r in rs if int(r["params_d"]["gpus"]) == 1), None)
+            if not one:
+                continue
+            ax.plot(
+                [int(r["params_d"]["gpus"]) for r in rs],
+                [r["metric"] / one for r in rs],
+                marker="o",
+                color=STEP_COLORS[k % len(STEP_COLORS)],
+                label=f"N = {size_label(n)} ({one:,.0f} G inter./s on 1 GPU)",
+            )
+        ax.set_xticks(list(range(0, max(gpus) + 1)))
+        ax.set_xlim(0, max(gpus) + 0.3)
+        ax.set_ylim(0, max(gpus) + 0.3)
+        ax.set_xlabel("GPUs")
+        ax.set_ylabel("speed-up over 1 GPU (same N)")
+        ax.set_title(f"multi-GPU scaling (NCCL all-gather per step), {device}")
+        ax.legend(fontsize=8, loc="upper left")
+        ax.grid(True, alpha=0.3)
+        save(fig, "multi_gpu_scaling.png")
+
+
+def _batch_plot(plt, save, device, rows):
+    """The batch pipelines: each snapshot's time, next to the original project's."""
+    files = [r for r in rows if nb_kind(r) == "batch" and "file" in r["params_d"] and timed(r)]
+    if files:
+        fig, ax = plt.subplots(figsize=(9, 4.8))
+        for pipe in OrderedDict.fromkeys(r["params_d"]["pipeline"] for r in files):
+            rs = sorted(
+                [r for r in files if r["params_d"]["pipeline"] == pipe], key=lambda r: int(r["params_d"]["file"])
+            )
+            ax.plot(
+                [int(r["params_d"]["file"]) for r in rs],
+                [r["median_ms"] for r in rs],
+                marker="o",
+                label=f"{pipe} ({rs[0]['params_d'].get('gpus', '1')} GPU)",
+            )
+        ax.axhline(433, color="#999999", linestyle=":", label="original project, GTX 1650: ~433 ms/file")
+        ax.axhline(83, color="#666666", linestyle="--", label="original project, RTX 4060 Ti: ~83 ms/file")
+        ax.set_yscale("log")
+        ax.set_xlabel("snapshot")
+        ax.set_ylabel("ms (read + compute + write)")
+        ax.set_title(f"19-snapshot batch, {files[0]['n']} bodies x {files[0]['params_d'].get('steps')} steps, {device}")
+        ax.legend(fontsize=8)
+        ax.grid(True, which="both", alpha=0.3)
+        save(fig, "batch_per_snapshot.png")
+
+
 def plots(rows, tune_rows, out, args=None):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -36,11 +107,33 @@ def plots(rows, tune_rows, out, args=None):
         # the ladder at the headline size: the largest N the library baseline (all CPU cores) ran at
         lib_sizes = [r["n"] for r in step if r["role"] == "library"]
         n = max(lib_sizes) if lib_sizes else max(r["n"] for r in step)
-        extra = [(issue, f"issue ceiling of the best kernel ({meta(rows).get('instructions_per_interaction', 0):g} "
-                         f"instr./interaction): {issue:.0f}")] if issue else []
-        ladder_plot(plt, save, [(f"one step, N = {size_label(n)}", [r for r in step if r["n"] == n],
-                                 "G interactions / s", lambda r: r["metric"], extra)],
-                    colors, "ladder.png", f"nbody: the ladder on {device}")
+        extra = (
+            [
+                (
+                    issue,
+                    f"issue ceiling of the best kernel ({meta(rows).get('instructions_per_interaction', 0):g} "
+                    f"instr./interaction): {issue:.0f}",
+                )
+            ]
+            if issue
+            else []
+        )
+        ladder_plot(
+            plt,
+            save,
+            [
+                (
+                    f"one step, N = {size_label(n)}",
+                    [r for r in step if r["n"] == n],
+                    "G interactions / s",
+                    lambda r: r["metric"],
+                    extra,
+                )
+            ],
+            colors,
+            "ladder.png",
+            f"nbody: the ladder on {device}",
+        )
         sizes = sorted({r["n"] for r in step})
         fig, axes = plt.subplots(1, min(2, len(sizes)), figsize=(12, 5), squeeze=False)
         for ax, n in zip(axes[0], sizes[-2:]):
@@ -49,7 +142,13 @@ def plots(rows, tune_rows, out, args=None):
             if fma:
                 ax.axhline(fma, color="black", linestyle=":", label=f"FP32 FMA peak / 20 FLOP = {fma:.0f}")
             if issue:
-                ax.axhline(issue, color="#c44e52", linestyle="--", label=f"issue ceiling ({meta(rows or tune_rows).get('instructions_per_interaction', 0):g} instr.) = {issue:.0f}")
+                instructions = meta(rows or tune_rows).get("instructions_per_interaction", 0)
+                ax.axhline(
+                    issue,
+                    color="#c44e52",
+                    linestyle="--",
+                    label=f"issue ceiling ({instructions:g} instr.) = {issue:.0f}",
+                )
             ax.set_ylabel("G interactions / s")
             ax.set_title(f"n = {size_label(n)}")
             ax.legend(fontsize=8)
@@ -60,8 +159,15 @@ def plots(rows, tune_rows, out, args=None):
         fig, ax = plt.subplots(figsize=(8, 5.5))
         for name in OrderedDict.fromkeys(r["version"] for r in step):
             rs = sorted([r for r in step if r["version"] == name], key=lambda r: r["n"])
-            ax.plot([r["n"] for r in rs], [r["median_ms"] for r in rs], marker="o", ms=3, label=name,
-                    color=colors.get(name), linestyle=role_style(rs[0]))
+            ax.plot(
+                [r["n"] for r in rs],
+                [r["median_ms"] for r in rs],
+                marker="o",
+                ms=3,
+                label=name,
+                color=colors.get(name),
+                linestyle=role_style(rs[0]),
+            )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("N (bodies)")
@@ -71,52 +177,17 @@ def plots(rows, tune_rows, out, args=None):
         ax.legend(fontsize=8)
         save(fig, "time_vs_n.png")
 
-    files = [r for r in rows if nb_kind(r) == "batch" and "file" in r["params_d"] and timed(r)]
-    if files:
-        fig, ax = plt.subplots(figsize=(9, 4.8))
-        for pipe in OrderedDict.fromkeys(r["params_d"]["pipeline"] for r in files):
-            rs = sorted([r for r in files if r["params_d"]["pipeline"] == pipe], key=lambda r: int(r["params_d"]["file"]))
-            ax.plot([int(r["params_d"]["file"]) for r in rs], [r["median_ms"] for r in rs], marker="o",
-                    label=f"{pipe} ({rs[0]['params_d'].get('gpus', '1')} GPU)")
-        ax.axhline(433, color="#999999", linestyle=":", label="original project, GTX 1650: ~433 ms/file")
-        ax.axhline(83, color="#666666", linestyle="--", label="original project, RTX 4060 Ti: ~83 ms/file")
-        ax.set_yscale("log")
-        ax.set_xlabel("snapshot")
-        ax.set_ylabel("ms (read + compute + write)")
-        ax.set_title(f"19-snapshot batch, {files[0]['n']} bodies x {files[0]['params_d'].get('steps')} steps, {device}")
-        ax.legend(fontsize=8)
-        ax.grid(True, which="both", alpha=0.3)
-        save(fig, "batch_per_snapshot.png")
+    _batch_plot(plt, save, device, rows)
 
-    scaling = [r for r in rows if nb_kind(r) == "scaling" and timed(r)]
-    if len({r["params_d"]["gpus"] for r in scaling}) > 1:  # one GPU alone is no scaling plot
-        # speed-up over one GPU, from zero, whole GPUs on the x axis, and the ideal (linear) line
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        gpus = sorted({int(r["params_d"]["gpus"]) for r in scaling})
-        ax.plot([0, max(gpus)], [0, max(gpus)], color="#999999", linestyle="--", label="ideal: x GPUs")
-        for k, n in enumerate(sorted({r["n"] for r in scaling})):
-            rs = sorted([r for r in scaling if r["n"] == n], key=lambda r: int(r["params_d"]["gpus"]))
-            one = next((r["metric"] for r in rs if int(r["params_d"]["gpus"]) == 1), None)
-            if not one:
-                continue
-            ax.plot([int(r["params_d"]["gpus"]) for r in rs], [r["metric"] / one for r in rs], marker="o",
-                    color=STEP_COLORS[k % len(STEP_COLORS)],
-                    label=f"N = {size_label(n)} ({one:,.0f} G inter./s on 1 GPU)")
-        ax.set_xticks(list(range(0, max(gpus) + 1)))
-        ax.set_xlim(0, max(gpus) + 0.3)
-        ax.set_ylim(0, max(gpus) + 0.3)
-        ax.set_xlabel("GPUs")
-        ax.set_ylabel("speed-up over 1 GPU (same N)")
-        ax.set_title(f"multi-GPU scaling (NCCL all-gather per step), {device}")
-        ax.legend(fontsize=8, loc="upper left")
-        ax.grid(True, alpha=0.3)
-        save(fig, "multi_gpu_scaling.png")
+    _scaling_plot(plt, save, device, rows)
 
     drift = [r for r in rows if nb_kind(r) == "drift" and course_csv.is_pass(r)]
     if drift:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         for integ in OrderedDict.fromkeys(r["params_d"]["integrator"] for r in drift):
-            rs = sorted([r for r in drift if r["params_d"]["integrator"] == integ], key=lambda r: int(r["params_d"]["step"]))
+            rs = sorted(
+                [r for r in drift if r["params_d"]["integrator"] == integ], key=lambda r: int(r["params_d"]["step"])
+            )
             ax.plot([int(r["params_d"]["step"]) for r in rs], [r["metric"] for r in rs], marker="o", ms=3, label=integ)
         ax.set_yscale("log")
         ax.set_xlabel(f"steps (dt = {meta(rows).get('dt', math.nan):g})")
@@ -133,7 +204,9 @@ def plots(rows, tune_rows, out, args=None):
         shapes = list(OrderedDict.fromkeys(r["params_d"]["shape"] for r in tune))
         width = 0.8 / len(sizes)
         for k, n in enumerate(sizes):
-            vals = [next((r["metric"] for r in tune if r["n"] == n and r["params_d"]["shape"] == sh), 0) for sh in shapes]
+            vals = [
+                next((r["metric"] for r in tune if r["n"] == n and r["params_d"]["shape"] == sh), 0) for sh in shapes
+            ]
             ax.bar([i + k * width for i in range(len(shapes))], vals, width, label=f"N = {size_label(n)}")
         if issue:
             ax.axhline(issue, color="#c44e52", linestyle="--", label=f"issue ceiling {issue:.0f}")
@@ -151,35 +224,56 @@ def tables(rows, tune_rows):
     device = device_of(rows)
     sha = next((r["git_sha"] for r in rows), "unknown")
     fma, issue = nbody_ceilings(rows, tune_rows)
-    lines.append(f"Device: **{device}**, CUDA {rows[0]['cuda']}, commit `{sha}`."
-                 + (f" Measured FP32 FMA peak / 20 FLOP = **{fma:.0f} G interactions/s**;" if fma else "")
-                 + (f" issue ceiling at {meta(rows or tune_rows).get('instructions_per_interaction', 0):g} instructions per interaction = **{issue:.0f} G interactions/s**." if issue else ""))
+    lines.append(
+        f"Device: **{device}**, CUDA {rows[0]['cuda']}, commit `{sha}`."
+        + (f" Measured FP32 FMA peak / 20 FLOP = **{fma:.0f} G interactions/s**;" if fma else "")
+        + (
+            f" issue ceiling at {meta(rows or tune_rows).get('instructions_per_interaction', 0):g} instructions "
+            f"per interaction = **{issue:.0f} G interactions/s**."
+            if issue
+            else ""
+        )
+    )
     lines.append("")
     step = [r for r in rows if nb_kind(r) == "step"]
     for n in sorted({r["n"] for r in step})[-3:]:
-        lines.append(f"**one symplectic step, N = {size_label(n)}** (x prev: over the row above; x OpenMP: over all cores of the host CPU)")
+        lines.append(
+            f"**one symplectic step, N = {size_label(n)}** (x prev: over the row above; x OpenMP: over all "
+            "cores of the host CPU)"
+        )
         lines.append("")
-        lines.append("| version | idea | ms / step | G inter./s | GFLOP/s (20/inter.) | % FMA peak | x prev | x OpenMP | predicted ms | check |")
+        lines.append(
+            "| version | idea | ms / step | G inter./s | GFLOP/s (20/inter.) | % FMA peak | x prev | x OpenMP | "
+            "predicted ms | check |"
+        )
         lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
         for r in step:
             if r["n"] != n:
                 continue
             gflops = r["metric"] * 20 if not math.isnan(r["metric"]) else math.nan
-            lines.append(f"| `{r['version']}` | {r['idea']} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 1)} | "
-                         f"{fmt(gflops, 0)} | {fmt(r['pct_of_ceiling'], 1)} | {fmt(r['speedup_vs_prev'])} | "
-                         f"{fmt(r['speedup_vs_library'], 1)} | {fmt(r['predicted_ms'], 3)} | {course_csv.status_text(r)} |")
+            lines.append(
+                f"| `{r['version']}` | {r['idea']} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 1)} | "
+                f"{fmt(gflops, 0)} | {fmt(r['pct_of_ceiling'], 1)} | {fmt(r['speedup_vs_prev'])} | "
+                f"{fmt(r['speedup_vs_library'], 1)} | {fmt(r['predicted_ms'], 3)} | {course_csv.status_text(r)} |"
+            )
         lines.append("")
     batch = [r for r in rows if nb_kind(r) == "batch" and "file" not in r["params_d"]]
     if batch:
         b0 = batch[0]["params_d"]
-        lines.append(f"**the original project's workload: {b0.get('files')} snapshots x {batch[0]['n']} bodies x {b0.get('steps')} steps, "
-                     "end to end (read CSV, upload, integrate, download, write CSV)**")
+        lines.append(
+            f"**the original project's workload: {b0.get('files')} snapshots x {batch[0]['n']} bodies x "
+            f"{b0.get('steps')} steps, "
+            "end to end (read CSV, upload, integrate, download, write CSV)**"
+        )
         lines.append("")
         lines.append("| pipeline | GPUs | ms per snapshot | G inter./s overall | check |")
         lines.append("|---|---:|---:|---:|---|")
         for r in batch:
-            lines.append(f"| {r['params_d'].get('pipeline', '-')} | {r['params_d'].get('gpus', '-')} | {fmt(r['median_ms'], 1)} | "
-                         f"{fmt(r['metric'], 0)} | {course_csv.status_text(r)} |")
+            lines.append(
+                f"| {r['params_d'].get('pipeline', '-')} | {r['params_d'].get('gpus', '-')} | "
+                f"{fmt(r['median_ms'], 1)} | "
+                f"{fmt(r['metric'], 0)} | {course_csv.status_text(r)} |"
+            )
         lines.append("| original project: GTX 1650 | 1 | ~433 | | |")
         lines.append("| original project: RTX 4060 Ti | 1 | ~83 | | |")
         lines.append("")
@@ -192,14 +286,22 @@ def tables(rows, tune_rows):
         for r in scaling:
             one = next((o for o in scaling if o["n"] == r["n"] and o["params_d"].get("gpus") == "1" and timed(o)), None)
             x_one = one["median_ms"] / r["median_ms"] if one and timed(r) else math.nan
-            lines.append(f"| {size_label(r['n'])} | {r['params_d'].get('gpus', '-')} | {fmt(r['median_ms'], 2)} | {fmt(r['metric'], 0)} | "
-                         f"{fmt(x_one)} | {course_csv.status_text(r)} |")
+            lines.append(
+                f"| {size_label(r['n'])} | {r['params_d'].get('gpus', '-')} | {fmt(r['median_ms'], 2)} | "
+                f"{fmt(r['metric'], 0)} | "
+                f"{fmt(x_one)} | {course_csv.status_text(r)} |"
+            )
         lines.append("")
     drift = [r for r in rows if nb_kind(r) == "drift" and course_csv.is_pass(r)]
     if drift:
         last = max(int(r["params_d"]["step"]) for r in drift)
-        lines.append(f"**energy drift |E - E0| / |E0| after {last} steps, N = {drift[0]['n']}, dt = {meta(rows).get('dt', math.nan):g}**: " + ", ".join(
-            f"{r['params_d']['integrator']} {r['metric']:.2e}" for r in drift if int(r['params_d']['step']) == last))
+        lines.append(
+            f"**energy drift |E - E0| / |E0| after {last} steps, N = {drift[0]['n']}, dt = "
+            f"{meta(rows).get('dt', math.nan):g}**: "
+            + ", ".join(
+                f"{r['params_d']['integrator']} {r['metric']:.2e}" for r in drift if int(r["params_d"]["step"]) == last
+            )
+        )
         lines.append("")
     tune = [r for r in tune_rows if timed(r)]
     if tune:
@@ -208,8 +310,10 @@ def tables(rows, tune_rows):
         lines.append("| shape | N | ms / step | G inter./s | % issue ceiling |")
         lines.append("|---|---:|---:|---:|---:|")
         for r in tune:
-            lines.append(f"| {r['params_d']['shape']} | {size_label(r['n'])} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 0)} | "
-                         f"{fmt(r['pct_of_ceiling'], 1)} |")
+            lines.append(
+                f"| {r['params_d']['shape']} | {size_label(r['n'])} | {fmt(r['median_ms'], 3)} | "
+                f"{fmt(r['metric'], 0)} | "
+                f"{fmt(r['pct_of_ceiling'], 1)} |"
+            )
         lines.append("")
     return "\n".join(lines)
-

@@ -1,10 +1,24 @@
-"""stream_compaction: time, bandwidth and speed-up per operation, the block sweep, the compaction stages, the tuning candidates, and the README tables."""
+"""stream_compaction: time, bandwidth and speed-up per operation, the block sweep, the compaction
+stages, the tuning candidates, and the README tables."""
+
 import math
 from collections import OrderedDict, defaultdict
+from typing import Any, Callable, NamedTuple
 
 import course_csv
-from .common import role_style, version_colors, ladder_plot, LIBRARY_COLOR, copy_bandwidth, timed, size_label, fmt, device_of, make_saver
 
+from .common import (
+    LIBRARY_COLOR,
+    copy_bandwidth,
+    device_of,
+    fmt,
+    ladder_plot,
+    make_saver,
+    role_style,
+    size_label,
+    timed,
+    version_colors,
+)
 
 SC_KINDS = {"version": "main", "stage": "stage", "end_to_end": "e2e", "block_sweep": "sweep", "tune": "tune"}
 
@@ -13,62 +27,76 @@ def kind(r):
     return SC_KINDS.get(r.get("kind"), r.get("kind"))
 
 
-def plots(rows, tune_rows, out, args=None):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+class Figures(NamedTuple):
+    plt: Any
+    save: Callable
+    colors: dict
+    device: str
+    copy_gbs: float
 
-    main = [r for r in rows if kind(r) == "main" and timed(r)]
-    colors = version_colors(rows)
-    device = device_of(rows)
-    copy_gbs = copy_bandwidth(rows)
-    written = []
-    save = make_saver(plt, out, written)
 
-    by_op = defaultdict(list)
-    for r in main:
-        by_op[r["params_d"].get("op", "?")].append(r)
+def series(op_rows, pow2=True):
+    s = OrderedDict()
+    for r in op_rows:
+        if pow2 and (r["n"] & (r["n"] - 1)):
+            continue
+        s.setdefault(r["version"], []).append(r)
+    return s
 
-    def series(op_rows, pow2=True):
-        s = OrderedDict()
-        for r in op_rows:
-            if pow2 and (r["n"] & (r["n"] - 1)):
-                continue
-            s.setdefault(r["version"], []).append(r)
-        return s
 
-    for op, op_rows in by_op.items():
+def _op_plots(c, op, op_rows):
+    """Time against n, and effective bandwidth for scan and compaction."""
+    plt, save, colors, device = c.plt, c.save, c.colors, c.device
+    copy_gbs = c.copy_gbs
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for name, rs in series(op_rows).items():
+        rs.sort(key=lambda r: r["n"])
+        ax.plot(
+            [r["n"] for r in rs],
+            [r["median_ms"] for r in rs],
+            marker="o",
+            ms=3,
+            label=name,
+            color=colors.get(name),
+            linestyle=role_style(rs[0]),
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("n (elements, powers of two)")
+    ax.set_ylabel("median time (ms)")
+    ax.set_title(f"{op}: time vs n on {device}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    save(fig, f"{op}_runtime.png")
+
+    if op in ("scan", "compact"):
         fig, ax = plt.subplots(figsize=(8, 5.5))
         for name, rs in series(op_rows).items():
+            rs = [r for r in rs if r["params_d"].get("op") == op]
             rs.sort(key=lambda r: r["n"])
-            ax.plot([r["n"] for r in rs], [r["median_ms"] for r in rs], marker="o", ms=3, label=name,
-                    color=colors.get(name), linestyle=role_style(rs[0]))
+            ax.plot(
+                [r["n"] for r in rs],
+                [r["metric"] for r in rs],
+                marker="o",
+                ms=3,
+                label=name,
+                color=colors.get(name),
+                linestyle=role_style(rs[0]) if rs else "-",
+            )
+        if copy_gbs:
+            ax.axhline(copy_gbs, color="black", linestyle=":", label=f"measured copy {copy_gbs:.0f} GB/s")
         ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
         ax.set_xlabel("n (elements, powers of two)")
-        ax.set_ylabel("median time (ms)")
-        ax.set_title(f"{op}: time vs n on {device}")
-        ax.grid(True, which="both", alpha=0.3)
+        ax.set_ylabel("effective GB/s (" + ("8n" if op == "scan" else "4n+4k") + " bytes / time)")
+        ax.set_title(f"{op}: effective bandwidth vs n on {device}")
+        ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-        save(fig, f"{op}_runtime.png")
+        save(fig, f"{op}_bandwidth.png")
 
-        if op in ("scan", "compact"):
-            fig, ax = plt.subplots(figsize=(8, 5.5))
-            for name, rs in series(op_rows).items():
-                rs = [r for r in rs if r["params_d"].get("op") == op]
-                rs.sort(key=lambda r: r["n"])
-                ax.plot([r["n"] for r in rs], [r["metric"] for r in rs], marker="o", ms=3, label=name,
-                        color=colors.get(name), linestyle=role_style(rs[0]) if rs else "-")
-            if copy_gbs:
-                ax.axhline(copy_gbs, color="black", linestyle=":", label=f"measured copy {copy_gbs:.0f} GB/s")
-            ax.set_xscale("log", base=2)
-            ax.set_xlabel("n (elements, powers of two)")
-            ax.set_ylabel("effective GB/s (" + ("8n" if op == "scan" else "4n+4k") + " bytes / time)")
-            ax.set_title(f"{op}: effective bandwidth vs n on {device}")
-            ax.grid(True, alpha=0.3)
-            ax.legend(fontsize=8)
-            save(fig, f"{op}_bandwidth.png")
 
+def _speedup_plot(c, by_op):
+    """Every version's speed-up over the CPU, one panel per operation."""
+    plt, save, colors = c.plt, c.save, c.colors
     fig, axes = plt.subplots(1, len(by_op), figsize=(5 * max(1, len(by_op)), 5), squeeze=False)
     for ax, (op, op_rows) in zip(axes[0], by_op.items()):
         for name, rs in series(op_rows).items():
@@ -76,8 +104,15 @@ def plots(rows, tune_rows, out, args=None):
             if not rs or rs[0]["role"] == "reference":
                 continue
             rs.sort(key=lambda r: r["n"])
-            ax.plot([r["n"] for r in rs], [r["speedup_vs_cpu"] for r in rs], marker="o", ms=3, label=name,
-                    color=colors.get(name), linestyle=role_style(rs[0]))
+            ax.plot(
+                [r["n"] for r in rs],
+                [r["speedup_vs_cpu"] for r in rs],
+                marker="o",
+                ms=3,
+                label=name,
+                color=colors.get(name),
+                linestyle=role_style(rs[0]),
+            )
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.axhline(1, color="black", linewidth=0.8)
@@ -88,6 +123,10 @@ def plots(rows, tune_rows, out, args=None):
             ax.legend(fontsize=7)
     save(fig, "speedup_vs_cpu.png")
 
+
+def _sweep_plot(c, rows):
+    """The block-size sweep."""
+    plt, save, device = c.plt, c.save, c.device
     sweep = [r for r in rows if kind(r) == "sweep" and timed(r)]
     if sweep:
         fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -103,6 +142,10 @@ def plots(rows, tune_rows, out, args=None):
         ax.legend(fontsize=8)
         save(fig, "block_sweep.png")
 
+
+def _stages_plot(c, rows, main):
+    """The staged compaction's map / scan / scatter against the one-pass versions."""
+    plt, save = c.plt, c.save
     stages = [r for r in rows if kind(r) == "stage" and timed(r)]
     if stages:
         n = max(r["n"] for r in stages)
@@ -117,7 +160,11 @@ def plots(rows, tune_rows, out, args=None):
         for stage, color in (("map", "#4c72b0"), ("scan", "#dd8452"), ("scatter", "#55a868")):
             vals = []
             for name in names:
-                v = [r["median_ms"] for r in stages if r["n"] == n and r["version"] == name and r["params_d"]["stage"] == stage]
+                v = [
+                    r["median_ms"]
+                    for r in stages
+                    if r["n"] == n and r["version"] == name and r["params_d"]["stage"] == stage
+                ]
                 vals.append(v[0] if v else 0.0)
             shares[stage] = vals
             ax.bar(names, vals, bottom=bottom, label=stage, color=color)
@@ -141,28 +188,71 @@ def plots(rows, tune_rows, out, args=None):
         ax2.tick_params(axis="y", labelsize=8)
         save(fig, "compact_stages.png")
 
+
+def _tune_plot(c, tune_rows):
+    """The tuning candidates relative to CUB."""
+    plt, save, device = c.plt, c.save, c.device
     tune = [r for r in tune_rows if timed(r)]
     if tune:
         fig, ax = plt.subplots(figsize=(9, 6))
         labels = [r["version"] for r in tune]
         vals = [r["speedup_vs_library"] for r in tune]
         op_color = {"scan": "#4c72b0", "compact": "#55a868"}
-        ax.barh(labels, vals, color=[LIBRARY_COLOR if r["role"] == "library" else
-                                     op_color.get(r["params_d"].get("op"), "#c44e52") for r in tune])
+        ax.barh(
+            labels,
+            vals,
+            color=[
+                LIBRARY_COLOR if r["role"] == "library" else op_color.get(r["params_d"].get("op"), "#c44e52")
+                for r in tune
+            ],
+        )
         ax.axvline(1.0, color="black", linewidth=0.8)
         ax.invert_yaxis()
         ax.set_xlabel("speed relative to CUB (higher is better)")
         ax.set_title(f"tile-shape and look-back-delay tuning at n = {size_label(tune[0]['n'])}, {device}")
         ax.tick_params(axis="y", labelsize=7)
         save(fig, "tuning.png")
+
+
+def plots(rows, tune_rows, out, args=None):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    main = [r for r in rows if kind(r) == "main" and timed(r)]
+    colors = version_colors(rows)
+    device = device_of(rows)
+    copy_gbs = copy_bandwidth(rows)
+    written = []
+    save = make_saver(plt, out, written)
+    fig_ctx = Figures(plt, save, colors, device, copy_gbs)
+
+    by_op = defaultdict(list)
+    for r in main:
+        by_op[r["params_d"].get("op", "?")].append(r)
+
+    for op, op_rows in by_op.items():
+        _op_plots(fig_ctx, op, op_rows)
+    _speedup_plot(fig_ctx, by_op)
+    _sweep_plot(fig_ctx, rows)
+    _stages_plot(fig_ctx, rows, main)
+    _tune_plot(fig_ctx, tune_rows)
     # the ladder: every version of each operation at its largest size
     panels = []
     for op, op_rows in by_op.items():
         n = max(r["n"] for r in op_rows)
         at_n = [r for r in op_rows if r["n"] == n]
         unit = next((r["metric_unit"] for r in at_n if r["metric_unit"]), "")
-        panels.append((f"{op}, n = {size_label(n)}", at_n, unit or "runs/s",
-                       (lambda r: r["metric"]) if unit else (lambda r: 1e3 / r["median_ms"]), []))
+        panels.append(
+            (
+                f"{op}, n = {size_label(n)}",
+                at_n,
+                unit or "runs/s",
+                (lambda r: r["metric"]) if unit else (lambda r: 1e3 / r["median_ms"]),
+                [],
+            )
+        )
     ladder_plot(plt, save, panels, colors, "ladder.png", f"stream_compaction: the ladder on {device}")
     return written
 
@@ -173,8 +263,10 @@ def tables(rows, tune_rows):
     device = device_of(rows)
     sha = next((r["git_sha"] for r in rows), "unknown")
     copy_gbs = copy_bandwidth(rows)
-    lines.append(f"Device: **{device}**, CUDA {rows[0]['cuda'] if rows else '?'}, commit `{sha}`"
-                 + (f", measured copy bandwidth **{copy_gbs:.0f} GB/s** (read + write)." if copy_gbs else "."))
+    lines.append(
+        f"Device: **{device}**, CUDA {rows[0]['cuda'] if rows else '?'}, commit `{sha}`"
+        + (f", measured copy bandwidth **{copy_gbs:.0f} GB/s** (read + write)." if copy_gbs else ".")
+    )
     lines.append("")
     for op in OrderedDict.fromkeys(r["params_d"].get("op") for r in main):
         op_rows = [r for r in main if r["params_d"].get("op") == op]
@@ -182,14 +274,18 @@ def tables(rows, tune_rows):
         unit = next((r["metric_unit"] for r in op_rows if r["metric_unit"]), "")
         lines.append(f"**{op}, n = {size_label(n)}**")
         lines.append("")
-        lines.append(f"| version | idea | median ms | {unit} | % of copy | x CPU | x prev | x CUB | predicted ms | check |")
+        lines.append(
+            f"| version | idea | median ms | {unit} | % of copy | x CPU | x prev | x CUB | predicted ms | check |"
+        )
         lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
         for r in op_rows:
             if r["n"] != n:
                 continue
-            lines.append(f"| `{r['version']}` | {r['idea']} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 0)} | "
-                         f"{fmt(r['pct_of_ceiling'], 1)} | {fmt(r['speedup_vs_cpu'], 1)} | {fmt(r['speedup_vs_prev'])} | "
-                         f"{fmt(r['speedup_vs_library'])} | {fmt(r['predicted_ms'], 3)} | {course_csv.status_text(r)} |")
+            lines.append(
+                f"| `{r['version']}` | {r['idea']} | {fmt(r['median_ms'], 3)} | {fmt(r['metric'], 0)} | "
+                f"{fmt(r['pct_of_ceiling'], 1)} | {fmt(r['speedup_vs_cpu'], 1)} | {fmt(r['speedup_vs_prev'])} | "
+                f"{fmt(r['speedup_vs_library'])} | {fmt(r['predicted_ms'], 3)} | {course_csv.status_text(r)} |"
+            )
         lines.append("")
     stages = [r for r in rows if kind(r) == "stage" and timed(r)]
     if stages:
@@ -200,7 +296,9 @@ def tables(rows, tune_rows):
         lines.append("|---|---:|---:|---:|")
         for name in OrderedDict.fromkeys(r["version"] for r in stages if r["n"] == n):
             v = {r["params_d"]["stage"]: r["median_ms"] for r in stages if r["n"] == n and r["version"] == name}
-            lines.append(f"| `{name}` | {fmt(v.get('map'), 3)} | {fmt(v.get('scan'), 3)} | {fmt(v.get('scatter'), 3)} |")
+            lines.append(
+                f"| `{name}` | {fmt(v.get('map'), 3)} | {fmt(v.get('scan'), 3)} | {fmt(v.get('scatter'), 3)} |"
+            )
         lines.append("")
     e2e = [r for r in rows if kind(r) == "e2e" and timed(r)]
     if e2e:
@@ -214,14 +312,17 @@ def tables(rows, tune_rows):
         lines.append("")
     tune = [r for r in tune_rows if timed(r)]
     if tune:
-        lines.append(f"**tuning, n = {size_label(tune[0]['n'])}** (`stream_compaction_tune`; shape = threads x items "
-                     "per thread, d = look-back delays in ns before the first poll / between polls)")
+        lines.append(
+            f"**tuning, n = {size_label(tune[0]['n'])}** (`stream_compaction_tune`; shape = threads x items "
+            "per thread, d = look-back delays in ns before the first poll / between polls)"
+        )
         lines.append("")
         lines.append("| candidate | median ms | GB/s | % of copy | x CUB |")
         lines.append("|---|---:|---:|---:|---:|")
         for r in tune:
-            lines.append(f"| `{r['version']}` | {fmt(r['median_ms'], 4)} | {fmt(r['metric'], 0)} | "
-                         f"{fmt(r['pct_of_ceiling'], 1)} | {fmt(r['speedup_vs_library'])} |")
+            lines.append(
+                f"| `{r['version']}` | {fmt(r['median_ms'], 4)} | {fmt(r['metric'], 0)} | "
+                f"{fmt(r['pct_of_ceiling'], 1)} | {fmt(r['speedup_vs_library'])} |"
+            )
         lines.append("")
     return "\n".join(lines)
-

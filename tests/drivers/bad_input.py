@@ -8,6 +8,7 @@ status >= 128 or < 0) fails every case. Cases that need a GPU say SKIP on a mach
 usage: bad_input.py [--stream-compaction BIN] [--nbody BIN] [--ground-seg BIN] [--ndt-graph BIN] --work DIR
 (a handout holds only its assignment's drivers: the cases of a driver not given are skipped, said so)
 """
+
 import argparse
 import csv
 import math
@@ -45,8 +46,10 @@ def case(name, binary, args, rc, *needles, env=None, cwd=None):
         if n not in out:
             problems.append(f"no '{n}' in the output")
     if problems:
-        failures.append(f"{name}: {'; '.join(problems)}\n  command: {os.path.basename(binary)} {' '.join(args)}\n"
-                        f"  output (last lines):\n    " + "\n    ".join(out.strip().splitlines()[-6:]))
+        failures.append(
+            f"{name}: {'; '.join(problems)}\n  command: {os.path.basename(binary)} {' '.join(args)}\n"
+            f"  output (last lines):\n    " + "\n    ".join(out.strip().splitlines()[-6:])
+        )
         print(f"FAIL  {name}")
     else:
         passed += 1
@@ -58,6 +61,11 @@ def skip(name, why):
     global skipped
     skipped += 1
     print(f"SKIP  {name}: {why}")
+
+
+def read_rows(path):
+    with open(path, newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
 
 
 def write(path, data):
@@ -96,8 +104,11 @@ def main():
     given = [d for d in (sc, nb, gs, ndt) if d]
     if not given:
         sys.exit("bad_input: no driver given")
-    _, probe = run(sc, ["--n", "8", "--op", "scan", "--version", "scan_cpu"]) if sc else \
-        run(given[0], ["--quick", "--version", "cpu"])
+    _, probe = (
+        run(sc, ["--n", "8", "--op", "scan", "--version", "scan_cpu"])
+        if sc
+        else run(given[0], ["--quick", "--version", "cpu"])
+    )
     gpu = "no CUDA device" not in probe
 
     print("-- numbers and sizes: one parser, range-checked, nothing wraps or is cast silently")
@@ -110,7 +121,13 @@ def main():
     case("nbody --n 0", nb, ["--mode", "step", "--n", "0"], 2, "--n", "out of range")
     case("nbody --n 2^31 (beyond an int)", nb, ["--mode", "step", "--n", "2^31"], 2, "--n")
     case("nbody --n 2^30 needs more memory than a machine has", nb, ["--mode", "step", "--n", "2^30"], 2, "memory")
-    case("nbody --batch-n 2^30 needs more memory than a machine has", nb, ["--mode", "batch", "--batch-n", "2^30"], 2, "memory")
+    case(
+        "nbody --batch-n 2^30 needs more memory than a machine has",
+        nb,
+        ["--mode", "batch", "--batch-n", "2^30"],
+        2,
+        "memory",
+    )
     case("nbody --scaling-n 0", nb, ["--mode", "scaling", "--scaling-n", "0"], 2, "--scaling-n")
     for bad in ["abc", "0.01abc", "inf", "nan", "1e999", ""]:
         case(f"nbody --eps '{bad}'", nb, ["--mode", "drift", "--eps", bad], 2, "--eps")
@@ -124,19 +141,38 @@ def main():
     case("ndt_graph --max-iter -1", ndt, ["--max-iter", "-1"], 2, "--max-iter")
     case("ndt_graph --resolution 0", ndt, ["--resolution", "0"], 2, "--resolution")
     case("ndt_graph --guess without --target/--source", ndt, ["--guess", "0,0,0,0,0,0"], 2, "--guess", "one alignment")
-    case("ndt_graph --launch-bench with alignment flags", ndt, ["--launch-bench", "--resolution", "2"], 2, "--resolution")
+    case(
+        "ndt_graph --launch-bench with alignment flags", ndt, ["--launch-bench", "--resolution", "2"], 2, "--resolution"
+    )
 
     print("-- flags: every accepted flag does something; --version selects in every driver")
-    case("stream_compaction --version nope lists the known names", sc, ["--version", "nope"], 2, "nope", "scan_lookback")
+    case(
+        "stream_compaction --version nope lists the known names", sc, ["--version", "nope"], 2, "nope", "scan_lookback"
+    )
     case("nbody --version nope lists the known names", nb, ["--version", "nope"], 2, "nope", "v8_multi_body")
     case("ground_seg --version nope lists the known names", gs, ["--version", "nope"], 2, "nope", "v4_graph")
-    case("ndt_graph --version nope lists the known names", ndt, ["--version", "nope"], 2, "nope", "v8_programmatic_launch")
-    code, out = case("nbody --version cpu runs cpu only", nb, ["--quick", "--version", "cpu"], 0, "2 PASS, 0 FAIL, 0 skipped")
+    case(
+        "ndt_graph --version nope lists the known names",
+        ndt,
+        ["--version", "nope"],
+        2,
+        "nope",
+        "v8_programmatic_launch",
+    )
+    code, out = case(
+        "nbody --version cpu runs cpu only", nb, ["--quick", "--version", "cpu"], 0, "2 PASS, 0 FAIL, 0 skipped"
+    )
     # the reference, never a handout exercise: this case holds in the starter repository too
-    code, out = case("ground_seg --version cpu runs it only", gs, ["--quick", "--version", "cpu"], 0, "cpu ",
-                     " 0 FAIL, 0 skipped")
-    case("nbody --version cpu --mode batch (batch measures another version)", nb, ["--version", "cpu", "--mode", "batch"], 2,
-         "v5_streams")
+    code, out = case(
+        "ground_seg --version cpu runs it only", gs, ["--quick", "--version", "cpu"], 0, "cpu ", " 0 FAIL, 0 skipped"
+    )
+    case(
+        "nbody --version cpu --mode batch (batch measures another version)",
+        nb,
+        ["--version", "cpu", "--mode", "batch"],
+        2,
+        "v5_streams",
+    )
     case("nbody --steps outside batch mode", nb, ["--mode", "step", "--steps", "5"], 2, "--steps", "batch")
     case("nbody --cpu-max-n outside step mode", nb, ["--mode", "drift", "--cpu-max-n", "5"], 2, "--cpu-max-n")
     case("nbody --files with --batch-dir", nb, ["--mode", "batch", "--batch-dir", w, "--files", "3"], 2, "--files")
@@ -145,9 +181,16 @@ def main():
     case("ground_seg --n (not used)", gs, ["--n", "5"], 2, "--n")
     case("ground_seg --sweep (not used)", gs, ["--sweep"], 2, "--sweep")
     case("ndt_graph --input (it reads --target/--source)", ndt, ["--input", "x.pcd"], 2, "--input")
-    case("stream_compaction --sort-cpu-max-n without a sort", sc, ["--op", "scan", "--sort-cpu-max-n", "5"], 2,
-         "--sort-cpu-max-n")
-    case("stream_compaction --block-sweep-n without --block-sweep", sc, ["--block-sweep-n", "2^20"], 2, "--block-sweep-n")
+    case(
+        "stream_compaction --sort-cpu-max-n without a sort",
+        sc,
+        ["--op", "scan", "--sort-cpu-max-n", "5"],
+        2,
+        "--sort-cpu-max-n",
+    )
+    case(
+        "stream_compaction --block-sweep-n without --block-sweep", sc, ["--block-sweep-n", "2^20"], 2, "--block-sweep-n"
+    )
     case("stream_compaction --input with --n", sc, ["--input", "x.bin", "--n", "5"], 2, "--input")
     case("unknown flag", sc, ["--frobnicate"], 2, "unknown flag --frobnicate")
     case("a flag without its value", sc, ["--n"], 2, "--n needs a value")
@@ -165,8 +208,11 @@ def main():
         "eof_compressed.pcd": (h + "WIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA binary_compressed", "no size header"),
         "huge_wh.pcd": (h + "WIDTH 4294967296\nHEIGHT 4294967296\nPOINTS 0\nDATA ascii\n", "overflows"),
         "negative_width.pcd": (h + "WIDTH -5\nHEIGHT 1\nPOINTS 5\nDATA ascii\n", "WIDTH"),
-        "duplicate_field.pcd": ("VERSION 0.7\nFIELDS x y z x\nSIZE 4 4 4 4\nTYPE F F F F\nCOUNT 1 1 1 1\n"
-                                "WIDTH 1\nHEIGHT 1\nPOINTS 1\nDATA ascii\n1 2 3 4\n", "duplicate"),
+        "duplicate_field.pcd": (
+            "VERSION 0.7\nFIELDS x y z x\nSIZE 4 4 4 4\nTYPE F F F F\nCOUNT 1 1 1 1\n"
+            "WIDTH 1\nHEIGHT 1\nPOINTS 1\nDATA ascii\n1 2 3 4\n",
+            "duplicate",
+        ),
         "trailing.pcd": (h + "WIDTH 1\nHEIGHT 1\nPOINTS 1\nDATA ascii\n1 2 3\n4 5 6\n", "trailing"),
         "short_row.pcd": (h + "WIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA ascii\n1 2 3\n4 5\n", "has 2 values"),
         "not_pcd.pcd": ("hello world\n", "unknown header line"),
@@ -175,79 +221,166 @@ def main():
         p = write(os.path.join(w, fname), text)
         case(f"PCD {fname}", gs, ["--input", p, "--quick"], 1, fname, needle)
     pcd = write(os.path.join(w, "ok.pcd"), h + "WIDTH 3\nHEIGHT 1\nPOINTS 3\nDATA ascii\n1 2 3\n4 5 6\n7 8 9\n")
-    case("ndt_graph --guess with 5 numbers", ndt, ["--target", pcd, "--source", pcd, "--guess", "0,0,0,0,0"], 2, "--guess")
-    case("ndt_graph: bad target names it", ndt, ["--target", os.path.join(w, "trailing.pcd"), "--source", pcd], 1, "trailing.pcd")
-    case("ndt_graph: missing source file", ndt, ["--target", pcd, "--source", os.path.join(w, "missing.pcd")], 1, "missing.pcd")
+    case(
+        "ndt_graph --guess with 5 numbers",
+        ndt,
+        ["--target", pcd, "--source", pcd, "--guess", "0,0,0,0,0"],
+        2,
+        "--guess",
+    )
+    case(
+        "ndt_graph: bad target names it",
+        ndt,
+        ["--target", os.path.join(w, "trailing.pcd"), "--source", pcd],
+        1,
+        "trailing.pcd",
+    )
+    case(
+        "ndt_graph: missing source file",
+        ndt,
+        ["--target", pcd, "--source", os.path.join(w, "missing.pcd")],
+        1,
+        "missing.pcd",
+    )
     snap = os.path.join(w, "snaps")
     os.makedirs(snap)
     write(os.path.join(snap, "a.csv"), "x,y,z,vx,vy,vz,m,id\n0,0,0,0,0,0,1,nan\n")
-    case("nbody snapshot with id nan", nb, ["--mode", "batch", "--batch-dir", snap], 1, "a.csv", "id is not a non-negative integer")
+    case(
+        "nbody snapshot with id nan",
+        nb,
+        ["--mode", "batch", "--batch-dir", snap],
+        1,
+        "a.csv",
+        "id is not a non-negative integer",
+    )
     write(os.path.join(snap, "a.csv"), "x,y,z,vx,vy,vz,m,id\n0,0,0,0,0,0,1,1.7\n")
     case("nbody snapshot with id 1.7", nb, ["--mode", "batch", "--batch-dir", snap], 1, "a.csv", "id")
     write(os.path.join(snap, "a.csv"), "x,y,z,vx,vy,vz,m\n0,0,0,0,0,inf,1\n")
     case("nbody snapshot with inf", nb, ["--mode", "batch", "--batch-dir", snap], 1, "a.csv", "not finite")
-    case("nbody --batch-dir that does not exist", nb, ["--mode", "batch", "--batch-dir", os.path.join(w, "nodir")], 1, "nodir")
+    case(
+        "nbody --batch-dir that does not exist",
+        nb,
+        ["--mode", "batch", "--batch-dir", os.path.join(w, "nodir")],
+        1,
+        "nodir",
+    )
 
     print("-- writers: checked before the run, atomic, never over an input")
-    case("--csv into a missing directory fails before the run", sc, ["--csv", os.path.join(w, "no/such/dir.csv")], 2,
-         "--csv", "No such file or directory")
+    case(
+        "--csv into a missing directory fails before the run",
+        sc,
+        ["--csv", os.path.join(w, "no/such/dir.csv")],
+        2,
+        "--csv",
+        "No such file or directory",
+    )
     case("--csv naming a directory", sc, ["--csv", w], 2, "--csv", "directory")
     leftovers = [f for f in os.listdir(w) if ".tmp" in f or f.startswith(".") or f.endswith(".partial")]
     if leftovers:
         failures.append(f"temporaries left in the work directory: {leftovers}")
-    case("ground_seg --labels-out equal to --input is refused", gs, ["--input", scan, "--labels-out", scan], 2, "--labels-out")
+    case(
+        "ground_seg --labels-out equal to --input is refused",
+        gs,
+        ["--input", scan, "--labels-out", scan],
+        2,
+        "--labels-out",
+    )
     with open(scan, "rb") as f:
         if gs and len(f.read()) != 2000 * 16:
             failures.append("ground_seg --labels-out = --input changed the input")
-    case("ndt_graph --pose-out equal to --target is refused", ndt, ["--target", pcd, "--source", pcd, "--pose-out", pcd], 2,
-         "--pose-out")
+    case(
+        "ndt_graph --pose-out equal to --target is refused",
+        ndt,
+        ["--target", pcd, "--source", pcd, "--pose-out", pcd],
+        2,
+        "--pose-out",
+    )
     sub = os.path.join(w, "in dir")
     os.makedirs(sub)
     shutil.copy(scan, os.path.join(sub, "scan.bin"))
     imgs = os.path.join(w, "imgs")
-    case("ground_seg --topdown-out with an --input in a directory", gs,
-         ["--input", os.path.join(sub, "scan.bin"), "--topdown-out", imgs, "--quick", "--labels-out", os.path.join(w, "labels.bin"),
-          "--cells-out", os.path.join(w, "cells.csv")], 0, "PASS")
+    case(
+        "ground_seg --topdown-out with an --input in a directory",
+        gs,
+        [
+            "--input",
+            os.path.join(sub, "scan.bin"),
+            "--topdown-out",
+            imgs,
+            "--quick",
+            "--labels-out",
+            os.path.join(w, "labels.bin"),
+            "--cells-out",
+            os.path.join(w, "cells.csv"),
+        ],
+        0,
+        "PASS",
+    )
     if gs and not os.path.exists(os.path.join(imgs, "topdown_scan.bin.gstd")):
-        failures.append(f"ground_seg top-down data not found; {imgs} holds {os.listdir(imgs) if os.path.isdir(imgs) else 'nothing'}")
+        failures.append(
+            f"ground_seg top-down data not found; {imgs} holds {os.listdir(imgs) if os.path.isdir(imgs) else 'nothing'}"
+        )
     labels = os.path.join(w, "labels.bin")
     if gs and (not os.path.exists(labels) or os.path.getsize(labels) != 2000):
         failures.append("ground_seg --labels-out: not one byte per point")
     improved = os.path.join(w, "labels_improved.bin")
-    case("ground_seg --rule improved still writes --labels-out", gs,
-         ["--input", scan, "--rule", "improved", "--quick", "--labels-out", improved], 0, "PASS")
+    case(
+        "ground_seg --rule improved still writes --labels-out",
+        gs,
+        ["--input", scan, "--rule", "improved", "--quick", "--labels-out", improved],
+        0,
+        "PASS",
+    )
     if gs and (not os.path.exists(improved) or os.path.getsize(improved) != 2000):
         failures.append("ground_seg --rule improved --labels-out: no file of one byte per point")
 
     print("-- a failing or crashing version: the other rows are kept")
     out_csv = os.path.join(w, "sc.csv")
-    case("a version that throws is a FAIL row, the run goes on", sc, ["--quick", "--op", "scan", "--csv", out_csv], 1,
-         "FAIL: injected failure", env={"COURSE_FAIL_VERSION": "scan_cpu"})
-    rows = list(csv.DictReader(open(out_csv))) if sc and os.path.exists(out_csv) else []
+    case(
+        "a version that throws is a FAIL row, the run goes on",
+        sc,
+        ["--quick", "--op", "scan", "--csv", out_csv],
+        1,
+        "FAIL: injected failure",
+        env={"COURSE_FAIL_VERSION": "scan_cpu"},
+    )
+    rows = read_rows(out_csv) if sc and os.path.exists(out_csv) else []
     fails = [r for r in rows if r["status"] == "fail"]
     others = [r for r in rows if r["status"] != "fail"]
     if sc and (not fails or not others or os.path.exists(out_csv + ".partial")):
-        failures.append(f"the CSV after a throwing version: {len(fails)} FAIL rows, {len(others)} others, "
-                        f"journal left: {os.path.exists(out_csv + '.partial')}")
+        failures.append(
+            f"the CSV after a throwing version: {len(fails)} FAIL rows, {len(others)} others, "
+            f"journal left: {os.path.exists(out_csv + '.partial')}"
+        )
     crash_csv = os.path.join(w, "crash.csv")
-    code, out = run(gs, ["--quick", "--csv", crash_csv], env={"COURSE_FAIL_VERSION": "cpu_openmp:abort"}) if gs else (1, "")
+    code, out = (
+        run(gs, ["--quick", "--csv", crash_csv], env={"COURSE_FAIL_VERSION": "cpu_openmp:abort"}) if gs else (1, "")
+    )
     journal = crash_csv + ".partial"
-    kept = list(csv.DictReader(open(journal))) if os.path.exists(journal) else []
+    kept = read_rows(journal) if os.path.exists(journal) else []
     if not gs:
         skip("a crash keeps the finished rows in <csv>.partial", "this tree does not hold ground_seg")
     elif code == 0 or os.path.exists(crash_csv) or not any(r["version"] == "cpu" for r in kept):
-        failures.append(f"a crash mid-run: status {code}, final CSV written: {os.path.exists(crash_csv)}, "
-                        f"rows kept in the journal: {len(kept)}")
+        failures.append(
+            f"a crash mid-run: status {code}, final CSV written: {os.path.exists(crash_csv)}, "
+            f"rows kept in the journal: {len(kept)}"
+        )
         print("FAIL  a crash keeps the finished rows in <csv>.partial")
     else:
         passed += 1
         print(f"ok    a crash keeps the finished rows in <csv>.partial ({len(kept)} rows)")
     if gpu and sc:
         trap_csv = os.path.join(w, "trap.csv")
-        case("a version that poisons the GPU: later GPU rows skipped, CPU rows still run", sc,
-             ["--quick", "--op", "scan,compact", "--csv", trap_csv], 1, "injected device fault", "device unusable",
-             env={"COURSE_FAIL_VERSION": "scan_naive:trap"})
-        rows = list(csv.DictReader(open(trap_csv)))
+        case(
+            "a version that poisons the GPU: later GPU rows skipped, CPU rows still run",
+            sc,
+            ["--quick", "--op", "scan,compact", "--csv", trap_csv],
+            1,
+            "injected device fault",
+            "device unusable",
+            env={"COURSE_FAIL_VERSION": "scan_naive:trap"},
+        )
+        rows = read_rows(trap_csv)
         cpu_after = [r for r in rows if r["version"] == "compact_cpu" and r["status"] == "pass"]
         if not cpu_after:
             failures.append("after a device fault the CPU compaction rows did not run")

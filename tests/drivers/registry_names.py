@@ -5,12 +5,14 @@ role and by the registry's fields instead.
 
 usage: registry_names.py --root REPO DRIVER_BINARY...
 """
+
 import argparse
 import glob
 import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 
 def listed_names(binary):
@@ -37,13 +39,17 @@ def main():
         names |= found
     problems = []
     for path in sorted(glob.glob(os.path.join(a.root, "*", "app", "*.cpp"))):
-        text = open(path).read()
+        text = Path(path).read_text()
         for n in sorted(names):
             for m in re.finditer(r'"' + re.escape(n) + r'"', text):
                 line = text.count("\n", 0, m.start()) + 1
-                problems.append(f"{os.path.relpath(path, a.root)}:{line}: version name \"{n}\" typed outside its registry")
-    print(f"{len(names)} version names from {len(a.drivers)} registries; "
-          f"{len(glob.glob(os.path.join(a.root, '*', 'app', '*.cpp')))} driver files checked")
+                problems.append(
+                    f'{os.path.relpath(path, a.root)}:{line}: version name "{n}" typed outside its registry'
+                )
+    print(
+        f"{len(names)} version names from {len(a.drivers)} registries; "
+        f"{len(glob.glob(os.path.join(a.root, '*', 'app', '*.cpp')))} driver files checked"
+    )
     for p in problems:
         print(p)
     return 1 if problems else 0

@@ -2,12 +2,14 @@
 stream_compaction class graded in the instructor's tree (tampered checker, driver and CMake; a
 submission that does not build; a hang; a crash; a printf flood), the static check of library and
 other exercises' calls without a GPU, and the Slurm path on a single-node cluster."""
+
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -18,28 +20,64 @@ from grader import cli, student
 classgen = pytest.importorskip("grader.classgen", reason="a handout: the class tests need the instructor's tree")
 
 BUILD = os.environ.get("COURSE_BUILD_DIR", os.path.join(ROOT, "build", "release"))
-KINDS = ("solution", "handout", "tamper_checker", "tamper_build", "no_build", "hang", "crash", "printf_flood",
-         "cub_call", "thrust_call", "library_version", "other_exercise")
-pytestmark = pytest.mark.skipif(not os.path.exists(os.path.join(BUILD, "compile_commands.json")) or
-                                not os.path.exists(os.path.join(BUILD, "stream_compaction", "stream_compaction")),
-                                reason=f"no instructor build in {BUILD}")
+KINDS = (
+    "solution",
+    "handout",
+    "tamper_checker",
+    "tamper_build",
+    "no_build",
+    "hang",
+    "crash",
+    "printf_flood",
+    "cub_call",
+    "thrust_call",
+    "library_version",
+    "other_exercise",
+)
+pytestmark = pytest.mark.skipif(
+    not os.path.exists(os.path.join(BUILD, "compile_commands.json"))
+    or not os.path.exists(os.path.join(BUILD, "stream_compaction", "stream_compaction")),
+    reason=f"no instructor build in {BUILD}",
+)
 
 
 @pytest.fixture(scope="module")
 def klass(tmp_path_factory):
     work = tmp_path_factory.mktemp("class")
     handout = work / "handout"
-    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_handout.py"), str(handout),
-                    "--subproject", "stream_compaction"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            os.path.join(ROOT, "scripts", "make_handout.py"),
+            str(handout),
+            "--subproject",
+            "stream_compaction",
+        ],
+        check=True,
+        capture_output=True,
+    )
     for k in KINDS:
         classgen.make_student(str(handout), ROOT, str(work / "students" / k), k)
     return work
 
 
 def grade(klass, out, extra=()):
-    args = ["--students", str(klass / "students"), "--handout", str(klass / "handout"), "--subproject",
-            "stream_compaction", "--versions", "compact_cpu_scan,scan_naive", "--instructor-build", BUILD,
-            "--out", str(out), "--gpus", "0"] + list(extra)
+    args = [
+        "--students",
+        str(klass / "students"),
+        "--handout",
+        str(klass / "handout"),
+        "--subproject",
+        "stream_compaction",
+        "--versions",
+        "compact_cpu_scan,scan_naive",
+        "--instructor-build",
+        BUILD,
+        "--out",
+        str(out),
+        "--gpus",
+        "0",
+    ] + list(extra)
     assert cli.main(args) == 0
     return {k: json.load(open(out / k / "report.json")) for k in KINDS}
 
@@ -84,14 +122,24 @@ def test_class_files_an_lms_reads(graded, klass):
     assert book[0] == "Student,stream_compaction,Total" and book[1].startswith("Points Possible,")
     assert len(book) == 2 + len(KINDS)
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.load(open(os.path.join(ROOT, "grading", "gradescope_results.schema.json")))
+    schema = json.loads(Path(os.path.join(ROOT, "grading", "gradescope_results.schema.json")).read_text())
     for k in KINDS:
-        jsonschema.validate(json.load(open(out / k / "results.json")), schema)
+        jsonschema.validate(json.loads(Path(out / k / "results.json").read_text()), schema)
 
 
 def test_library_and_other_exercises_calls_are_found_without_a_gpu(klass, tmp_path):
-    a = cli.parse_args(["--handout", str(klass / "handout"), "--subproject", "stream_compaction",
-                        "--instructor-build", BUILD, "--out", str(tmp_path)])
+    a = cli.parse_args(
+        [
+            "--handout",
+            str(klass / "handout"),
+            "--subproject",
+            "stream_compaction",
+            "--instructor-build",
+            BUILD,
+            "--out",
+            str(tmp_path),
+        ]
+    )
     a.instructor = ROOT
     job = cli.load_job(a, str(tmp_path))
     found = {}
@@ -121,9 +169,29 @@ def test_a_class_graded_as_a_slurm_job_array_and_merged(klass, tmp_path):
         for k in ("solution", "handout", "tamper_checker"):
             shutil.copytree(klass / "students" / k, studs / k)
         out = tmp_path / "out"
-        assert cli.main(["--students", str(studs), "--handout", str(klass / "handout"), "--subproject",
-                         "stream_compaction", "--versions", "compact_cpu_scan", "--instructor-build", BUILD,
-                         "--out", str(out), "--slurm", "2", "--slurm-gpus", "0"]) == 0
+        assert (
+            cli.main(
+                [
+                    "--students",
+                    str(studs),
+                    "--handout",
+                    str(klass / "handout"),
+                    "--subproject",
+                    "stream_compaction",
+                    "--versions",
+                    "compact_cpu_scan",
+                    "--instructor-build",
+                    BUILD,
+                    "--out",
+                    str(out),
+                    "--slurm",
+                    "2",
+                    "--slurm-gpus",
+                    "0",
+                ]
+            )
+            == 0
+        )
         deadline = time.time() + 600
         while time.time() < deadline and not (out / "gradebook.csv").exists():
             time.sleep(2)

@@ -3,17 +3,19 @@ path and rubric points, every rubric entry names real exercises and a registered
 is in an order where nothing comes before what it builds on, the committed solution grade covers
 the rubric, the worked example of docs/adding_a_version.md uses ids no version has, the device
 stubs are generated where device functions are exercises, and the test summary counts stubs apart."""
+
 import json
 import os
 import re
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
 import exercise_markers as em
 import handout_path
 import test_summary
+from conftest import ROOT
 from grader import rubric as rubric_mod
 
 
@@ -32,7 +34,7 @@ def registry_names(sub):
     for d, _, names in os.walk(os.path.join(ROOT, sub)):
         for n in names:
             if n.startswith("registry") and n.endswith((".cpp", ".hpp")):
-                text += open(os.path.join(d, n), encoding="utf-8").read()
+                text += Path(os.path.join(d, n)).read_text(encoding="utf-8")
     return {m.group(2): m.group(1) for m in re.finditer(r'\{"([A-Za-z0-9_-]+)", "([a-z0-9_]+)"', text)}
 
 
@@ -67,7 +69,7 @@ def test_the_path_never_asks_for_an_exercise_before_what_it_builds_on(path):
     for sub in em.SUBPROJECTS:
         order = {s["exercise"]: i for i, s in enumerate(path.steps[sub])}
         needs = {}
-        for version, rule in path.rubric.get(sub, {}).items():
+        for rule in path.rubric.get(sub, {}).values():
             if isinstance(rule, dict) and rule.get("requires"):
                 first, rest = rule["requires"][0], {r for r in rule["requires"][1:] if "/" not in r}
                 needs[first] = needs[first] & rest if first in needs else rest
@@ -88,16 +90,21 @@ def test_the_committed_solution_grade_covers_the_rubric():
     """The newest results/<gpu>/grade_solution.json (scripts/gpu_check.sh grades the solution with
     the course's grader): every rubric version graded, all correct, the maximum the rubric's."""
     rub = rubric_mod.load(os.path.join(ROOT, "grading", "rubric.toml"))
-    grades = [p for p in (os.path.join(ROOT, "results", d, "grade_solution.json")
-                          for d in os.listdir(os.path.join(ROOT, "results"))) if os.path.isfile(p)]
+    grades = [
+        p
+        for p in (
+            os.path.join(ROOT, "results", d, "grade_solution.json") for d in os.listdir(os.path.join(ROOT, "results"))
+        )
+        if os.path.isfile(p)
+    ]
     assert grades, "no results/<gpu>/grade_solution.json (scripts/gpu_check.sh writes it)"
 
     def when(p):
-        g = json.load(open(p))
+        g = json.loads(Path(p).read_text())
         return (g.get("provenance") or {}).get("graded_at", "")
 
     newest = max(grades, key=when)
-    g = json.load(open(newest))
+    g = json.loads(Path(newest).read_text())
     rows = g.get("grades") or g.get("versions") or []
     graded = {f"{v['subproject']}/{v['version']}": v for v in rows}
     missing = {r.key for r in rub.versions} - set(graded)
@@ -109,7 +116,7 @@ def test_the_committed_solution_grade_covers_the_rubric():
 
 
 def test_the_guide_uses_free_ids():
-    text = open(os.path.join(ROOT, "docs", "adding_a_version.md"), encoding="utf-8").read()
+    text = Path(os.path.join(ROOT, "docs", "adding_a_version.md")).read_text(encoding="utf-8")
     rows = re.findall(r'`?\{"([A-Za-z0-9_-]+)", "([a-z0-9_]+)"', text)
     assert rows
     subs = {"scan_one_block": "stream_compaction", "v10_template": None, "v6_template": "ground_seg"}
@@ -140,8 +147,11 @@ def test_a_device_function_region_becomes_a_device_stub():
     assert em.role(sc_only, ["nbody"], ["nbody"]) == "withheld"
     assert em.role(sc_only, ["ndt_graph"], ["ndt_graph"]) == "solved"
     assert em.role(sc_only, ["ground_seg"], em.closure(["ground_seg"])) == "solved"  # stream_compaction built on
-    new, removed = em.stub_text("common/include/common/x.cuh", text,
-                                assigned=lambda r: em.role(r, ["stream_compaction"], ["stream_compaction"]) == "assigned")
+    new, removed = em.stub_text(
+        "common/include/common/x.cuh",
+        text,
+        assigned=lambda r: em.role(r, ["stream_compaction"], ["stream_compaction"]) == "assigned",
+    )
     assert removed and "return 2 * v" not in new
     assert "COURSE_DEVICE_STUB_FILE(x_cuh)" in new and '#include "common/exercise_device.cuh"' in new
     assert "(void)unused_arg; COURSE_DEVICE_NOT_IMPLEMENTED(x_cuh); return v;" in new

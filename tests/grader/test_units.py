@@ -1,15 +1,17 @@
 """The grader's modules one by one, without a build: the rubric, the markers and the splice, the
 kernel attribution, the scoring, the process limits and the output formats."""
+
 import json
 import os
 import textwrap
 import types
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
 import exercise_markers as em
+from conftest import ROOT
 from grader import assemble, formats, kernels, rubric, run, schedule, score
 from grader.model import CaseResult, KernelUse, Provenance, Status, StudentReport, report_from_json, to_json
 
@@ -61,10 +63,10 @@ def test_rubric_hidden_cases_take_a_secret_seed_and_skip_versions_with_their_own
 
 
 def test_the_handouts_rubric_has_no_hidden_case(rubric_file):
-    public = rubric.public_text(open(rubric_file).read())
+    public = rubric.public_text(Path(rubric_file).read_text())
     assert "hidden" not in public and "secret" not in public
     assert "[stream_compaction.scan_naive]" in public and "correct = 4" in public
-    real = open(os.path.join(ROOT, "grading", "rubric.toml")).read()
+    real = Path(os.path.join(ROOT, "grading", "rubric.toml")).read_text()
     assert ".hidden]]" not in rubric.public_text(real)
     if os.path.exists(os.path.join(ROOT, "scripts", "make_handout.py")):  # the instructor's tree has hidden cases
         assert ".hidden]]" in real
@@ -106,13 +108,16 @@ def test_handout_blocks_round_trip_and_the_splice_takes_only_the_blocks():
     assert "mine(a);" in new and "k<<<1, 1>>>" not in new and "__global__ void k" in new
 
 
-@pytest.mark.parametrize("bad, msg", [
-    ("// STUDENT BEGIN a\n// STUDENT BEGIN a\n", "inside"),
-    ("// STUDENT END a\n", "without a BEGIN"),
-    ("// STUDENT BEGIN a\n", "never closed"),
-    ("// STUDENT BEGIN a\n// STUDENT END b\n", "closes"),
-    ("x; // STUDENT BEGIN a\n", "line of its own"),
-])
+@pytest.mark.parametrize(
+    "bad, msg",
+    [
+        ("// STUDENT BEGIN a\n// STUDENT BEGIN a\n", "inside"),
+        ("// STUDENT END a\n", "without a BEGIN"),
+        ("// STUDENT BEGIN a\n", "never closed"),
+        ("// STUDENT BEGIN a\n// STUDENT END b\n", "closes"),
+        ("x; // STUDENT BEGIN a\n", "line of its own"),
+    ],
+)
 def test_broken_student_markers_are_named(bad, msg):
     with pytest.raises(em.MarkerError, match=msg):
         em.parse_student("f.cu", bad)
@@ -139,9 +144,14 @@ def test_edits_outside_the_blocks_are_listed_and_ignored(tmp_path):
     a, hand, files = make_tree(tmp_path)
     sub = tmp_path / "student"
     import shutil
+
     shutil.copytree(hand, sub)
     f = sub / "stream_compaction" / "src" / "v9_x.cu"
-    f.write_text(f.read_text().replace("COURSE_NOT_IMPLEMENTED();", "mine(a);").replace('#include "x.hpp"', '#include "evil.hpp"'))
+    f.write_text(
+        f.read_text()
+        .replace("COURSE_NOT_IMPLEMENTED();", "mine(a);")
+        .replace('#include "x.hpp"', '#include "evil.hpp"')
+    )
     (sub / "stream_compaction" / "src" / "check.cpp").write_text("int check() { return 0; }\n")
     (sub / "CMakeLists.txt").write_text("project(evil)\n")
     (sub / "extra.cpp").write_text("int x;\n")
@@ -153,16 +163,19 @@ def test_edits_outside_the_blocks_are_listed_and_ignored(tmp_path):
     tree = tmp_path / "clean"
     assemble.clean_tree(a, sp.files, str(tree))
     assert (tree / "stream_compaction" / "src" / "check.cpp").read_text() == "int check() { return 1; }\n"
-    assert (tmp_path / "inst" / "stream_compaction" / "src" / "v9_x.cu").read_text() == SOLUTION  # never written through
+    assert (
+        tmp_path / "inst" / "stream_compaction" / "src" / "v9_x.cu"
+    ).read_text() == SOLUTION  # never written through
 
 
 def test_a_file_whose_markers_were_changed_is_graded_as_not_written(tmp_path):
     a, hand, files = make_tree(tmp_path)
     sub = tmp_path / "student"
     import shutil
+
     shutil.copytree(hand, sub)
     f = sub / "stream_compaction" / "src" / "v9_x.cu"
-    f.write_text("\n".join(l for l in f.read_text().split("\n") if "STUDENT END" not in l or "k" in l[:0]))
+    f.write_text("\n".join(line for line in f.read_text().split("\n") if "STUDENT END" not in line or "k" in line[:0]))
     sp = assemble.splice(a, str(sub), (hand, files))
     assert sp.problems and "graded as not written" in sp.problems[0]
     assert "COURSE_NOT_IMPLEMENTED" in sp.files["stream_compaction/src/v9_x.cu"]
@@ -188,17 +201,37 @@ def test_kernel_names_parse_to_namespace_and_base():
 
 def test_every_launched_kernel_is_attributed_and_only_own_allowed_or_harness_pass(monkeypatch):
     monkeypatch.setattr(kernels, "demangle", lambda names: [DEM[n] for n in names])
-    index = {"step_kernel": {"stream_compaction/src/v1.cu"}, "lookback_kernel": {"stream_compaction/src/v5.cu"},
-             "fma_peak_kernel": {"common/src/ceilings.cu"}, "pass_kernel": {"common/include/common/onesweep_sort.cuh"}}
+    index = {
+        "step_kernel": {"stream_compaction/src/v1.cu"},
+        "lookback_kernel": {"stream_compaction/src/v5.cu"},
+        "fma_peak_kernel": {"common/src/ceilings.cu"},
+        "pass_kernel": {"common/include/common/onesweep_sort.cuh"},
+    }
     rule = rubric.VersionRule("stream_compaction", "scan_naive", "d", 1, 1, ["v1"], [], [])
     ex = {"stream_compaction/src/v1.cu": "stream_compaction/v1", "stream_compaction/src/v5.cu": "stream_compaction/v5"}
-    uses = {k: u for k, u in zip(DEM, kernels.classify([(k, 3) for k in DEM], rule, {"stream_compaction/src/v1.cu"},
-                                                       ex, index, rubric.DEFAULT_LIBRARIES, harness={"harness"}))}
+    uses = {
+        k: u
+        for k, u in zip(
+            DEM,
+            kernels.classify(
+                [(k, 3) for k in DEM],
+                rule,
+                {"stream_compaction/src/v1.cu"},
+                ex,
+                index,
+                rubric.DEFAULT_LIBRARIES,
+                harness={"harness"},
+            ),
+        )
+    }
     assert uses["own"].allowed and uses["own"].owner == "own"
     assert uses["harness"].allowed and uses["harness"].owner == "harness"
-    for k, why in (("cub", "library call (cub)"), ("thrust", "library call (thrust)"),
-                   ("other", "another exercise's kernel (stream_compaction/v5)"),
-                   ("common", "not the version's own kernel")):
+    for k, why in (
+        ("cub", "library call (cub)"),
+        ("thrust", "library call (thrust)"),
+        ("other", "another exercise's kernel (stream_compaction/v5)"),
+        ("common", "not the version's own kernel"),
+    ):
         assert not uses[k].allowed and uses[k].owner == why, k
     rule.allow.append("DeviceScanKernel")
     use = kernels.classify([("cub", 1)], rule, set(), ex, index, rubric.DEFAULT_LIBRARIES)[0]
@@ -209,25 +242,43 @@ def test_anonymous_namespace_names_are_compared_without_their_build_hashes():
     a = "_ZN16StreamCompaction6Device44_GLOBAL__N__9bddf3c3_11_v1_naive_cu_5bea52fe18shift_right_kernelElPiPKi"
     b = "_ZN16StreamCompaction6Device44_GLOBAL__N__01234567_11_v1_naive_cu_89abcdef18shift_right_kernelElPiPKi"
     assert a != b and kernels.stable_name(a) == kernels.stable_name(b)
-    assert kernels.stub_kernels({"_Z20__device_stub__Z1kPi": "T", "_ZGVZL20__device_stub__Z1kPiE5__tmp": "b"}) == {"_Z1kPi"}
+    assert kernels.stub_kernels({"_Z20__device_stub__Z1kPi": "T", "_ZGVZL20__device_stub__Z1kPiE5__tmp": "b"}) == {
+        "_Z1kPi"
+    }
 
 
 def test_kernel_definitions_are_found_in_source(tmp_path):
-    (tmp_path / "a.cu").write_text("template <int B>\n__global__ void __launch_bounds__((B + 1) * 32) tile_k(int* p) {}\n"
-                                   "// __global__ void commented_k(int*)\n__global__ static void plain_k() {}\n")
+    (tmp_path / "a.cu").write_text(
+        "template <int B>\n__global__ void __launch_bounds__((B + 1) * 32) tile_k(int* p) {}\n"
+        "// __global__ void commented_k(int*)\n__global__ static void plain_k() {}\n"
+    )
     assert kernels.kernel_definitions(str(tmp_path), ["a.cu"]) == {"tile_k": {"a.cu"}, "plain_k": {"a.cu"}}
 
 
 def rule_for(correct=4, speed=2):
-    return rubric.VersionRule("stream_compaction", "scan_naive", "d", correct, speed, ["v1"], [],
-                              [rubric.Case("visible", [], timed=True), rubric.Case("secret", [], hidden=True,
-                                                                                   visibility="hidden")])
+    return rubric.VersionRule(
+        "stream_compaction",
+        "scan_naive",
+        "d",
+        correct,
+        speed,
+        ["v1"],
+        [],
+        [rubric.Case("visible", [], timed=True), rubric.Case("secret", [], hidden=True, visibility="hidden")],
+    )
 
 
 def case(status, hidden=False, ms=None, kernels_=(), name=None):
-    return CaseResult(name=name or ("secret" if hidden else "visible"), hidden=hidden, status=status, detail="why",
-                      visibility="hidden" if hidden else "visible",
-                      timed_ms=ms, timed_case="n=1048576" if ms else "", kernels=list(kernels_))
+    return CaseResult(
+        name=name or ("secret" if hidden else "visible"),
+        hidden=hidden,
+        status=status,
+        detail="why",
+        visibility="hidden" if hidden else "visible",
+        timed_ms=ms,
+        timed_case="n=1048576" if ms else "",
+        kernels=list(kernels_),
+    )
 
 
 RUB = rubric.Rubric("r", "0" * 64, rubric.Limits(), 0.8, 0.25, rubric.DEFAULT_LIBRARIES)
@@ -281,30 +332,48 @@ FAKE_DRIVER = textwrap.dedent("""\
     if mode == "crash":
         open(csv + ".partial", "w").write(head + "s,version,v,1,,0.1,,pass,,gpu\\n")
         os.abort()
-    rows = {"pass": "pass,", "flood": "pass,", "fail": 'fail,"element 3 is 7, expected 8"', "unwritten": "not_implemented,v1.cu:3",
-            "skip": "skipped,no CUDA device", "garbled": "PASS,"}[mode]
+    rows = {"pass": "pass,", "flood": "pass,", "fail": 'fail,"element 3 is 7, expected 8"',
+            "unwritten": "not_implemented,v1.cu:3", "skip": "skipped,no CUDA device", "garbled": "PASS,"}[mode]
     open(csv, "w").write(head + "s,meta,,0,,,,pass,,gpu\\n" + f"s,version,v,1024,op=scan,0.5,,{rows},gpu\\n")
     """)
 
 
-@pytest.mark.parametrize("mode, status", [("pass", Status.CORRECT), ("fail", Status.INCORRECT),
-                                          ("unwritten", Status.UNWRITTEN), ("skip", Status.NOT_GRADABLE),
-                                          ("hang", Status.TIMEOUT), ("crash", Status.CRASH),
-                                          ("flood", Status.CORRECT), ("hog", Status.MEMORY_LIMIT),
-                                          ("garbled", Status.INCORRECT)])
+@pytest.mark.parametrize(
+    "mode, status",
+    [
+        ("pass", Status.CORRECT),
+        ("fail", Status.INCORRECT),
+        ("unwritten", Status.UNWRITTEN),
+        ("skip", Status.NOT_GRADABLE),
+        ("hang", Status.TIMEOUT),
+        ("crash", Status.CRASH),
+        ("flood", Status.CORRECT),
+        ("hog", Status.MEMORY_LIMIT),
+        ("garbled", Status.INCORRECT),
+    ],
+)
 def test_a_run_is_judged_under_time_memory_and_output_limits(tmp_path, mode, status):
     drv = tmp_path / "driver"
     drv.write_text(FAKE_DRIVER)
     drv.chmod(0o755)
-    spec = run.RunSpec(driver=str(drv), version="v", args=[], workdir=str(tmp_path / "w"), name="v", time_limit_s=3,
-                       memory_limit_gb=0.3, output_limit_kb=64, env=dict(os.environ, FAKE_MODE=mode))
+    spec = run.RunSpec(
+        driver=str(drv),
+        version="v",
+        args=[],
+        workdir=str(tmp_path / "w"),
+        name="v",
+        time_limit_s=3,
+        memory_limit_gb=0.3,
+        output_limit_kb=64,
+        env=dict(os.environ, FAKE_MODE=mode),
+    )
     raw = run.execute(spec)
     res = run.judge(raw, "v", rubric.Case("visible", []), spec)
     assert res.status is status, (res.status, res.detail)
     if mode == "fail":
         assert res.detail == "n=1024 op=scan: element 3 is 7, expected 8"
     if mode == "flood":
-        assert os.path.getsize(raw.log) < 200 << 10 and "left out" in open(raw.log).read() and "MiB" in res.detail
+        assert os.path.getsize(raw.log) < 200 << 10 and "left out" in Path(raw.log).read_text() and "MiB" in res.detail
     if mode == "hang":
         assert raw.seconds < 10
 
@@ -319,7 +388,7 @@ def sample_report():
 
 def test_gradescope_results_follow_the_autograder_schema():
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.load(open(os.path.join(ROOT, "grading", "gradescope_results.schema.json")))
+    schema = json.loads(Path(os.path.join(ROOT, "grading", "gradescope_results.schema.json")).read_text())
     res = formats.gradescope(sample_report())
     jsonschema.validate(res, schema)
     assert res["score"] == 4 + score.speed_points(2, 0.8, 0.8, 0.25) and len(res["tests"]) == 2
@@ -333,10 +402,11 @@ def test_junit_gradebook_and_the_report_round_trip(tmp_path):
     formats.write_all(rep, str(tmp_path / "alice"))
     suite = ET.parse(tmp_path / "alice" / "junit.xml").getroot()
     assert suite.get("tests") == "2" and suite.get("failures") == "1"
-    back = report_from_json(json.load(open(tmp_path / "alice" / "report.json")))
+    back = report_from_json(json.loads(Path(tmp_path / "alice" / "report.json").read_text()))
     assert to_json(back) == to_json(rep)
-    formats.class_files([rep], str(tmp_path), [rule_for(), rubric.VersionRule("stream_compaction", "scan_other", "d",
-                                                                              4, 2, [], [], [])])
+    formats.class_files(
+        [rep], str(tmp_path), [rule_for(), rubric.VersionRule("stream_compaction", "scan_other", "d", 4, 2, [], [], [])]
+    )
     book = (tmp_path / "gradebook.csv").read_text().split("\n")
     assert book[0] == "Student,stream_compaction,Total" and book[1] == "Points Possible,12,12"
     assert book[2].startswith("alice,") and "report" not in book[2]
@@ -346,8 +416,13 @@ def test_a_student_the_grader_failed_on_stands_ungraded_in_the_class_files(tmp_p
     """A Slurm shard that died leaves its students without reports: the merge lists them with a
     harness-error report naming the shard's log and empty gradebook cells, and says it failed."""
     other = rubric.VersionRule("stream_compaction", "scan_other", "d", 4, 2, [], [], [])
-    job = types.SimpleNamespace(out=str(tmp_path), rules=[rule_for(), other], instructor_commit="c" * 40,
-                                rubric=RUB, assignment=types.SimpleNamespace(exercise_files=lambda: []))
+    job = types.SimpleNamespace(
+        out=str(tmp_path),
+        rules=[rule_for(), other],
+        instructor_commit="c" * 40,
+        rubric=RUB,
+        assignment=types.SimpleNamespace(exercise_files=lambda: []),
+    )
     students = [("alice", str(tmp_path / "in" / "alice")), ("bob", str(tmp_path / "in" / "bob"))]
     assert [n for n, _ in schedule.shard(students, 0, 2)] == ["alice"]
     (tmp_path / "shards" / "0").mkdir(parents=True)
@@ -356,7 +431,7 @@ def test_a_student_the_grader_failed_on_stands_ungraded_in_the_class_files(tmp_p
     formats.write_all(sample_report(), str(tmp_path / "shards" / "0" / "alice"))
     reports, missing, lost = schedule.merge(job, 2, students, progress=lambda *_: None)
     assert missing == [1] and lost == ["bob"] and len(reports) == 2
-    bob = json.load(open(tmp_path / "bob" / "report.json"))
+    bob = json.loads(Path(tmp_path / "bob" / "report.json").read_text())
     assert {g["status"] for g in bob["grades"]} == {"harness error"} and bob["points"] == 0
     assert "shard 1 of 2" in bob["grades"][0]["detail"] and "shard-1.log" in bob["grades"][0]["detail"]
     book = (tmp_path / "gradebook.csv").read_text().strip().split("\n")
