@@ -53,7 +53,7 @@ def device_of(rows):
 
 def replace_atomically(path, write):
     """write(tmp_path) into a unique temporary next to `path`, fsync it, rename it over `path`:
-    the file is complete or untouched, never half-written (issue 8)."""
+    the file is complete or untouched, never half-written."""
     import tempfile
 
     d = os.path.dirname(os.path.abspath(path))

@@ -125,7 +125,7 @@ TEST(Cli, NumbersRejectJunkNonFiniteAndOutOfRange) {
   EXPECT_DOUBLE_EQ(o.extra_double("dt", 1e-30, 1e30), 1e-3);
 }
 
-// A common flag the driver has no use for is refused, not silently ignored (issue 8), and left
+// A common flag the driver has no use for is refused, not silently ignored, and left
 // out of its usage text.
 TEST(Cli, CommonFlagsADriverDoesNotUseAreErrors) {
   const common::DriverSpec spec{"prog", "does things", {}, {"sweep", "n", "input", "version", "cold"}};
@@ -149,7 +149,7 @@ TEST(Cli, CommonFlagsADriverDoesNotUseAreErrors) {
 }
 
 // A size beyond the machine's memory is a usage error naming the flag before anything is
-// allocated (issue 8), not a bad_alloc or the OS killing the process.
+// allocated, not a bad_alloc or the OS killing the process.
 TEST(Cli, SizesBeyondTheMachinesMemoryAreUsageErrors) {
   try {
     common::check_fits_in_memory("--n 2^50", 1e18, 0);

@@ -1,4 +1,4 @@
-// Seeded mutation tests (issue 8): mutated PCD, KITTI and label files and random command lines
+// Seeded mutation tests: mutated PCD, KITTI and label files and random command lines
 // either parse or throw the reader's / parser's own error, never crash, read past a buffer,
 // allocate without bound or throw anything else. Deterministic seeds, a few thousand inputs each,
 // so they run in every test pass (and under the sanitizers where the build has them).

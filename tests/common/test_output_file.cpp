@@ -1,4 +1,4 @@
-// Output files: checked before a run, written whole or not at all (issue 8).
+// Output files: checked before a run, written whole or not at all.
 #include <gtest/gtest.h>
 
 #include <dirent.h>

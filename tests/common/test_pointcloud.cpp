@@ -150,7 +150,7 @@ TEST(LidarSim, DeterministicLabelledAndPlausible) {
 }
 
 // Hostile headers and data: each is an error naming the file and the reason, never a read past the
-// buffer, a huge allocation, a silent wrap or silently ignored data (issue 8).
+// buffer, a huge allocation, a silent wrap or silently ignored data.
 TEST(PointCloudHostile, PcdHeadersAndDataAreCheckedBeforeUse) {
   const std::string h = kHeader3;
   auto expect = [](const std::string& path, const std::string& what) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Hostile and careless input to the four drivers, as a student would type it (issue 8).
+"""Hostile and careless input to the four drivers, as a student would type it.
 
 Each case runs one driver and checks its exit status (2: usage error, 1: bad input or a failed
 check, 0: success) and that the message names the flag or file and the reason. A crash (a signal,

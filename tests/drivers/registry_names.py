@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A version name is typed once, in its registry (issue 9): the names each driver lists with
+"""A version name is typed once, in its registry: the names each driver lists with
 --list must not appear as string literals in any driver (*/app/*.cpp), which find versions by
 role and by the registry's fields instead.
 

@@ -263,7 +263,7 @@ COURSE_TEST(GroundSegOutputs, LabelsAndCellStatisticsFiles) {
   EXPECT_EQ(lines, nonempty + 1);  // header + one row per non-empty cell
 }
 
-// The driver's check of every version against the reference finds what it must (issue 8).
+// The driver's check of every version against the reference finds what it must.
 COURSE_TEST(GroundSegCpu, CompareToReferenceFindsEveryKindOfDifference) {
   const auto scan = common::simulate_lidar_scan({}, 3);
   const Params p;

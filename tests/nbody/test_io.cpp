@@ -43,14 +43,14 @@ TEST(SnapshotCsv, RejectsMalformedFilesWithFileLineAndReason) {
   EXPECT_NE(error_of("x,y,z,vx,vy,vz,m\n").find("no bodies"), std::string::npos);
   EXPECT_NE(error_of("x,y,z,vx,vy,vz,m\n1,2,3,4,5,6,7\n\n1,2,3,4,5,6,7\n").find("snap.csv:3: empty line"),
             std::string::npos);
-  // ids are whole non-negative integers: nothing is cast silently (issue 8)
+  // ids are whole non-negative integers: nothing is cast silently
   for (const char* id : {"nan", "1.7", "1e3", "-4", "", "99999999999999999999"})
     EXPECT_NE(error_of(std::string("x,y,z,vx,vy,vz,m,id\n1,2,3,4,5,6,7,") + id + "\n").find("snap.csv:2: id is not a non-negative integer"),
               std::string::npos)
         << id;
 }
 
-// Seeded mutations of a valid snapshot: each parses or throws InputError, nothing else (issue 8;
+// Seeded mutations of a valid snapshot: each parses or throws InputError, nothing else (and,
 // under the asan preset also no read past a buffer).
 TEST(SnapshotCsv, MutatedFilesParseOrThrowInputError) {
   const std::string seed = "x,y,z,vx,vy,vz,m,id\n1,2,3,4,5,6,0.5,0\n-1e-3,2,3,4,5,6,0.25,1\n";
