@@ -99,23 +99,29 @@ def handout_symbols(job):
     """The functions the exercise files define outside their exercise regions (Params::nx() in a
     file that also holds an exercise is harness code, not the exercise's): the strong symbols of the
     handout's own (stubbed) objects, compiled once per job."""
-    root = os.path.join(job.cache, "handout")
-    sp = assemble.splice(job.assignment, job.handout[0])
-    assemble.clean_tree(job.assignment, sp.files, os.path.join(root, "tree"))
-    b = build.build_student(
-        job.plan,
-        os.path.join(root, "tree"),
-        list(sp.files),
-        os.path.join(root, "build"),
-        os.path.join(job.cache, "objects"),
-        jobs=job.build_jobs or None,
-        drivers=[],
-    )
-    out = set()
-    for obj in b.objects.values():
-        defined, _ = kernels.object_symbols(obj)
-        out.update(s for s, kind in defined.items() if kind == "T")
-    return out
+    # A folder of this process's own: the shards of a Slurm array share the cache and run at once,
+    # and one shard's clean_tree must not delete the files another is compiling (the compiled
+    # objects are shared through the object cache, whose entries are written atomically).
+    root = os.path.join(job.cache, f"handout-{socket.gethostname()}-{os.getpid()}")
+    try:
+        sp = assemble.splice(job.assignment, job.handout[0])
+        assemble.clean_tree(job.assignment, sp.files, os.path.join(root, "tree"))
+        b = build.build_student(
+            job.plan,
+            os.path.join(root, "tree"),
+            list(sp.files),
+            os.path.join(root, "build"),
+            os.path.join(job.cache, "objects"),
+            jobs=job.build_jobs or None,
+            drivers=[],
+        )
+        out = set()
+        for obj in b.objects.values():
+            defined, _ = kernels.object_symbols(obj)
+            out.update(s for s, kind in defined.items() if kind == "T")
+        return out
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def git(path, *args):
