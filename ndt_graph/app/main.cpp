@@ -216,444 +216,503 @@ void draw_topdown(const std::string& path, const Case& c, const double (&T)[4][4
   common::write_png(path, img);
 }
 
-int run(const common::CliOptions& o) {
-  if (o.list) {
-    std::printf("%-4s %-24s %-4s %s\n", "id", "name", "gpu", "idea");
-    for (const auto& v : versions())
-      std::printf("%-4s %-24s %-4s %s%s%s\n", v.id.c_str(), v.name.c_str(), v.needs_gpu ? "yes" : "no", v.idea.c_str(),
-                  v.make || v.batched ? "" : ("  [" + v.unavailable + "]").c_str(),
-                  v.needs.any() ? ("  [needs " + common::describe(v.needs) + "]").c_str() : "");
-    return 0;
-  }
-  const std::vector<const Version*> chosen = common::select_versions(versions(), o.versions);
-  auto selected = [&](const Version& v) { return std::find(chosen.begin(), chosen.end(), &v) != chosen.end(); };
-  const Version* batched = nullptr;
-  for (const auto& v : versions())
-    if (v.batched) batched = &v;
-  if (o.flag("launch-bench")) {
-    for (const auto& f : o.given)
-      if (f != "launch-bench")
-        throw common::UsageError("--" + f + " is not read by --launch-bench (it times empty kernels only)");
-    if (!o.versions.empty()) throw common::UsageError("--version is not read by --launch-bench (it times empty kernels only)");
-    const common::Environment env = common::detect_environment();
-    common::RowList rows;
-    rows.push_back(common::meta_row("ndt_graph", env));
-    const int iterations = o.quick ? 256 : 2048;
-    if (!env.gpu) {
-      ResultRow r = common::make_row("ndt_graph", "launch_strategies", "launch-strategy micro-benchmark", iterations,
-                                     "", env.device_label, "", "launch");
-      r.verdict = common::no_gpu_verdict();
-      rows.push_back(r);
-      return common::finish_run(std::cout, "ndt_graph", rows, o.csv);
-    }
-    std::cout << "launch strategies: 5 dependent empty kernels per iteration, " << iterations
-              << " iterations per run, median of 7 runs\n";
-    for (const auto& l : launch_strategy_benchmark(iterations, 7)) {
-      ResultRow r = common::make_row("ndt_graph", l.name, l.idea, iterations, "blocks=" + std::to_string(l.blocks),
-                                     env.device_label, "", "launch");
-      r.stats = l.stats;
-      r.metric = l.us_per_iteration;
-      r.metric_unit = "us/iteration";
-      r.verdict = common::Verdict::pass();
-      rows.push_back(r);
-      std::printf("  %-16s %8.2f us/iteration  (%s)\n", l.name.c_str(), l.us_per_iteration, l.idea.c_str());
-    }
-    return common::finish_run(std::cout, "ndt_graph", rows, o.csv);
-  }
-  const NdtParams base = params_from(o);
-  const bool single = !o.extra.at("target").empty() || !o.extra.at("source").empty();
-  // flags that only one kind of run reads: given to the other kind, they are a usage error
-  for (const char* f : {"guess", "target-filter", "target-leaf", "source-filter", "source-leaf"})
-    if (!single && o.was_given(f))
-      throw common::UsageError(std::string("--") + f + " applies to one alignment (--target and --source), not to the default set");
-  if (single && o.flag("no-batch"))
-    throw common::UsageError("--no-batch: one alignment (--target and --source) has no batched rows to skip");
-  std::vector<Case> cases;
-  if (single) cases.push_back(command_line_case(o, base));
-  else cases = default_cases(o, base);
-  const common::Environment env = common::detect_environment();
+// Everything a mode needs: the options, the machine, the timing policy, the cases and the outputs
+// that are written whole at the end.
+struct Context {
+  const common::CliOptions& opt;
+  common::Environment env;
   common::BenchOptions bench;
-  bench.max_seconds = o.quick ? 0.2 : 1.0;
-  bench.warmup = 1;
-  bench.min_samples = 3;
-  if (o.reps > 0) bench.min_samples = bench.max_samples = o.reps;
-  const std::string images = o.extra.at("images");
-  if (!images.empty()) common::make_output_dir(images, "images");
+  NdtParams base;
+  bool single = false;  // one pair from --target/--source instead of the default set
+  std::vector<const Version*> chosen;
+  std::vector<Case> cases;
+  std::string images;
+  std::ostringstream pose_out, trace_csv;
+  double launch_us = common::kNoValue;
+  bool any_fail = false;
+
+  explicit Context(const common::CliOptions& o) : opt(o) {}
+  bool selected(const Version& v) const { return std::find(chosen.begin(), chosen.end(), &v) != chosen.end(); }
+  void record(common::RowList& rows, const ResultRow& r) {
+    any_fail = any_fail || common::is_fail(r);
+    rows.push_back(r);
+  }
+};
+
+void list_versions() {
+  std::printf("%-4s %-24s %-4s %s\n", "id", "name", "gpu", "idea");
+  for (const auto& v : versions())
+    std::printf("%-4s %-24s %-4s %s%s%s\n", v.id.c_str(), v.name.c_str(), v.needs_gpu ? "yes" : "no", v.idea.c_str(),
+                v.make || v.batched ? "" : ("  [" + v.unavailable + "]").c_str(),
+                v.needs.any() ? ("  [needs " + common::describe(v.needs) + "]").c_str() : "");
+}
+
+// --launch-bench: the launch-strategy micro-benchmark alone.
+int launch_bench_mode(const common::CliOptions& o) {
+  for (const auto& f : o.given)
+    if (f != "launch-bench") throw common::UsageError("--" + f + " is not read by --launch-bench (it times empty kernels only)");
+  if (!o.versions.empty()) throw common::UsageError("--version is not read by --launch-bench (it times empty kernels only)");
+  const common::Environment env = common::detect_environment();
   common::RowList rows;
   rows.push_back(common::meta_row("ndt_graph", env));
-  rows.back()
-      .add_metric("resolution", base.resolution, "m")
-      .add_metric("step_size", base.step_size, "")
-      .add_metric("epsilon", base.epsilon, "")
-      .add_metric("max_iterations", base.max_iterations, "")
-      .add_metric("outlier_ratio", base.outlier_ratio, "");
-  rows.back().params = "seed=" + std::to_string(o.seed);  // exact: a 64-bit seed is not a double
+  const int iterations = o.quick ? 256 : 2048;
+  if (!env.gpu) {
+    ResultRow r = common::make_row("ndt_graph", "launch_strategies", "launch-strategy micro-benchmark", iterations, "",
+                                   env.device_label, "", "launch");
+    r.verdict = common::no_gpu_verdict();
+    rows.push_back(r);
+    return common::finish_run(std::cout, "ndt_graph", rows, o.csv);
+  }
+  std::cout << "launch strategies: 5 dependent empty kernels per iteration, " << iterations
+            << " iterations per run, median of 7 runs\n";
+  for (const auto& l : launch_strategy_benchmark(iterations, 7)) {
+    ResultRow r = common::make_row("ndt_graph", l.name, l.idea, iterations, "blocks=" + std::to_string(l.blocks),
+                                   env.device_label, "", "launch");
+    r.stats = l.stats;
+    r.metric = l.us_per_iteration;
+    r.metric_unit = "us/iteration";
+    r.verdict = common::Verdict::pass();
+    rows.push_back(r);
+    std::printf("  %-16s %8.2f us/iteration  (%s)\n", l.name.c_str(), l.us_per_iteration, l.idea.c_str());
+  }
+  return common::finish_run(std::cout, "ndt_graph", rows, o.csv);
+}
+
+// The target-map build rows of one case: the CPU's, and the GPU's checked equal to it voxel for voxel.
+void map_build_rows(Context& x, const Case& c, const std::string& base_params, common::RowList& rows) {
+  ResultRow r = common::make_row("ndt_graph", common::with_role(versions(), Role::reference)->name,
+                                 "target map build (VoxelGridCovariance + cell hash), one thread",
+                                 static_cast<std::int64_t>(c.target.size()), base_params, x.env.device_label, "reference",
+                                 "map_build");
+  r.stats = common::bench_cpu([&] { build_voxel_map(c.target, static_cast<float>(c.params.resolution)); }, x.bench);
+  r.metric = c.target.size() / (r.stats.median_ms * 1e3);
+  r.metric_unit = "Mpts/s";
+  r.verdict = common::Verdict::pass();
+  rows.push_back(r);
+  ResultRow g = common::make_row("ndt_graph", "gpu_map_build", "sort by cell + per-voxel statistics + hash insert on the GPU",
+                                 static_cast<std::int64_t>(c.target.size()), base_params, x.env.device_label, "version",
+                                 "map_build");
+  if (!x.env.gpu) {
+    g.verdict = common::no_gpu_verdict();
+  } else {
+    common::run_guarded(g, true, [&] {
+      float ms = 0;
+      const VoxelMap gm = build_voxel_map_gpu(c.target, static_cast<float>(c.params.resolution), &ms);
+      const std::string diff = compare_maps(c.map, gm);
+      g.stats = common::bench_loop(  // the build's own event time, the upload excluded
+          [&](bool) {
+            build_voxel_map_gpu(c.target, static_cast<float>(c.params.resolution), &ms);
+            return double(ms);
+          },
+          x.bench);
+      g.metric = c.target.size() / (g.stats.median_ms * 1e3);
+      g.metric_unit = "Mpts/s";
+      g.speedup_vs_cpu = r.stats.median_ms / g.stats.median_ms;
+      g.verdict = common::Verdict::pass_if(diff.empty(), "GPU map differs from the CPU map: " + diff);
+    });
+  }
+  x.record(rows, g);
+}
+
+// The CPU reference judged against PCL's recorded result and, for a simulated pair, the known transform.
+common::Verdict check_reference(const Case& c, const AlignResult& res, ResultRow& r) {
+  common::Verdict verdict = common::Verdict::pass();
+  if (c.have_pcl) {
+    double e_cm = 0, e_deg = 0;
+    pose_error(res.T, c.pcl.T, e_cm, e_deg);
+    e_cm *= 100;
+    const double lrel = std::fabs(res.likelihood - c.pcl.likelihood) / std::fabs(c.pcl.likelihood);
+    r.add_metric("err_pcl", e_cm, "cm").add_metric("err_pcl_rotation", e_deg, "deg");
+    r.add_metric("pcl_iterations", c.pcl.iterations, "");
+    if (e_cm > 0.5 || e_deg > 0.05 || std::abs(res.iterations - c.pcl.iterations) > 1 || lrel > 1e-3)
+      verdict = common::Verdict::fail("the reference is off PCL's recorded result (" + fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) +
+                                      " deg, " + std::to_string(res.iterations) + " vs " + std::to_string(c.pcl.iterations) +
+                                      " iterations, likelihood " + fmt(res.likelihood, 6) + " vs " + fmt(c.pcl.likelihood, 6) + ")");
+  }
+  if (c.have_truth) {
+    double t_cm, t_deg;
+    pose_error(res.T, c.truth, t_cm, t_deg);
+    r.add_metric("err_truth", 100 * t_cm, "cm").add_metric("err_truth_rotation", t_deg, "deg");
+    if (100 * t_cm > 2.0 || t_deg > 0.1)
+      verdict = common::Verdict::fail("the simulated pair's known transform is not recovered (" + fmt(100 * t_cm, 2) + " cm, " +
+                                      fmt(t_deg, 3) + " deg)");
+  }
+  if (res.status == Status::no_correspondences || res.status == Status::numerical) verdict = common::Verdict::fail(res.reason());
+  return verdict;
+}
+
+// Any other version judged against the CPU reference (or, with its own line search, against the
+// CPU running that line search); its distance from PCL's path (the reference) is reported too.
+common::Verdict check_version(const Case& c, const Version& v, const Problem& p, const AlignResult& res, ResultRow& r) {
+  double e_cm = 0, e_deg = 0;
+  pose_error(res.T, c.reference.T, e_cm, e_deg);
+  e_cm *= 100;
+  r.add_metric("err_ref", e_cm, "cm").add_metric("err_ref_rotation", e_deg, "deg");
+  AlignResult own = c.reference;
+  std::string own_name = "the CPU reference";
+  if (v.line_search_candidates > 1) {
+    own = align_cpu(c.map, c.source, p.params, c.guess);
+    own_name = "the CPU reference with the same line search";
+    pose_error(res.T, own.T, e_cm, e_deg);
+    e_cm *= 100;
+    r.add_metric("reference_iterations", c.reference.iterations, "").add_metric("reference_evaluations", c.reference.evaluations, "");
+    r.add_metric("err_own_ref", e_cm, "cm").add_metric("err_own_ref_rotation", e_deg, "deg");
+  }
+  const bool library = v.role == Role::library;
+  const double tol_cm = library ? 0.5 : 1.0, tol_deg = library ? 0.05 : 0.1;
+  const int tol_it = library ? 1 : 2;
+  if (e_cm > tol_cm || e_deg > tol_deg || std::abs(res.iterations - own.iterations) > tol_it)
+    return common::Verdict::fail(fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) + " deg, " + std::to_string(res.iterations) + " vs " +
+                                 std::to_string(own.iterations) + " iterations from " + own_name);
+  return common::Verdict::pass();
+}
+
+// Times a checked runner and fills the row: per alignment, per iteration, the kernel's share and
+// the launch-latency floor.
+common::Verdict time_version(const Context& x, const Version& v, Runner& runner, const AlignResult& res, ResultRow& r) {
+  std::vector<double> kernel_ms;  // each timed run's own kernel time, where the version measures it
+  const common::BenchStats stats = common::bench_runner(runner, x.bench, &kernel_ms);
+  const AlignResult again = runner.result();
+  // Versions that sum with atomics or per-thread partials may differ in the last bits between
+  // runs, never by more than this.
+  const std::string repeat = compare_to_reference(again, res, 1e-3, 1e-4, 0);
+  r.stats = stats;
+  r.metric = 1e3 * stats.median_ms / std::max(1, res.iterations);
+  r.metric_unit = "us/iteration";
+  const double kernel_us_iter = kernel_ms.empty() ? std::numeric_limits<double>::quiet_NaN()
+                                                  : 1e3 * common::summarize(kernel_ms).median_ms / std::max(1, res.iterations);
+  r.add_metric("iterations", res.iterations, "").add_metric("evaluations", res.evaluations, "");
+  r.add_metric("solve_fallbacks", res.solve_fallbacks, "").add_metric("converged", res.converged, "");
+  r.add_metric("likelihood", res.likelihood, "");
+  if (std::isfinite(kernel_us_iter))
+    r.add_metric("kernel_per_iteration", kernel_us_iter, "us").add_metric("other_per_iteration", r.metric - kernel_us_iter, "us");
+  if (v.needs_gpu && std::isfinite(x.launch_us)) {
+    // the floor of a device loop: two dependent launches per evaluation at the lone-launch latency
+    const double floor_us = 2.0 * x.launch_us * res.evaluations;
+    r.pct_of_ceiling = 100.0 * floor_us / (1e3 * stats.median_ms);
+    r.ceiling = "launch_latency";
+    r.predicted_ms = v.predicted_us_per_eval * res.evaluations / 1e3;
+  }
+  if (!repeat.empty()) return common::Verdict::fail("a repeated run gave another result: " + repeat);
+  return common::Verdict::pass();
+}
+
+// --pose-out and --trace-csv lines of one version's alignment.
+void write_outputs(Context& x, const Case& c, const Version& v, const AlignResult& res) {
+  if (!x.opt.extra.at("pose-out").empty()) {
+    x.pose_out << v.name << " " << res.iterations << " " << (res.converged ? 1 : 0) << " " << res.likelihood;
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) x.pose_out << " " << res.T[i][j];
+    x.pose_out << "\n";
+  }
+  if (!x.opt.extra.at("trace-csv").empty())
+    for (std::size_t k = 0; k < res.trace.size(); ++k) {
+      const auto& tr = res.trace[k];
+      x.trace_csv << c.name << "," << v.name << "," << k;
+      for (double q : tr.pose) x.trace_csv << "," << q;
+      x.trace_csv << "," << tr.score << "," << tr.score / c.source.size() << "," << tr.step << "," << tr.neighbours << ","
+                  << tr.pairs << "\n";
+    }
+}
+
+// One version aligning one case: prepared, run, checked, timed, one row.
+void align_version(Context& x, Case& c, const Version& v, const std::string& base_params, common::RowList& rows) {
+  common::NvtxRange version_range(v.name.c_str());
+  ResultRow r = common::make_row("ndt_graph", v.name, v.idea, static_cast<std::int64_t>(c.source.size()), base_params,
+                                 x.env.device_label, common::role_name(v.role));
+  if (v.needs_gpu && !x.env.gpu) {
+    r.verdict = common::no_gpu_verdict();
+    rows.push_back(r);
+    return;
+  }
+  if (!v.make) {
+    r.verdict = common::Verdict::skip(v.unavailable);
+    rows.push_back(r);
+    return;
+  }
+  Problem p;
+  p.map = &c.map;
+  p.target = &c.target;
+  p.source = &c.source;
+  p.params = v.params_for(c.params);
+  std::copy(c.guess, c.guess + 6, p.guess);
+  decltype(v.make()) runner;
+  bool unfit = false;  // the case does not suit this version (an InputError from prepare)
+  const bool prepared = common::run_guarded(r, v.needs_gpu, [&] {
+    runner = v.make();
+    try {
+      runner->prepare(p);
+    } catch (const InputError& e) {
+      r.verdict = common::Verdict::skip(e.what());
+      unfit = true;
+    }
+  }, v.needs);
+  if (!prepared || unfit) {
+    x.record(rows, r);
+    return;
+  }
+  AlignResult res;
+  common::Verdict verdict = common::Verdict::pass();
+  if (!common::run_guarded(r, v.needs_gpu, [&] {
+        runner->run();
+        res = runner->result();
+        if (v.role == Role::reference) c.reference = res;
+        verdict = v.role == Role::reference ? check_reference(c, res, r) : check_version(c, v, p, res, r);
+        const common::Verdict repeat = time_version(x, v, *runner, res, r);
+        if (!repeat.ok()) verdict = repeat;
+      }, v.needs)) {
+    x.record(rows, r);
+    std::cout << "  " << v.name << ": " << r.verdict << "\n";
+    return;
+  }
+  r.verdict = verdict;
+  x.record(rows, r);
+  std::cout << "  " << v.name << ": " << res.iterations << " it, " << fmt(r.stats.median_ms, 3) << " ms, " << res.reason()
+            << ", pose " << fmt(res.pose[0], 5) << " " << fmt(res.pose[1], 5) << " " << fmt(res.pose[2], 5) << " / "
+            << fmt(res.pose[3], 5) << " " << fmt(res.pose[4], 5) << " " << fmt(res.pose[5], 5) << "  " << verdict << "\n";
+  write_outputs(x, c, v, res);
+  if (v.role == Role::reference && res.status != Status::converged) std::cout << "  note: " << res.reason() << "\n";
+}
+
+// One case: its map, its map-build rows, every selected version's alignment (the reference always),
+// the ratios among them and the top-down image.
+void case_mode(Context& x, Case& c, common::RowList& rows) {
+  common::NvtxRange case_range(("case " + c.name).c_str());
+  std::cout << "\n== " << c.name << ": target " << c.target_file << " (" << c.target_raw << " -> " << c.target.size()
+            << " pts), source " << c.source_file << " (" << c.source_raw << " -> " << c.source.size() << " pts)\n";
+  try {
+    c.map = build_voxel_map(c.target, static_cast<float>(c.params.resolution));
+  } catch (const InputError& e) {
+    throw std::runtime_error(c.name + ": target map: " + e.what());
+  }
+  std::cout << "target voxels: " << c.map.occupied << " occupied, " << c.map.voxels.size() << " searchable (>= 6 pts), "
+            << c.map.valid << " valid\n";
+  const std::string base_params = "case=" + c.name + " search=" + search_name(c.params.search);
+  map_build_rows(x, c, base_params, rows);
+  const std::size_t first_align = rows.size();
+  for (const auto& v : versions())
+    if (!v.batched && (x.selected(v) || v.role == Role::reference)) align_version(x, c, v, base_params, rows);
+  // this case's alignment rows: x CPU, x PCL (the library) and x prev along builds_on
+  std::vector<ResultRow*> group;
+  for (std::size_t i = first_align; i < rows.size(); ++i)
+    if (rows[i].kind == "version" && rows[i].params == base_params) group.push_back(&rows[i]);
+  common::fill_ratios(group, [](const std::string& name) {
+    const Version* v = common::find_version(versions(), name);
+    return v ? v->builds_on : std::string();
+  });
+  if (!x.images.empty()) {
+    double G[4][4];
+    pose_to_matrix4(c.guess, G);
+    draw_topdown(x.images + "/" + c.name + "_alignment.png", c, c.reference.T, G);
+  }
+}
+
+const Case* find_case(const Context& x, const std::string& name) {
+  for (const auto& c : x.cases)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+// Batched alignments of one case (KITTI's where present) at growing batch sizes.
+void batch_mode(Context& x, const Version& batched, common::RowList& rows) {
+  const Case* koide = find_case(x, "koide_vg02_both");
+  const Case& bc = koide ? *koide : x.cases.front();
+  const AlignResult& ref = bc.reference;
+  std::vector<int> sizes = x.opt.quick ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128};
+  std::mt19937_64 rng(x.opt.seed);
+  std::uniform_real_distribution<double> U(-1, 1);
+  for (int b : sizes) {
+    common::NvtxRange range(("batch " + std::to_string(b)).c_str());
+    std::vector<BatchItem> items;
+    for (int k = 0; k < b; ++k) {
+      BatchItem it{&bc.source, {}};
+      for (int q = 0; q < 6; ++q) it.guess[q] = bc.guess[q] + (k == 0 ? 0.0 : (q < 3 ? 0.05 : 0.005) * U(rng));
+      items.push_back(it);
+    }
+    ResultRow r = common::make_row("ndt_graph", batched.name, batched.idea, static_cast<std::int64_t>(bc.source.size()),
+                                   "case=" + bc.name + " batch=" + std::to_string(b), x.env.device_label,
+                                   common::role_name(batched.role), "batch");
+    common::run_guarded(r, true, [&] {
+      auto runner = make_batch_runner();
+      runner->prepare({&bc.map, items, bc.params});
+      runner->run();
+      const auto res = runner->result();
+      double e_cm, e_deg;
+      pose_error(res[0].T, ref.T, e_cm, e_deg);
+      int unconverged = 0;
+      for (const auto& q : res) unconverged += !q.converged;
+      r.add_metric("unconverged", unconverged, "alignments").add_metric("err_ref", 100 * e_cm, "cm");
+      r.stats = common::bench_runner(*runner, x.bench);
+      r.metric = b / (r.stats.median_ms / 1e3);
+      r.metric_unit = "alignments/s";
+      r.verdict = common::Verdict::pass_if(100 * e_cm <= 1.0 && e_deg <= 0.1 && std::abs(res[0].iterations - ref.iterations) <= 2,
+                                           "batch entry 0 is " + fmt(100 * e_cm, 3) + " cm from the CPU reference");
+    });
+    if (!r.verdict.ok()) x.any_fail = true;
+    rows.push_back(r);
+    std::cout << "  " << batched.name << " x" << b << ": " << fmt(r.stats.median_ms, 3) << " ms, " << fmt(r.metric, 0)
+              << " alignments/s  " << r.verdict << "\n";
+  }
+}
+
+// The multi-hypothesis initial-pose search on the room pair: from a guess 2 m / 30 deg off PCL's
+// answer, where one alignment fails, the best likelihood of a grid of guesses.
+void hypotheses_mode(Context& x, const Version& batched, const Case& room, common::RowList& rows) {
+  const AlignResult& rref = room.reference;
+  constexpr double kPi = 3.14159265358979323846;
+  double far[6];
+  std::copy(rref.pose, rref.pose + 6, far);
+  far[0] += 2.0 * std::cos(0.7);
+  far[1] += 2.0 * std::sin(0.7);
+  far[5] += 30.0 * kPi / 180.0;
+  const AlignResult lone = align_cpu(room.map, room.source, room.params, far);
+  double lone_cm, lone_deg;
+  pose_error(lone.T, rref.T, lone_cm, lone_deg);
+  std::vector<BatchItem> items;
+  for (int ix = -2; ix <= 2; ++ix)
+    for (int iy = -2; iy <= 2; ++iy)
+      for (int iyaw = -3; iyaw <= 3; ++iyaw) {
+        BatchItem it{&room.source, {}};
+        std::copy(far, far + 6, it.guess);
+        it.guess[0] += ix * 1.0;
+        it.guess[1] += iy * 1.0;
+        it.guess[5] += iyaw * 15.0 * kPi / 180.0;
+        items.push_back(it);
+      }
+  ResultRow r = common::make_row("ndt_graph", batched.name, "multi-hypothesis initial-pose search: best likelihood of a grid of guesses",
+                                 static_cast<std::int64_t>(room.source.size()),
+                                 "case=room_tutorial hypotheses=" + std::to_string(items.size()), x.env.device_label,
+                                 common::role_name(batched.role), "hypotheses");
+  r.add_metric("single_err", 100 * lone_cm, "cm").add_metric("single_err_rotation", lone_deg, "deg");
+  double b_cm = 0, b_deg = 0;
+  common::run_guarded(r, true, [&] {
+    auto runner = make_batch_runner();
+    runner->prepare({&room.map, items, room.params});
+    runner->run();
+    const auto res = runner->result();
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < res.size(); ++k)
+      if (res[k].likelihood > res[best].likelihood) best = k;
+    pose_error(res[best].T, rref.T, b_cm, b_deg);
+    r.add_metric("best_err", 100 * b_cm, "cm").add_metric("best_err_rotation", b_deg, "deg");
+    r.stats = common::bench_runner(*runner, x.bench);
+    r.metric = items.size() / (r.stats.median_ms / 1e3);
+    r.metric_unit = "alignments/s";
+    r.verdict = common::Verdict::pass_if(100 * b_cm <= 2.0 && b_deg <= 0.2, "the best hypothesis is " + fmt(100 * b_cm, 2) +
+                                                                                " cm / " + fmt(b_deg, 3) + " deg from the reference");
+  });
+  if (!r.verdict.ok()) x.any_fail = true;
+  rows.push_back(r);
+  std::cout << "  multi-hypothesis (" << items.size() << " guesses around one 2 m / 30 deg off): single alignment "
+            << fmt(100 * lone_cm, 1) << " cm / " << fmt(lone_deg, 2) << " deg off; best hypothesis " << fmt(100 * b_cm, 3)
+            << " cm / " << fmt(b_deg, 4) << " deg; " << fmt(r.stats.median_ms, 2) << " ms  " << r.verdict << "\n";
+}
+
+// The GPU VoxelGrid filter on the largest raw inputs at hand, checked equal to the CPU filter.
+void filter_mode(Context& x, common::RowList& rows) {
+  for (const auto& c : x.cases) {
+    if (c.name != "kitti00_0_1_vg02" && c.name != "sim_street") continue;
+    const common::PointCloud raw = c.name == "sim_street" ? common::simulate_lidar_scan({}, x.opt.seed).cloud
+                                                          : common::read_point_cloud(c.source_file);
+    ResultRow r = common::make_row("ndt_graph", "gpu_voxel_filter", "VoxelGrid on the GPU: sort by leaf, segmented sums in file order",
+                                   static_cast<std::int64_t>(raw.size()), "case=" + c.name + " leaf=0.2", x.env.device_label,
+                                   "version", "filter");
+    common::run_guarded(r, true, [&] {
+      const auto cpu = voxel_grid_filter(raw, 0.2f, LeafOrder::file);
+      float ms = 0;
+      const auto gpuf = voxel_grid_filter_gpu(raw, 0.2f, &ms);
+      const bool same = cpu.x == gpuf.x && cpu.y == gpuf.y && cpu.z == gpuf.z;
+      r.add_metric("points_out", static_cast<double>(gpuf.size()), "points");
+      r.stats = common::bench_loop(
+          [&](bool) {
+            voxel_grid_filter_gpu(raw, 0.2f, &ms);
+            return double(ms);
+          },
+          x.bench);
+      const auto cs = common::bench_cpu([&] { voxel_grid_filter(raw, 0.2f); }, x.bench);
+      r.speedup_vs_cpu = cs.median_ms / r.stats.median_ms;
+      r.metric = raw.size() / (r.stats.median_ms * 1e3);
+      r.metric_unit = "Mpts/s";
+      r.verdict = common::Verdict::pass_if(same, "GPU filter output differs from the CPU filter");
+    });
+    x.record(rows, r);
+  }
+}
+
+// Flags, cases, timing policy and the outputs checked before anything runs.
+void set_up(Context& x) {
+  const common::CliOptions& o = x.opt;
+  x.chosen = common::select_versions(versions(), o.versions);
+  x.base = params_from(o);
+  x.single = !o.extra.at("target").empty() || !o.extra.at("source").empty();
+  // flags that only one kind of run reads: given to the other kind, they are a usage error
+  for (const char* f : {"guess", "target-filter", "target-leaf", "source-filter", "source-leaf"})
+    if (!x.single && o.was_given(f))
+      throw common::UsageError(std::string("--") + f + " applies to one alignment (--target and --source), not to the default set");
+  if (x.single && o.flag("no-batch"))
+    throw common::UsageError("--no-batch: one alignment (--target and --source) has no batched rows to skip");
+  if (x.single) x.cases.push_back(command_line_case(o, x.base));
+  else x.cases = default_cases(o, x.base);
+  x.env = common::detect_environment();
+  x.bench.max_seconds = o.quick ? 0.2 : 1.0;
+  x.bench.warmup = 1;
+  x.bench.min_samples = 3;
+  if (o.reps > 0) x.bench.min_samples = x.bench.max_samples = o.reps;
+  x.images = o.extra.at("images");
+  if (!x.images.empty()) common::make_output_dir(x.images, "images");
   // --pose-out and --trace-csv: checked now, written whole (atomically) at the end
   const std::vector<std::string> inputs = {o.extra.at("target"), o.extra.at("source")};
-  std::ostringstream pose_out, trace_csv;
   if (!o.extra.at("pose-out").empty()) {
     common::check_output_path(o.extra.at("pose-out"), "pose-out", inputs);
-    pose_out.precision(9);
+    x.pose_out.precision(9);
   }
   if (!o.extra.at("trace-csv").empty()) {
     common::check_output_path(o.extra.at("trace-csv"), "trace-csv", inputs);
-    trace_csv << "case,version,iteration,x,y,z,roll,pitch,yaw,score,likelihood,step,neighbours,pairs\n";
-    trace_csv.precision(10);
+    x.trace_csv << "case,version,iteration,x,y,z,roll,pitch,yaw,score,likelihood,step,neighbours,pairs\n";
+    x.trace_csv.precision(10);
   }
-  std::cout << "ndt_graph: resolution " << base.resolution << " m, step " << base.step_size << ", eps " << base.epsilon
-            << ", max " << base.max_iterations << " iterations, outlier " << base.outlier_ratio << ", search "
-            << search_name(base.search) << " (seed " << o.seed << ")\n";
-  const double launch_us = env.gpu ? env.ceilings.launch_us : common::kNoValue;
-  bool any_fail = false;
-  common::Progress progress(static_cast<int>(cases.size()), "ndt_graph cases");
-  for (auto& c : cases) {
-    common::NvtxRange case_range(("case " + c.name).c_str());
-    std::cout << "\n== " << c.name << ": target " << c.target_file << " (" << c.target_raw << " -> " << c.target.size()
-              << " pts), source " << c.source_file << " (" << c.source_raw << " -> " << c.source.size() << " pts)\n";
-    try {
-      c.map = build_voxel_map(c.target, static_cast<float>(c.params.resolution));
-    } catch (const InputError& e) {
-      throw std::runtime_error(c.name + ": target map: " + e.what());
-    }
-    const VoxelMap& map = c.map;
-    std::cout << "target voxels: " << map.occupied << " occupied, " << map.voxels.size() << " searchable (>= 6 pts), "
-              << map.valid << " valid\n";
-    const std::string base_params = "case=" + c.name + " search=" + search_name(c.params.search);
-    // Map build rows: CPU, and GPU (checked equal to the CPU's, voxel for voxel)
-    {
-      ResultRow r = common::make_row("ndt_graph", common::with_role(versions(), Role::reference)->name,
-                                     "target map build (VoxelGridCovariance + cell hash), one thread",
-                                     static_cast<std::int64_t>(c.target.size()), base_params, env.device_label, "reference",
-                                     "map_build");
-      r.stats = common::bench_cpu([&] { build_voxel_map(c.target, static_cast<float>(c.params.resolution)); }, bench);
-      r.metric = c.target.size() / (r.stats.median_ms * 1e3);
-      r.metric_unit = "Mpts/s";
-      r.verdict = common::Verdict::pass();
-      rows.push_back(r);
-      ResultRow g = common::make_row("ndt_graph", "gpu_map_build", "sort by cell + per-voxel statistics + hash insert on the GPU",
-                                     static_cast<std::int64_t>(c.target.size()), base_params, env.device_label, "version",
-                                     "map_build");
-      if (!env.gpu) {
-        g.verdict = common::no_gpu_verdict();
-      } else {
-        common::run_guarded(g, true, [&] {
-          float ms = 0;
-          const VoxelMap gm = build_voxel_map_gpu(c.target, static_cast<float>(c.params.resolution), &ms);
-          const std::string diff = compare_maps(map, gm);
-          g.stats = common::bench_loop(  // the build's own event time, the upload excluded
-              [&](bool) {
-                build_voxel_map_gpu(c.target, static_cast<float>(c.params.resolution), &ms);
-                return double(ms);
-              },
-              bench);
-          g.metric = c.target.size() / (g.stats.median_ms * 1e3);
-          g.metric_unit = "Mpts/s";
-          g.speedup_vs_cpu = r.stats.median_ms / g.stats.median_ms;
-          g.verdict = common::Verdict::pass_if(diff.empty(), "GPU map differs from the CPU map: " + diff);
-          if (!diff.empty()) any_fail = true;
-        });
-        any_fail = any_fail || common::is_fail(g);
-      }
-      rows.push_back(g);
-    }
-    AlignResult& reference = c.reference;
-    const std::size_t first_align = rows.size();
-    for (const auto& v : versions()) {
-      if (v.batched || (!selected(v) && v.role != Role::reference)) continue;
-      common::NvtxRange version_range(v.name.c_str());
-      ResultRow r = common::make_row("ndt_graph", v.name, v.idea, static_cast<std::int64_t>(c.source.size()),
-                                     base_params, env.device_label, common::role_name(v.role));
-      if (v.needs_gpu && !env.gpu) {
-        r.verdict = common::no_gpu_verdict();
-        rows.push_back(r);
-        continue;
-      }
-      if (!v.make) {
-        r.verdict = common::Verdict::skip(v.unavailable);
-        rows.push_back(r);
-        continue;
-      }
-      Problem p;
-      p.map = &map;
-      p.target = &c.target;
-      p.source = &c.source;
-      p.params = v.params_for(c.params);
-      std::copy(c.guess, c.guess + 6, p.guess);
-      decltype(v.make()) runner;
-      bool unfit = false;  // the case does not suit this version (an InputError from prepare)
-      const bool prepared = common::run_guarded(r, v.needs_gpu, [&] {
-        runner = v.make();
-        try {
-          runner->prepare(p);
-        } catch (const InputError& e) {
-          r.verdict = common::Verdict::skip(e.what());
-          unfit = true;
-        }
-      }, v.needs);
-      if (!prepared || unfit) {
-        any_fail = any_fail || common::is_fail(r);
-        rows.push_back(r);
-        continue;
-      }
-      AlignResult res;
-      common::Verdict verdict = common::Verdict::pass();
-      if (!common::run_guarded(r, v.needs_gpu, [&] {
-        runner->run();
-        res = runner->result();
-        if (v.role == Role::reference) reference = res;
-        // check
-        double e_cm = 0, e_deg = 0;
-        if (v.role == Role::reference) {
-          if (c.have_pcl) {
-            pose_error(res.T, c.pcl.T, e_cm, e_deg);
-            e_cm *= 100;
-            const double lrel = std::fabs(res.likelihood - c.pcl.likelihood) / std::fabs(c.pcl.likelihood);
-            r.add_metric("err_pcl", e_cm, "cm").add_metric("err_pcl_rotation", e_deg, "deg");
-            r.add_metric("pcl_iterations", c.pcl.iterations, "");
-            if (e_cm > 0.5 || e_deg > 0.05 || std::abs(res.iterations - c.pcl.iterations) > 1 || lrel > 1e-3)
-              verdict = common::Verdict::fail("the reference is off PCL's recorded result (" + fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) +
-                        " deg, " + std::to_string(res.iterations) + " vs " + std::to_string(c.pcl.iterations) +
-                        " iterations, likelihood " + fmt(res.likelihood, 6) + " vs " + fmt(c.pcl.likelihood, 6) + ")");
-          }
-          if (c.have_truth) {
-            double t_cm, t_deg;
-            pose_error(res.T, c.truth, t_cm, t_deg);
-            r.add_metric("err_truth", 100 * t_cm, "cm").add_metric("err_truth_rotation", t_deg, "deg");
-            if (100 * t_cm > 2.0 || t_deg > 0.1)
-              verdict = common::Verdict::fail("the simulated pair's known transform is not recovered (" + fmt(100 * t_cm, 2) + " cm, " +
-                        fmt(t_deg, 3) + " deg)");
-          }
-          if (res.status == Status::no_correspondences || res.status == Status::numerical)
-            verdict = common::Verdict::fail(res.reason());
-        } else {
-          pose_error(res.T, reference.T, e_cm, e_deg);
-          e_cm *= 100;
-          r.add_metric("err_ref", e_cm, "cm").add_metric("err_ref_rotation", e_deg, "deg");
-          // A version with its own line search is checked against the CPU running that line search;
-          // its distance from PCL's path (the reference) is reported above.
-          AlignResult own = reference;
-          std::string own_name = "the CPU reference";
-          if (v.line_search_candidates > 1) {
-            own = align_cpu(map, c.source, p.params, c.guess);
-            own_name = "the CPU reference with the same line search";
-            pose_error(res.T, own.T, e_cm, e_deg);
-            e_cm *= 100;
-            r.add_metric("reference_iterations", reference.iterations, "").add_metric("reference_evaluations", reference.evaluations, "");
-            r.add_metric("err_own_ref", e_cm, "cm").add_metric("err_own_ref_rotation", e_deg, "deg");
-          }
-          const bool library = v.role == Role::library;
-          const double tol_cm = library ? 0.5 : 1.0, tol_deg = library ? 0.05 : 0.1;
-          const int tol_it = library ? 1 : 2;
-          if (e_cm > tol_cm || e_deg > tol_deg || std::abs(res.iterations - own.iterations) > tol_it)
-            verdict = common::Verdict::fail(fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) + " deg, " + std::to_string(res.iterations) + " vs " +
-                      std::to_string(own.iterations) + " iterations from " + own_name);
-        }
-        // time
-        std::vector<double> kernel_ms;  // each timed run's own kernel time, where the version measures it
-        const common::BenchStats stats = common::bench_runner(*runner, bench, &kernel_ms);
-        const AlignResult again = runner->result();
-        // Versions that sum with atomics or per-thread partials may differ in the last bits between
-        // runs, never by more than this.
-        const std::string repeat = compare_to_reference(again, res, 1e-3, 1e-4, 0);
-        if (!repeat.empty()) verdict = common::Verdict::fail("a repeated run gave another result: " + repeat);
-        r.stats = stats;
-        r.metric = 1e3 * stats.median_ms / std::max(1, res.iterations);
-        r.metric_unit = "us/iteration";
-        const double kernel_us_iter = kernel_ms.empty() ? std::numeric_limits<double>::quiet_NaN()
-                                                        : 1e3 * common::summarize(kernel_ms).median_ms / std::max(1, res.iterations);
-        r.add_metric("iterations", res.iterations, "").add_metric("evaluations", res.evaluations, "");
-        r.add_metric("solve_fallbacks", res.solve_fallbacks, "").add_metric("converged", res.converged, "");
-        r.add_metric("likelihood", res.likelihood, "");
-        if (std::isfinite(kernel_us_iter))
-          r.add_metric("kernel_per_iteration", kernel_us_iter, "us").add_metric("other_per_iteration", r.metric - kernel_us_iter, "us");
-        if (v.needs_gpu && std::isfinite(launch_us)) {
-          // the floor of a device loop: two dependent launches per evaluation at the lone-launch latency
-          const double floor_us = 2.0 * launch_us * res.evaluations;
-          r.pct_of_ceiling = 100.0 * floor_us / (1e3 * stats.median_ms);
-          r.ceiling = "launch_latency";
-          r.predicted_ms = v.predicted_us_per_eval * res.evaluations / 1e3;
-        }
-          }, v.needs)) {
-        any_fail = any_fail || common::is_fail(r);
-        rows.push_back(r);
-        std::cout << "  " << v.name << ": " << r.verdict << "\n";
-        continue;
-      }
-      r.verdict = verdict;
-      if (!verdict.ok()) any_fail = true;
-      rows.push_back(r);
-      std::cout << "  " << v.name << ": " << res.iterations << " it, " << fmt(r.stats.median_ms, 3) << " ms, "
-                << res.reason() << ", pose " << fmt(res.pose[0], 5) << " " << fmt(res.pose[1], 5) << " " << fmt(res.pose[2], 5)
-                << " / " << fmt(res.pose[3], 5) << " " << fmt(res.pose[4], 5) << " " << fmt(res.pose[5], 5) << "  "
-                << verdict << "\n";
-      if (!o.extra.at("pose-out").empty()) {
-        pose_out << v.name << " " << res.iterations << " " << (res.converged ? 1 : 0) << " " << res.likelihood;
-        for (int i = 0; i < 4; ++i)
-          for (int j = 0; j < 4; ++j) pose_out << " " << res.T[i][j];
-        pose_out << "\n";
-      }
-      if (!o.extra.at("trace-csv").empty())
-        for (std::size_t k = 0; k < res.trace.size(); ++k) {
-          const auto& tr = res.trace[k];
-          trace_csv << c.name << "," << v.name << "," << k;
-          for (double q : tr.pose) trace_csv << "," << q;
-          trace_csv << "," << tr.score << "," << tr.score / c.source.size() << "," << tr.step << "," << tr.neighbours
-                    << "," << tr.pairs << "\n";
-        }
-      if (v.role == Role::reference && res.status != Status::converged)
-        std::cout << "  note: " << res.reason() << "\n";
-    }
-    {  // this case's alignment rows: x CPU, x PCL (the library) and x prev along builds_on
-      std::vector<ResultRow*> group;
-      for (std::size_t i = first_align; i < rows.size(); ++i)
-        if (rows[i].kind == "version" && rows[i].params == base_params) group.push_back(&rows[i]);
-      common::fill_ratios(group, [](const std::string& name) {
-        const Version* v = common::find_version(versions(), name);
-        return v ? v->builds_on : std::string();
-      });
-    }
-    if (!images.empty()) {
-      double G[4][4];
-      pose_to_matrix4(c.guess, G);
-      draw_topdown(images + "/" + c.name + "_alignment.png", c, reference.T, G);
-    }
+  x.launch_us = x.env.gpu ? x.env.ceilings.launch_us : common::kNoValue;
+}
+
+int run(const common::CliOptions& o) {
+  if (o.list) {
+    list_versions();
+    return 0;
+  }
+  if (o.flag("launch-bench")) return launch_bench_mode(o);
+  Context x(o);
+  set_up(x);
+  common::RowList rows;
+  rows.push_back(common::meta_row("ndt_graph", x.env));
+  rows.back()
+      .add_metric("resolution", x.base.resolution, "m")
+      .add_metric("step_size", x.base.step_size, "")
+      .add_metric("epsilon", x.base.epsilon, "")
+      .add_metric("max_iterations", x.base.max_iterations, "")
+      .add_metric("outlier_ratio", x.base.outlier_ratio, "");
+  rows.back().params = "seed=" + std::to_string(o.seed);  // exact: a 64-bit seed is not a double
+  std::cout << "ndt_graph: resolution " << x.base.resolution << " m, step " << x.base.step_size << ", eps " << x.base.epsilon
+            << ", max " << x.base.max_iterations << " iterations, outlier " << x.base.outlier_ratio << ", search "
+            << search_name(x.base.search) << " (seed " << o.seed << ")\n";
+  common::Progress progress(static_cast<int>(x.cases.size()), "ndt_graph cases");
+  for (auto& c : x.cases) {
+    case_mode(x, c, rows);
     progress.step(c.name);
   }
-  // Batched alignments and the multi-hypothesis search (v7)
-  if (env.gpu && !o.flag("no-batch") && !single && batched && selected(*batched)) {
-    const Case* koide = nullptr;
-    const Case* room = nullptr;
-    for (const auto& c : cases) {
-      if (c.name == "koide_vg02_both") koide = &c;
-      if (c.name == "room_tutorial") room = &c;
-    }
-    const Case& bc = koide ? *koide : cases.front();
-    const VoxelMap& map = bc.map;
-    const AlignResult& ref = bc.reference;
-    std::vector<int> sizes = o.quick ? std::vector<int>{1, 8} : std::vector<int>{1, 2, 4, 8, 16, 32, 64, 128};
-    std::mt19937_64 rng(o.seed);
-    std::uniform_real_distribution<double> U(-1, 1);
-    for (int b : sizes) {
-      common::NvtxRange range(("batch " + std::to_string(b)).c_str());
-      std::vector<BatchItem> items;
-      for (int k = 0; k < b; ++k) {
-        BatchItem it{&bc.source, {}};
-        for (int q = 0; q < 6; ++q) it.guess[q] = bc.guess[q] + (k == 0 ? 0.0 : (q < 3 ? 0.05 : 0.005) * U(rng));
-        items.push_back(it);
-      }
-      ResultRow r = common::make_row("ndt_graph", batched->name, batched->idea,
-                                     static_cast<std::int64_t>(bc.source.size()),
-                                     "case=" + bc.name + " batch=" + std::to_string(b), env.device_label,
-                                     common::role_name(batched->role), "batch");
-      common::run_guarded(r, true, [&] {
-        auto runner = make_batch_runner();
-        runner->prepare({&map, items, bc.params});
-        runner->run();
-        const auto res = runner->result();
-        double e_cm, e_deg;
-        pose_error(res[0].T, ref.T, e_cm, e_deg);
-        int unconverged = 0;
-        for (const auto& q : res) unconverged += !q.converged;
-        r.add_metric("unconverged", unconverged, "alignments").add_metric("err_ref", 100 * e_cm, "cm");
-        r.stats = common::bench_runner(*runner, bench);
-        r.metric = b / (r.stats.median_ms / 1e3);
-        r.metric_unit = "alignments/s";
-        r.verdict = common::Verdict::pass_if(100 * e_cm <= 1.0 && e_deg <= 0.1 && std::abs(res[0].iterations - ref.iterations) <= 2,
-                                             "batch entry 0 is " + fmt(100 * e_cm, 3) + " cm from the CPU reference");
-      });
-      if (!r.verdict.ok()) any_fail = true;
-      rows.push_back(r);
-      std::cout << "  " << batched->name << " x" << b << ": " << fmt(r.stats.median_ms, 3) << " ms, " << fmt(r.metric, 0)
-                << " alignments/s  " << r.verdict << "\n";
-    }
-    if (room) {  // multi-hypothesis: from a guess 2 m / 30 deg off PCL's answer
-      const VoxelMap& rmap = room->map;
-      const AlignResult& rref = room->reference;
-      double far[6];
-      std::copy(rref.pose, rref.pose + 6, far);
-      far[0] += 2.0 * std::cos(0.7);
-      far[1] += 2.0 * std::sin(0.7);
-      far[5] += 30.0 * 3.14159265358979323846 / 180.0;
-      const AlignResult lone = align_cpu(rmap, room->source, room->params, far);
-      double lone_cm, lone_deg;
-      pose_error(lone.T, rref.T, lone_cm, lone_deg);
-      std::vector<BatchItem> items;
-      for (int ix = -2; ix <= 2; ++ix)
-        for (int iy = -2; iy <= 2; ++iy)
-          for (int iyaw = -3; iyaw <= 3; ++iyaw) {
-            BatchItem it{&room->source, {}};
-            std::copy(far, far + 6, it.guess);
-            it.guess[0] += ix * 1.0;
-            it.guess[1] += iy * 1.0;
-            it.guess[5] += iyaw * 15.0 * 3.14159265358979323846 / 180.0;
-            items.push_back(it);
-          }
-      ResultRow r = common::make_row("ndt_graph", batched->name, "multi-hypothesis initial-pose search: best likelihood of a grid of guesses",
-                                     static_cast<std::int64_t>(room->source.size()),
-                                     "case=room_tutorial hypotheses=" + std::to_string(items.size()), env.device_label,
-                                     common::role_name(batched->role), "hypotheses");
-      r.add_metric("single_err", 100 * lone_cm, "cm").add_metric("single_err_rotation", lone_deg, "deg");
-      double b_cm = 0, b_deg = 0;
-      common::run_guarded(r, true, [&] {
-        auto runner = make_batch_runner();
-        runner->prepare({&rmap, items, room->params});
-        runner->run();
-        const auto res = runner->result();
-        std::size_t best = 0;
-        for (std::size_t k = 1; k < res.size(); ++k)
-          if (res[k].likelihood > res[best].likelihood) best = k;
-        pose_error(res[best].T, rref.T, b_cm, b_deg);
-        r.add_metric("best_err", 100 * b_cm, "cm").add_metric("best_err_rotation", b_deg, "deg");
-        r.stats = common::bench_runner(*runner, bench);
-        r.metric = items.size() / (r.stats.median_ms / 1e3);
-        r.metric_unit = "alignments/s";
-        r.verdict = common::Verdict::pass_if(100 * b_cm <= 2.0 && b_deg <= 0.2, "the best hypothesis is " + fmt(100 * b_cm, 2) +
-                                                                                  " cm / " + fmt(b_deg, 3) + " deg from the reference");
-      });
-      if (!r.verdict.ok()) any_fail = true;
-      rows.push_back(r);
-      std::cout << "  multi-hypothesis (" << items.size() << " guesses around one 2 m / 30 deg off): single alignment "
-                << fmt(100 * lone_cm, 1) << " cm / " << fmt(lone_deg, 2) << " deg off; best hypothesis " << fmt(100 * b_cm, 3)
-                << " cm / " << fmt(b_deg, 4) << " deg; " << fmt(r.stats.median_ms, 2) << " ms  " << r.verdict << "\n";
-    }
+  const Version* batched = nullptr;
+  for (const auto& v : versions())
+    if (v.batched) batched = &v;
+  if (x.env.gpu && !o.flag("no-batch") && !x.single && batched && x.selected(*batched)) {
+    batch_mode(x, *batched, rows);
+    if (const Case* room = find_case(x, "room_tutorial")) hypotheses_mode(x, *batched, *room, rows);
   }
-  // GPU VoxelGrid filter on the largest raw input we have
-  if (env.gpu && !single) {
-    for (const auto& c : cases) {
-      if (c.name != "kitti00_0_1_vg02" && c.name != "sim_street") continue;
-      const common::PointCloud raw = c.name == "sim_street" ? common::simulate_lidar_scan({}, o.seed).cloud
-                                                            : common::read_point_cloud(c.source_file);
-      ResultRow r = common::make_row("ndt_graph", "gpu_voxel_filter", "VoxelGrid on the GPU: sort by leaf, segmented sums in file order",
-                                     static_cast<std::int64_t>(raw.size()), "case=" + c.name + " leaf=0.2", env.device_label,
-                                     "version", "filter");
-      common::run_guarded(r, true, [&] {
-        const auto cpu = voxel_grid_filter(raw, 0.2f, LeafOrder::file);
-        float ms = 0;
-        const auto gpuf = voxel_grid_filter_gpu(raw, 0.2f, &ms);
-        const bool same = cpu.x == gpuf.x && cpu.y == gpuf.y && cpu.z == gpuf.z;
-        r.add_metric("points_out", static_cast<double>(gpuf.size()), "points");
-        r.stats = common::bench_loop(
-            [&](bool) {
-              voxel_grid_filter_gpu(raw, 0.2f, &ms);
-              return double(ms);
-            },
-            bench);
-        const auto cs = common::bench_cpu([&] { voxel_grid_filter(raw, 0.2f); }, bench);
-        r.speedup_vs_cpu = cs.median_ms / r.stats.median_ms;
-        r.metric = raw.size() / (r.stats.median_ms * 1e3);
-        r.metric_unit = "Mpts/s";
-        r.verdict = common::Verdict::pass_if(same, "GPU filter output differs from the CPU filter");
-      });
-      if (common::is_fail(r)) any_fail = true;
-      rows.push_back(r);
-    }
-  }
-  if (any_fail) std::cout << "\nsome rows FAILED (see above)";
+  if (x.env.gpu && !x.single) filter_mode(x, rows);
+  if (x.any_fail) std::cout << "\nsome rows FAILED (see above)";
   std::cout << "\n";
   if (!o.extra.at("pose-out").empty())
-    common::write_file_atomic(o.extra.at("pose-out"), [&](std::ostream& os) { os << pose_out.str(); });
+    common::write_file_atomic(o.extra.at("pose-out"), [&](std::ostream& os) { os << x.pose_out.str(); });
   if (!o.extra.at("trace-csv").empty())
-    common::write_file_atomic(o.extra.at("trace-csv"), [&](std::ostream& os) { os << trace_csv.str(); });
+    common::write_file_atomic(o.extra.at("trace-csv"), [&](std::ostream& os) { os << x.trace_csv.str(); });
   return common::finish_run(std::cout, "ndt_graph", rows, o.csv);
 }
 
