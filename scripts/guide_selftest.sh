@@ -26,7 +26,7 @@ s = s[:anchor.end()] + "void scan_one_block(std::int64_t n, int* out, const int*
 open(p, "w").write(s)
 p = "stream_compaction/src/registry.cpp"; s = open(p).read()
 anchor = re.search(r'.*"scan_lookback".*\n', s)
-row = '      {"v7", "scan_one_block", Op::Scan, "one block: a chunk per thread, a shared-memory scan of the 1024 chunk sums", true, Role::version, false, false, run_scan<scan_one_block>, cost_single_pass},\n'
+row = '      {{"v7", "scan_one_block", "one block: a chunk per thread, a shared-memory scan of the 1024 chunk sums", Role::version, kOnGpu}, Op::Scan, kFixedBlock, kOnePiece, run_scan<scan_one_block>, cost_single_pass},\n'
 s = s[:anchor.end()] + row + s[anchor.end():]
 open(p, "w").write(s)
 open("grading/rubric.toml", "a").write("\n[stream_compaction.scan_one_block]\ncorrect = 2\n")

@@ -1,13 +1,17 @@
-// The registry core every sub-project's version list shares: the role a version plays in the
-// ratios (the reference the x CPU column divides, the library baseline of x lib, or a step of the
-// ladder), and the --version selection with its error. Each sub-project's Version has the fields
-// `id`, `name`, `role` and `needs_gpu`; the helpers below work on any such list.
+// The registry core every sub-project's version list shares: the entry type (what every version
+// says about itself, in one order), the role a version plays in the ratios (the reference the
+// x CPU column divides, the library baseline of x lib, or a step of the ladder), and the
+// --version selection with its error. Each sub-project's Version derives from Entry and adds what
+// its driver runs; a registry line reads
+//   {{id, name, idea, role, kOnGpu or kOnCpu[, needs]}, <the sub-project's fields>}
+// and the helpers below work on any such list.
 #pragma once
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/requirements.hpp"
 
 namespace common {
 
@@ -16,6 +20,22 @@ enum class Role { reference, version, library };
 inline const char* role_name(Role r) {
   return r == Role::reference ? "reference" : r == Role::library ? "library" : "version";
 }
+
+// Where a version runs, for Entry::needs_gpu: without a GPU the driver lists a GPU version as
+// skipped with the reason.
+constexpr bool kOnGpu = true;
+constexpr bool kOnCpu = false;
+
+struct Entry {
+  std::string id;    // its step in the ladder ("v5"; "cpu", "omp", "cub" off the ladder): --list, --version
+  std::string name;  // unique in the sub-project: the CSV's version column, --version
+  std::string idea;  // the one idea it adds, one line
+  Role role = Role::version;
+  bool needs_gpu = kOnCpu;
+  // What it needs beyond a CUDA GPU (common/requirements.hpp): the driver and the tests skip it,
+  // with the reason, where the GPU or this build's code for it lacks that.
+  Needs needs = {};
+};
 
 // The entry named `name_or_id`, or nullptr.
 template <class V>

@@ -14,10 +14,7 @@
 
 namespace ground_seg {
 
-struct Version {
-  std::string id, name, idea;
-  common::Role role;  // reference (x CPU), library (the CUB route, x lib), version
-  bool needs_gpu;
+struct Version : common::Entry {
   // A fresh runner of this version (common::Runner: prepare for a frame, enqueue, wait, result);
   // null for v5, which has no single-frame run of its own.
   std::function<std::unique_ptr<FrameRunner>()> make;
@@ -31,22 +28,25 @@ inline std::function<std::unique_ptr<FrameRunner>()> call(Result (*fn)(const com
 }
 
 inline const std::vector<Version>& versions() {
+  using common::kOnCpu;
+  using common::kOnGpu;
   using common::Role;
   static const std::vector<Version> v = {
-      {"cpu", "cpu", "the report's algorithm, single thread, float64 sums: the reference", Role::reference, false,
+      // {{id, name, idea, role, where it runs}, make a runner[, its frame by phases]}
+      {{"cpu", "cpu", "the report's algorithm, single thread, float64 sums: the reference", Role::reference, kOnCpu},
        call([](const common::PointCloud& pc, const Params& p, Outputs) { return segment_cpu(pc, p); })},
-      {"omp", "cpu_openmp", "the same on every core (OpenMP), per-thread partial sums", Role::version, false,
+      {{"omp", "cpu_openmp", "the same on every core (OpenMP), per-thread partial sums", Role::version, kOnCpu},
        call([](const common::PointCloud& pc, const Params& p, Outputs) { return segment_cpu_openmp(pc, p); })},
-      {"v1", "v1_naive", "atomics for per-cell sums/min/max, host round trips between the passes", Role::version, true,
+      {{"v1", "v1_naive", "atomics for per-cell sums/min/max, host round trips between the passes", Role::version, kOnGpu},
        call(segment_gpu_naive)},
-      {"v2", "v2_cub", "library route: CUB radix sort by cell, run-length encode, segmented reductions", Role::library, true,
+      {{"v2", "v2_cub", "library route: CUB radix sort by cell, run-length encode, segmented reductions", Role::library, kOnGpu},
        call(segment_gpu_cub)},
-      {"v3", "v3_grouped_stats", "report's GPU design: atomic row index, grouped warp/block statistics, tiled classification", Role::version, true,
+      {{"v3", "v3_grouped_stats", "report's GPU design: atomic row index, grouped warp/block statistics, tiled classification", Role::version, kOnGpu},
        call([](const common::PointCloud& pc, const Params& p, Outputs o) { return segment_gpu_grouped_stats(pc, p, nullptr, o); }),
        segment_gpu_grouped_stats},
-      {"v4", "v4_graph", "all on the device, buffers once, pinned memory, the frame as one CUDA graph", Role::version, true,
+      {{"v4", "v4_graph", "all on the device, buffers once, pinned memory, the frame as one CUDA graph", Role::version, kOnGpu},
        [] { return std::unique_ptr<FrameRunner>(new FrameEngine()); }},
-      {"v5", "v5_streams", "several frames in flight, one graph engine per stream", Role::version, true, nullptr},
+      {{"v5", "v5_streams", "several frames in flight, one graph engine per stream", Role::version, kOnGpu}, nullptr},
   };
   return v;
 }

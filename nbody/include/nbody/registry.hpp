@@ -13,13 +13,8 @@ namespace nbody {
 
 enum class Mode { Step, Batch, MultiGpu };
 
-struct Version {
-  std::string id;    // "v4"
-  std::string name;  // "v4_tuned"
-  std::string idea;
-  Mode mode;         // Step: a force kernel timed per step; Batch / MultiGpu: measured in those modes
-  bool needs_gpu;
-  common::Role role;  // reference (x CPU), library (the baseline a user would run instead), version
+struct Version : common::Entry {
+  Mode mode;  // Step: a force kernel timed per step; Batch / MultiGpu: measured in those modes
   CpuAccelFn cpu = nullptr;
   AccelLauncher gpu = nullptr;
   // The launch shape it picks for n bodies, for the row's params ("block=256"); nullptr: fixed.

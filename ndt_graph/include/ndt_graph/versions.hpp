@@ -29,10 +29,7 @@ class Runner : public common::Runner<Problem, AlignResult> {};
 
 using Role = common::Role;
 
-struct Version {
-  std::string id, name, idea;
-  Role role;
-  bool needs_gpu;
+struct Version : common::Entry {
   double predicted_us_per_eval;  // the launch/sync cost model: what each evaluation should cost
   std::function<std::unique_ptr<Runner>()> make;  // null: not built here (e.g. PCL missing)
   std::string unavailable;                         // why make is null
@@ -46,9 +43,6 @@ struct Version {
   // Many alignments in one launch (make_batch_runner): the batch and multi-hypothesis rows, not
   // the per-alignment table (make is null).
   bool batched = false;
-  // What it needs beyond a CUDA GPU (common/requirements.hpp): skipped, with the reason, where the
-  // GPU or this build's code for it lacks that.
-  common::Needs needs = {};
   NdtParams params_for(NdtParams base) const {
     base.line_search_candidates = line_search_candidates;
     return base;

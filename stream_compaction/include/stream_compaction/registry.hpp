@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "common/registry.hpp"
-#include "common/requirements.hpp"
 #include "common/roofline.hpp"
 #include "stream_compaction/device.hpp"
 #include "stream_compaction/tuning.hpp"
@@ -31,24 +30,20 @@ struct RunArgs {
   const Device::CompactStageEvents* stages = nullptr;
 };
 
-struct Version {
-  std::string id;    // "v5"
-  std::string name;  // unique across ops: "scan_lookback"
+// Registry words for Version's two flags.
+constexpr bool kBlockTunable = true, kFixedBlock = false;  // block_tunable
+constexpr bool kStages = true, kOnePiece = false;          // has_stages
+
+struct Version : common::Entry {
   Op op;
-  std::string idea;  // one line
-  bool needs_gpu;
-  common::Role role;     // reference (x CPU), library (CUB: the x lib baseline), version
-  bool block_tunable;    // takes the block size as a parameter (block-size sweep)
-  bool has_stages;       // map -> scan -> scatter: reports sub-timings
+  bool block_tunable;  // takes the block size as a parameter (block-size sweep)
+  bool has_stages;     // map -> scan -> scatter: reports sub-timings
   void (*run)(const RunArgs&);
   // Bytes and launches it moves/makes for n elements (kept: elements kept by a compaction).
   common::CostModel (*cost)(std::int64_t n, std::int64_t kept, int block);
   // Its tile shapes (tuning.hpp): stream_compaction_tune times each next to CUB.
   const std::vector<Device::ScanVariant>& (*scan_variants)() = nullptr;
   const std::vector<Device::CompactVariant>& (*compact_variants)() = nullptr;
-  // What it needs beyond a CUDA GPU (common/requirements.hpp): the driver and the tests skip it,
-  // with the reason, where the GPU or this build's code for it lacks that.
-  common::Needs needs = {};
 };
 
 const std::vector<Version>& versions();
