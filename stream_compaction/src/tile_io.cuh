@@ -13,6 +13,7 @@
 
 #include "common/block_primitives.cuh"
 #include "common/cuda_check.hpp"
+#include "common/tile_status.cuh"
 #include "stream_compaction/device.hpp"
 
 namespace StreamCompaction {
@@ -61,19 +62,8 @@ struct TileIO {
   }
 };
 
-// Status word: flag in the high half, the value's 32 bits in the low half, published with one
-// 64-bit store.
-enum : unsigned { kStatusEmpty = 0, kStatusAggregate = 1, kStatusPrefix = 2 };
-template <typename T>
-__device__ __forceinline__ unsigned long long pack_status(unsigned flag, T value) {
-  static_assert(sizeof(T) == 4, "a status word holds a 4-byte value");
-  return (static_cast<unsigned long long>(flag) << 32) | static_cast<unsigned>(value);
-}
-template <typename T>
-__device__ __forceinline__ void publish_status(unsigned long long* status, std::int64_t tile, unsigned flag, T value) {
-  cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(status[tile]).store(
-      pack_status(flag, value), cuda::memory_order_relaxed);
-}
+// The scans' look-back status word: common::TileStatus over 64 bits, the 32-bit value in the low half.
+using LookbackStatus = common::TileStatus<unsigned long long>;
 
 // Status words (one per tile) and the tile counter of a look-back launch, from scratch, cleared.
 struct LookbackState {
@@ -116,33 +106,31 @@ __device__ __forceinline__ T lookback_warp_prefix(unsigned long long* status, st
                                                   bool sleepy) {
   const unsigned lane = common::lane_id();
   T prefix = 0;
+  using LB = LookbackStatus;
   if (tile == 0) {
-    if (lane == 0) publish_status(status, 0, kStatusPrefix, aggregate);
+    if (lane == 0) LB::publish(status, 0, LB::kPrefix, LB::bits_of(aggregate));
     return prefix;
   }
-  if (lane == 0) publish_status(status, tile, kStatusAggregate, aggregate);
+  if (lane == 0) LB::publish(status, tile, LB::kAggregate, LB::bits_of(aggregate));
   std::int64_t window = tile - 1;  // lane l inspects tile window - l
   if (FIRST_DELAY_NS > 0 && sleepy) __nanosleep(FIRST_DELAY_NS);
   for (;;) {
     const std::int64_t idx = window - lane;
-    unsigned long long w = pack_status(kStatusPrefix, T(0));  // "before tile 0": prefix 0
-    if (idx >= 0)
-      w = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(status[idx]).load(cuda::memory_order_relaxed);
-    const unsigned flag = static_cast<unsigned>(w >> 32);
-    const unsigned empty = __ballot_sync(common::kFullMask, flag == kStatusEmpty);
-    const unsigned done = __ballot_sync(common::kFullMask, flag == kStatusPrefix);
+    const unsigned long long w = idx >= 0 ? LB::read(status, idx) : LB::kPrefix;  // "before tile 0": prefix 0
+    const unsigned empty = __ballot_sync(common::kFullMask, LB::is_empty(w));
+    const unsigned done = __ballot_sync(common::kFullMask, LB::is_prefix(w));
     // lanes up to and including the nearest predecessor with a known prefix
     const unsigned needed = done ? ((done & (0u - done)) - 1u) | (done & (0u - done)) : common::kFullMask;
     if (empty & needed) {  // a predecessor has not published yet: read again
       if (POLL_DELAY_NS > 0 && sleepy) __nanosleep(POLL_DELAY_NS);
       continue;
     }
-    const T contribution = ((needed >> lane) & 1u) ? static_cast<T>(static_cast<unsigned>(w)) : T(0);
+    const T contribution = ((needed >> lane) & 1u) ? LB::as<T>(w) : T(0);
     prefix += common::warp_reduce_sum(contribution);
     if (done) break;
     window -= 32;
   }
-  if (lane == 0) publish_status(status, tile, kStatusPrefix, prefix + aggregate);
+  if (lane == 0) LB::publish(status, tile, LB::kPrefix, LB::bits_of(prefix + aggregate));
   return prefix;
 }
 

@@ -32,6 +32,7 @@
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
 #include "common/device_buffer.hpp"
+#include "common/tile_status.cuh"
 
 namespace common {
 namespace onesweep {
@@ -88,14 +89,6 @@ __device__ __forceinline__ unsigned digit_of(Key k, int shift, unsigned mask) {
 }
 
 // EXERCISE BEGIN exercise=stream_compaction/sort_onesweep,ground_seg/-
-// The look-back status word of (tile, digit): a 2-bit flag over the count, one atomic word.
-template <typename Word>
-struct Status {
-  static constexpr int kShift = 8 * sizeof(Word) - 2;
-  static constexpr Word kAggregate = Word{1} << kShift, kPrefix = Word{2} << kShift;
-  static constexpr Word kValueMask = (Word{1} << kShift) - 1;
-};
-
 // The upfront histogram: every digit of every pass in one read of the keys (grid-stride, one key
 // per thread and round). Under ncu on an H200 at 2^28 uint32 keys: 470-502 M warp instructions and
 // 0.82-1.00 ms on different leases, bound by load latency (one load in flight per thread), against
@@ -149,8 +142,7 @@ template <typename Key, typename Value, typename P, typename Word>
 struct PassAgent {
   static constexpr bool kPairs = !std::is_same<Value, void>::value;
   using V = typename std::conditional<kPairs, Value, int>::type;
-  using S = Status<Word>;
-  using Ref = cuda::atomic_ref<Word, cuda::thread_scope_device>;
+  using S = common::TileStatus<Word>;  // the look-back word of (tile, digit): a 2-bit flag over the count
 
   struct Shared {
     union {
@@ -273,7 +265,7 @@ struct PassAgent {
     if (d < kBins) {
       count = warp_counts_to_offsets(d);
       if (d == static_cast<int>(mask)) count -= P::kTile - valid;
-      Ref(status[tile * kBins + d]).store((tile == 0 ? S::kPrefix : S::kAggregate) | Word(count), cuda::memory_order_relaxed);
+      S::publish(status, tile * kBins + d, tile == 0 ? S::kPrefix : S::kAggregate, Word(count));
     }
     int total;
     const int start = common::block_exclusive_scan<P::kThreads>(count, total, s.scan_tmp);
@@ -298,7 +290,7 @@ struct PassAgent {
     const int d = threadIdx.x;
     if (d >= kBins) return;
     const int count = s.counts[d];
-    Ref(status[tile * kBins + d]).store((tile == 0 ? S::kPrefix : S::kAggregate) | Word(count), cuda::memory_order_relaxed);
+    S::publish(status, tile * kBins + d, tile == 0 ? S::kPrefix : S::kAggregate, Word(count));
     if (warp == 0) {
       constexpr int kPer = kBins / 32;
       int c[kPer], sum = 0;
@@ -346,13 +338,13 @@ struct PassAgent {
     std::int64_t before = 0;
     if (tile > 0) {
       for (std::int64_t p = tile - 1;;) {
-        const Word w = Ref(status[p * kBins + d]).load(cuda::memory_order_relaxed);
-        if ((w & ~S::kValueMask) == 0) continue;  // not published yet: read again
-        before += static_cast<std::int64_t>(w & S::kValueMask);
-        if (w & S::kPrefix) break;
+        const Word w = S::read(status, p * kBins + d);
+        if (S::is_empty(w)) continue;  // not published yet: read again
+        before += static_cast<std::int64_t>(S::value(w));
+        if (S::is_prefix(w)) break;
         --p;
       }
-      Ref(status[tile * kBins + d]).store(S::kPrefix | Word(before + count), cuda::memory_order_relaxed);
+      S::publish(status, tile * kBins + d, S::kPrefix, Word(before + count));
     }
     return before;
   }
