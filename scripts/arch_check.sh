@@ -36,7 +36,7 @@ for a in "${archs[@]}"; do
   sc=$out/arch_${tag}_stream_compaction
   "$b/stream_compaction/stream_compaction" --list > "$sc.list.txt" 2>&1
   "$b/stream_compaction/stream_compaction" --op scan,compact --n 2^20+3 --reps 5 --csv "$sc.csv" > "$sc.txt" 2>&1
-  echo "stream_compaction (exit $?): $(grep -c ',PASS,' "$sc.csv" 2>/dev/null) rows PASS"
+  echo "stream_compaction (exit $?): $(grep -c ',pass,' "$sc.csv" 2>/dev/null) rows pass"
   ndt=$out/arch_${tag}_ndt_graph
   "$b/ndt_graph/ndt_graph" --quick --version cpu,v4_graph_batch,v8_programmatic_launch --csv "$ndt.csv" > "$ndt.txt" 2>&1
   echo "ndt_graph (exit $?)"

@@ -144,6 +144,23 @@ def read_rows(path: str) -> list[Row]:
     return typed(read_raw(path))
 
 
+# The registry a driver writes with --list --csv (common/registry.hpp): one row per version.
+REGISTRY_COLUMNS = ("id", "version", "file", "idea", "role", "runs_on", "needs")
+
+
+def read_registry(path: str) -> list[Row]:
+    """A driver's registry (--list --csv), in registry order; CsvError names the file when it is
+    not one."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+        columns = reader.fieldnames or []
+    missing = [c for c in REGISTRY_COLUMNS if c not in columns]
+    if missing:
+        raise CsvError(f"{path}: not a registry (--list --csv): no column {', '.join(missing)}")
+    return rows
+
+
 def meta_row(rows: list[Row]) -> Row | None:
     return next((r for r in rows if r.get("kind") == "meta"), None)
 

@@ -49,7 +49,9 @@ EXCLUDE_FILES = {
     "stream_compaction/src/multi_gpu_sort.cu",
     "stream_compaction/app/multi_gpu_sort.cpp",
 }
-KEEP_SECTIONS = re.compile(r"^(problem|the problem|inputs|questions|plots)\b", re.I)
+# The sections of the one README outline (problem, versions, results, plots, questions, ...) a
+# student's README keeps.
+KEEP_SECTIONS = re.compile(r"^(problem|questions|plots)$", re.I)
 
 
 def tracked_files(root):
@@ -139,10 +141,9 @@ def student_readme(text, subproject, exercises, path):
     kept = {}
     for sec in sections:
         m = KEEP_SECTIONS.match(sec[0][3:].strip())
-        if m:  # "The problem" and "Problem" are one section
-            key = m.group(1).lower()
-            kept.setdefault(key[4:] if key.startswith("the ") else key, []).append(sec)
-    for sec in kept.get("problem", []) + kept.get("inputs", []):
+        if m:
+            kept.setdefault(m.group(1).lower(), []).append(sec)
+    for sec in kept.get("problem", []):
         out += sec
     out += [path.render(subproject, exercises), ""]
     out += [

@@ -13,8 +13,8 @@ import importlib
 import os
 import sys
 
-from course_csv import SUBPROJECTS, CsvError
-from plots.common import read_rows, update_readme
+from course_csv import SUBPROJECTS, CsvError, read_registry
+from plots.common import ladder_table, read_rows, update_readme
 
 
 def main() -> None:
@@ -29,6 +29,7 @@ def main() -> None:
         help="with --readme: add the run next to the closest committed reference run in RESULTS_DIR "
         "(a student's README: scripts/run_all.sh --student)",
     )
+    ap.add_argument("--registry", help="the driver's registry (--list --csv): with --readme, the README's ladder table")
     ap.add_argument("--trace-csv", help="ndt_graph per-iteration trace CSV (convergence plots)")
     ap.add_argument("--topdown-dir", help="ground_seg --topdown-dir folder (top-down views of the two rules)")
     a = ap.parse_args()
@@ -38,7 +39,8 @@ def main() -> None:
     try:
         rows = read_rows(a.csv)
         tune_rows = read_rows(a.tune_csv) if a.tune_csv else []
-    except CsvError as e:
+        registry = read_registry(a.registry) if a.registry else []
+    except (CsvError, OSError) as e:
         sys.exit(f"plot.py: {e}")
     if not rows:
         sys.exit(f"plot.py: '{a.csv}' has no rows")
@@ -53,6 +55,8 @@ def main() -> None:
 
             text += "\n\n### Next to the reference\n\n" + compare.markdown(a.csv, a.compare)
         update_readme(a.readme, text)
+        if registry:
+            update_readme(a.readme, ladder_table(registry, rows), "LADDER")
         print(f"plot.py: tables written into {a.readme}")
     try:
         import matplotlib  # noqa: F401

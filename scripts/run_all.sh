@@ -160,13 +160,16 @@ if want ndt_graph; then
   add ndt_graph 40 "$bin/ndt_graph/ndt_graph $q --images $images/ndt_graph --trace-csv $out/ndt_graph_trace.csv --csv $out/ndt_graph.csv"
   add ndt_graph_launch 10 "$bin/ndt_graph/ndt_graph --launch-bench $q --csv $out/ndt_graph_launch.csv"
 fi
-# the plots and README tables (from the CSV only)
+# the registries (the README's ladder table), the plots and README tables (from the CSVs only)
+for sub in stream_compaction nbody ground_seg ndt_graph; do
+  want $sub && add ${sub}_versions 1 "$bin/$sub/$sub --list --csv $out/${sub}_versions.csv"
+done
 readme_flag=$readme
 plot_cmd() {  # SUB [extra plot.py args]: one sub-project's plots (and README tables for the reference)
   local sub=$1; shift
   local readme=""
-  [ "$readme_flag" = 1 ] && readme="--readme $sub/README.md"
-  [ "$student" = 1 ] && readme="--readme $sub/README.md --compare results"
+  [ "$readme_flag" = 1 ] && readme="--readme $sub/README.md --registry $out/${sub}_versions.csv"
+  [ "$student" = 1 ] && readme="--readme $sub/README.md --registry $out/${sub}_versions.csv --compare results"
   echo "python3 scripts/plot.py --csv $out/$sub.csv --out $images/$sub $readme $*"
 }
 if want stream_compaction; then

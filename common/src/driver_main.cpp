@@ -20,7 +20,8 @@ int driver_main(int argc, const char* const* argv, const DriverSpec& spec,
     }
     reject_ignored_flags(o, spec.name, spec.ignores);
     // before the run: a long run's rows must not be lost at its end to an unwritable path
-    if (!o.csv.empty()) {
+    if (!o.csv.empty() && o.list) check_output_path(o.csv, "csv", {o.input});  // the registry, written whole
+    if (!o.csv.empty() && !o.list) {
       check_output_path(o.csv, "csv", {o.input});
       check_output_path(journal_path(o.csv), "csv", {o.input});
       open_row_journal(o.csv);  // every finished row survives a crash (see RowList)

@@ -118,11 +118,7 @@ std::string fmt(double v, int prec = 2) {
 }
 
 int run(const common::CliOptions& o) {
-  if (o.list) {
-    std::printf("%-6s %-14s %-4s %s\n", "id", "name", "gpu", "idea");
-    for (const auto& v : versions()) std::printf("%-6s %-14s %-4s %s\n", v.id.c_str(), v.name.c_str(), v.needs_gpu ? "yes" : "no", v.idea.c_str());
-    return 0;
-  }
+  if (o.list) return common::list_versions(versions(), o.csv);
   const std::vector<const Version*> selected = common::select_versions(versions(), o.versions);
   const std::string rule = o.extra.at("rule");
   if (rule != "variance" && rule != "improved" && rule != "both") throw common::UsageError("--rule: variance, improved or both");

@@ -463,12 +463,7 @@ void drift_mode(Context& c, common::RowList& rows) {
 int run(const common::CliOptions& opt) {
   Context c;
   c.opt = opt;
-  if (c.opt.list) {
-    std::printf("%-5s %-16s %-9s %s\n", "id", "name", "gpu", "idea");
-    for (const auto& v : versions())
-      std::printf("%-5s %-16s %-9s %s\n", v.id.c_str(), v.name.c_str(), v.needs_gpu ? "yes" : "no", v.idea.c_str());
-    return 0;
-  }
+  if (c.opt.list) return common::list_versions(versions(), c.opt.csv);
   if (!c.opt.input.empty()) throw common::UsageError("nbody reads snapshot directories: use --batch-dir DIR");
   for (const Version* v : common::select_versions(versions(), c.opt.versions))
     if (!c.opt.versions.empty()) c.selected.push_back(v->name);

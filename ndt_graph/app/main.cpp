@@ -239,14 +239,6 @@ struct Context {
   }
 };
 
-void list_versions() {
-  std::printf("%-4s %-24s %-4s %s\n", "id", "name", "gpu", "idea");
-  for (const auto& v : versions())
-    std::printf("%-4s %-24s %-4s %s%s%s\n", v.id.c_str(), v.name.c_str(), v.needs_gpu ? "yes" : "no", v.idea.c_str(),
-                v.make || v.batched ? "" : ("  [" + v.unavailable + "]").c_str(),
-                v.needs.any() ? ("  [needs " + common::describe(v.needs) + "]").c_str() : "");
-}
-
 // --launch-bench: the launch-strategy micro-benchmark alone.
 int launch_bench_mode(const common::CliOptions& o) {
   for (const auto& f : o.given)
@@ -675,10 +667,10 @@ void set_up(Context& x) {
 }
 
 int run(const common::CliOptions& o) {
-  if (o.list) {
-    list_versions();
-    return 0;
-  }
+  if (o.list)
+    return common::list_versions<Version>(versions(), o.csv, [](const Version& v) {
+      return v.make || v.batched ? std::string() : "  [" + v.unavailable + "]";
+    });
   if (o.flag("launch-bench")) return launch_bench_mode(o);
   Context x(o);
   set_up(x);

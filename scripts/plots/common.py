@@ -85,8 +85,10 @@ def make_saver(plt, out, written):
     return save
 
 
-def update_readme(path, text):
-    begin, end = "<!-- BEGIN GENERATED RESULTS -->", "<!-- END GENERATED RESULTS -->"
+def update_readme(path: str, text: str, section: str = "RESULTS") -> None:
+    """Replace what stands between the README's <!-- BEGIN GENERATED {section} --> and
+    <!-- END GENERATED {section} --> markers with text."""
+    begin, end = f"<!-- BEGIN GENERATED {section} -->", f"<!-- END GENERATED {section} -->"
     with open(path) as f:
         content = f.read()
     if begin not in content or end not in content:
@@ -119,6 +121,39 @@ STEP_COLORS = [
     "#17becf",
     "#7f7f7f",
 ]
+
+
+def _ladder_cell(rows):
+    """(n, predicted, measured) of a version's headline row: its largest timed n, the "version"
+    rows first; else ("", "", its verdict) when nothing of it was timed."""
+    timed_rows = [r for r in rows if timed(r)]
+    if not timed_rows:
+        why = rows[0]["status"].value + (": " + rows[0]["detail"] if rows[0]["detail"] else "") if rows else "not run"
+        return "", "", why
+    best = max(timed_rows, key=lambda r: (r["kind"] == "version", r["n"]))
+    pred = best["predicted_ms"]
+    return size_label(best["n"]), "" if math.isnan(pred) else f"{pred:.4g} ms", f"{best['median_ms']:.4g} ms"
+
+
+def ladder_table(registry: list[dict], rows: list[dict]) -> str:
+    """The README's ladder, one line per registry entry in registry order: id, version, file,
+    idea, and from the run's CSV the headline row's size, predicted and measured time."""
+    by_version: dict[str, list[dict]] = {}
+    for r in rows:
+        if r["kind"] != "meta":
+            by_version.setdefault(r["version"], []).append(r)
+    out = [
+        "| id | version | file | idea | n | predicted | measured |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for v in registry:
+        n, pred, meas = _ladder_cell(by_version.get(v["version"], []))
+        idea = v["idea"].replace("|", "\\|")
+        role = "" if v["role"] == "version" else f" ({v['role']})"
+        needs = f" [needs {v['needs']}]" if v["needs"] else ""
+        link = f"[{v['file']}]({v['file']})"
+        out.append(f"| {v['id']} | `{v['version']}`{role} | {link} | {idea}{needs} | {n} | {pred} | {meas} |")
+    return "\n".join(out)
 
 
 def step_of(r):

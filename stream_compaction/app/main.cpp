@@ -312,13 +312,7 @@ void print_header(const Context& c, const std::vector<std::int64_t>& sizes) {
 int run(const common::CliOptions& opt) {
   Context c;
   c.opt = opt;
-  if (c.opt.list) {
-    std::printf("%-8s %-24s %-10s %-4s %s\n", "id", "name", "op", "gpu", "idea");
-    for (const auto& v : sc::versions())
-      std::printf("%-8s %-24s %-10s %-4s %s%s\n", v.id.c_str(), v.name.c_str(), sc::op_name(v.op), v.needs_gpu ? "yes" : "no",
-                  v.idea.c_str(), v.needs.any() ? ("  [needs " + common::describe(v.needs) + "]").c_str() : "");
-    return 0;
-  }
+  if (c.opt.list) return common::list_versions(sc::versions(), c.opt.csv);
   // by name, or by id across the operations (--version v5: scan_lookback and compact_lookback)
   const std::vector<const sc::Version*> selected = common::select_versions(sc::versions(), c.opt.versions);
   std::vector<sc::Op> ops;

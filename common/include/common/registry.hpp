@@ -3,14 +3,18 @@
 // x CPU column divides, the library baseline of x lib, or a step of the ladder), and the
 // --version selection with its error. Each sub-project's Version derives from Entry and adds what
 // its driver runs; a registry line reads
-//   {{id, name, idea, role, kOnGpu or kOnCpu[, needs]}, <the sub-project's fields>}
+//   {{id, name, file, idea, role, kOnGpu or kOnCpu[, needs]}, <the sub-project's fields>}
 // and the helpers below work on any such list.
 #pragma once
 #include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "common/cli.hpp"
+#include "common/output_file.hpp"
 #include "common/requirements.hpp"
 
 namespace common {
@@ -29,6 +33,7 @@ constexpr bool kOnCpu = false;
 struct Entry {
   std::string id;    // its step in the ladder ("v5"; "cpu", "omp", "cub" off the ladder): --list, --version
   std::string name;  // unique in the sub-project: the CSV's version column, --version
+  std::string file;  // where its code is, from the sub-project's folder ("src/v5_lookback.cu")
   std::string idea;  // the one idea it adds, one line
   Role role = Role::version;
   bool needs_gpu = kOnCpu;
@@ -69,6 +74,33 @@ const V* with_role(const std::vector<V>& all, Role role) {
   for (const auto& v : all)
     if (v.role == role) return &v;
   return nullptr;
+}
+
+// The registry as CSV (id, name, file, idea, role, where, needs): what --list --csv writes, and
+// what plot.py's ladder table in the README is made of.
+void write_registry_csv(std::ostream& os, const std::vector<const Entry*>& all);
+
+// --list: every entry (id, name, where it runs, idea, file and what it needs beyond a CUDA GPU,
+// `note` after the idea where it says more), or with `csv` set, the registry written to that file.
+template <class V>
+int list_versions(const std::vector<V>& all, const std::string& csv, std::function<std::string(const V&)> note = {}) {
+  std::vector<const Entry*> entries;
+  for (const auto& v : all) entries.push_back(&v);
+  if (!csv.empty()) {
+    write_file_atomic(csv, [&](std::ostream& os) { write_registry_csv(os, entries); });
+    std::printf("wrote %zu versions to %s\n", entries.size(), csv.c_str());
+    return 0;
+  }
+  std::size_t w = 4;
+  for (const auto& v : all) w = std::max(w, v.name.size() + 1);
+  std::printf("%-9s%-*s%-5s%s\n", "id", static_cast<int>(w), "name", "gpu", "idea");
+  for (const auto& v : all) {
+    std::string extra = note ? note(v) : std::string();
+    if (v.needs.any()) extra += "  [needs " + describe(v.needs) + "]";
+    std::printf("%-9s%-*s%-5s%s  (%s)%s\n", v.id.c_str(), static_cast<int>(w), v.name.c_str(), v.needs_gpu ? "yes" : "no",
+                v.idea.c_str(), v.file.c_str(), extra.c_str());
+  }
+  return 0;
 }
 
 }  // namespace common

@@ -32,21 +32,21 @@ inline const std::vector<Version>& versions() {
   using common::kOnGpu;
   using common::Role;
   static const std::vector<Version> v = {
-      // {{id, name, idea, role, where it runs}, make a runner[, its frame by phases]}
-      {{"cpu", "cpu", "the report's algorithm, single thread, float64 sums: the reference", Role::reference, kOnCpu},
+      // {{id, name, file, idea, role, where it runs}, make a runner[, its frame by phases]}
+      {{"cpu", "cpu", "src/cpu.cpp", "the report's algorithm, single thread, float64 sums: the reference", Role::reference, kOnCpu},
        call([](const common::PointCloud& pc, const Params& p, Outputs) { return segment_cpu(pc, p); })},
-      {{"omp", "cpu_openmp", "the same on every core (OpenMP), per-thread partial sums", Role::version, kOnCpu},
+      {{"omp", "cpu_openmp", "src/cpu.cpp", "the same on every core (OpenMP), per-thread partial sums", Role::version, kOnCpu},
        call([](const common::PointCloud& pc, const Params& p, Outputs) { return segment_cpu_openmp(pc, p); })},
-      {{"v1", "v1_naive", "atomics for per-cell sums/min/max, host round trips between the passes", Role::version, kOnGpu},
+      {{"v1", "v1_naive", "src/v1_naive.cu", "atomics for per-cell sums/min/max, host round trips between the passes", Role::version, kOnGpu},
        call(segment_gpu_naive)},
-      {{"v2", "v2_cub", "library route: CUB radix sort by cell, run-length encode, segmented reductions", Role::library, kOnGpu},
+      {{"v2", "v2_cub", "src/v2_cub.cu", "library route: CUB radix sort by cell, run-length encode, segmented reductions", Role::library, kOnGpu},
        call(segment_gpu_cub)},
-      {{"v3", "v3_grouped_stats", "report's GPU design: atomic row index, grouped warp/block statistics, tiled classification", Role::version, kOnGpu},
+      {{"v3", "v3_grouped_stats", "src/v3_grouped_stats.cu", "report's GPU design: atomic row index, grouped warp/block statistics, tiled classification", Role::version, kOnGpu},
        call([](const common::PointCloud& pc, const Params& p, Outputs o) { return segment_gpu_grouped_stats(pc, p, nullptr, o); }),
        segment_gpu_grouped_stats},
-      {{"v4", "v4_graph", "all on the device, buffers once, pinned memory, the frame as one CUDA graph", Role::version, kOnGpu},
+      {{"v4", "v4_graph", "src/v4_graph.cu", "all on the device, buffers once, pinned memory, the frame as one CUDA graph", Role::version, kOnGpu},
        [] { return std::unique_ptr<FrameRunner>(new FrameEngine()); }},
-      {{"v5", "v5_streams", "several frames in flight, one graph engine per stream", Role::version, kOnGpu}, nullptr},
+      {{"v5", "v5_streams", "src/v5_streams.cu", "several frames in flight, one graph engine per stream", Role::version, kOnGpu}, nullptr},
   };
   return v;
 }
