@@ -58,7 +58,10 @@ struct TmaPolicy {
   struct Header {
     std::uint64_t full[kStages], empty[kStages];
     unsigned tile_of[kStages];
-    int warp_total[kWarps];
+    // by the parity of the block's tiles: a warp writes tile k+1's total while a slower one may
+    // still read tile k's (tile 0 has no look-back barrier after the read); to reach tile k+2 it
+    // must pass tile k+1's barrier, which the slow warp reaches only after its read
+    int warp_total[2][kWarps];
     LookbackPost post[2][kWarps];
   };
   static constexpr std::size_t kDataBytes = std::size_t{kStages} * kTile * sizeof(int);
@@ -178,6 +181,8 @@ struct TmaAgent {
       const unsigned st = i % P::kStages;
       if (i >= P::kStages) common::mbarrier_wait(&h->empty[st], (i / P::kStages - 1) & 1u);
       const unsigned tile = atomicAdd(tile_counter, 1u);
+      // ordered before the consumers' read by the stage's full/empty mbarriers (racecheck, which
+      // does not follow mbarriers, reports this handoff as a hazard; relaxed atomics do not change that)
       h->tile_of[st] = tile;
       if (tile >= tiles) {  // the consumers' signal to stop
         common::mbarrier_arrive(&h->full[st]);
@@ -249,9 +254,10 @@ struct TmaAgent {
 
   // One scan of the warp totals: the warp's offset in the tile and the tile's total.
   __device__ void warp_offsets() {
-    if (lane == 0) h->warp_total[warp] = running;
+    int* totals = h->warp_total[it & 1];
+    if (lane == 0) totals[warp] = running;
     common::named_barrier_sync(1, P::kConsumers);
-    const int w = lane < P::kWarps ? h->warp_total[lane] : 0;
+    const int w = lane < P::kWarps ? totals[lane] : 0;
     const int w_incl = common::warp_inclusive_scan(w);
     warp_offset = __shfl_sync(common::kFullMask, w_incl - w, warp);
     tile_total = __shfl_sync(common::kFullMask, w_incl, 31);
