@@ -13,6 +13,18 @@ import xml.etree.ElementTree as ET
 
 from .model import Status, to_json
 
+# grades.csv: these columns, then one per graded version (subproject/version).
+GRADES_FIXED_COLUMNS = (
+    "student",
+    "points",
+    "points_max",
+    "device",
+    "build_error",
+    "edited_outside",
+    "submission_commit",
+    "rubric_sha256",
+)
+
 
 def atomic_write(path, text):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -195,17 +207,7 @@ def class_files(reports, out_dir, rules):
     write_csv(
         os.path.join(out_dir, "grades.csv"),
         grades_rows,
-        [
-            "student",
-            "points",
-            "points_max",
-            "device",
-            "build_error",
-            "edited_outside",
-            "submission_commit",
-            "rubric_sha256",
-        ]
-        + keys,
+        list(GRADES_FIXED_COLUMNS) + keys,
     )
     points_possible = {
         "Student": "Points Possible",

@@ -401,16 +401,7 @@ def grade_prepared(job, prep, env, reference, device, progress=print):
         notes.append("deleted handout files (the instructor's are used): " + ", ".join(prep.splice.deleted[:20]))
     if job.recorder == "" and env.get("COURSE_GRADER_GPU") == "1":
         notes.append("no kernel recorder (CUPTI missing): only the static check looked at what versions call")
-    prov = Provenance(
-        instructor_commit=job.instructor_commit,
-        rubric_sha256=job.rubric.sha256,
-        device=name_,
-        driver_version=drv,
-        toolkit=toolkit_version(),
-        graded_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        host=socket.gethostname(),
-        **prep.provenance,
-    )
+    prov = provenance(job, name_, drv, prep.provenance)
     rep = StudentReport(
         student=prep.name,
         provenance=prov,
@@ -424,6 +415,21 @@ def grade_prepared(job, prep, env, reference, device, progress=print):
     return rep
 
 
+def provenance(job, device_name, driver_version, submission):
+    """Where a report came from: the instructor's commit and rubric, this machine, now, and the
+    submission's own record (path, commit, time)."""
+    return Provenance(
+        instructor_commit=job.instructor_commit,
+        rubric_sha256=job.rubric.sha256,
+        device=device_name,
+        driver_version=driver_version,
+        toolkit=toolkit_version(),
+        graded_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        host=socket.gethostname(),
+        **submission,
+    )
+
+
 def harness_error_report(job, name, path, error, device):
     """The report of a student the grader itself failed on (an exception while preparing or running
     it): every version 'harness error' with 0 points and the reason, so the student stands in the
@@ -433,16 +439,7 @@ def harness_error_report(job, name, path, error, device):
         sub = submission_provenance(job, path)
     except Exception:  # the submission itself may be what broke the grader
         sub = {"submission": os.path.abspath(path), "submission_commit": "unknown", "submission_time": ""}
-    prov = Provenance(
-        instructor_commit=job.instructor_commit,
-        rubric_sha256=job.rubric.sha256,
-        device=name_,
-        driver_version=drv,
-        toolkit=toolkit_version(),
-        graded_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        host=socket.gethostname(),
-        **sub,
-    )
+    prov = provenance(job, name_, drv, sub)
     grades = [
         VersionGrade(
             subproject=r.subproject,

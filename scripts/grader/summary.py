@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from .formats import GRADES_FIXED_COLUMNS
+
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
@@ -16,16 +18,7 @@ def main(argv=None):
     with open(os.path.join(out, "grades.csv"), encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
     timing = json.loads(Path(os.path.join(out, "timing.json")).read_text(encoding="utf-8"))
-    fixed = (
-        "student",
-        "points",
-        "points_max",
-        "device",
-        "build_error",
-        "edited_outside",
-        "submission_commit",
-        "rubric_sha256",
-    )
+    fixed = GRADES_FIXED_COLUMNS
     print("| student | points | statuses | edited outside | build |")
     print("|---|---:|---|---|---|")
     for r in rows:

@@ -218,28 +218,21 @@ def ladder_plot(plt, save, panels, colors, name, suptitle):
         if pred:
             inside = [(x, y) for x, y in pred if y <= limit]
             above = [(x, limit * 0.97) for x, y in pred if y > limit]
-            if inside:
-                ax.scatter(
-                    [x for x, _ in inside],
-                    [y for _, y in inside],
-                    marker="D",
-                    s=46,
-                    facecolors="none",
-                    edgecolors="black",
-                    zorder=4,
-                    label="predicted by the cost model",
-                )
-            if above:
-                ax.scatter(
-                    [x for x, _ in above],
-                    [y for _, y in above],
-                    marker="^",
-                    s=46,
-                    facecolors="none",
-                    edgecolors="black",
-                    zorder=4,
-                    label="predicted, above the axis",
-                )
+            for points, marker, label in (
+                (inside, "D", "predicted by the cost model"),
+                (above, "^", "predicted, above the axis"),
+            ):
+                if points:
+                    ax.scatter(
+                        [x for x, _ in points],
+                        [y for _, y in points],
+                        marker=marker,
+                        s=46,
+                        facecolors="none",
+                        edgecolors="black",
+                        zorder=4,
+                        label=label,
+                    )
         if ceiling:
             ax.axhline(
                 ceiling,

@@ -6,7 +6,6 @@
 //    its inclusive prefix, in one 64-bit status word; a tile's first warp reads 32 predecessors
 //    at a time and stops at the nearest one whose inclusive prefix is known.
 #pragma once
-#include <cuda/atomic>
 
 #include <cstdint>
 #include <vector>

@@ -19,7 +19,6 @@
 //   (Value = void: keys only, values nullptr)
 // Inputs are left unchanged; outputs must not alias inputs; n < 2^32.
 #pragma once
-#include <cuda/atomic>
 #include <cuda_runtime.h>
 
 #include <algorithm>

@@ -20,7 +20,6 @@ template <typename Word>
 struct TileStatus {
   static_assert(sizeof(Word) == 4 || sizeof(Word) == 8, "a status word is 32 or 64 bits");
   static constexpr int kShift = 8 * sizeof(Word) - 2;
-  static constexpr Word kEmpty = 0;
   static constexpr Word kAggregate = Word{1} << kShift;  // flag bits of a word holding an aggregate
   static constexpr Word kPrefix = Word{2} << kShift;     // ... and of a word holding an inclusive prefix
   static constexpr Word kValueMask = (Word{1} << kShift) - 1;
