@@ -1,5 +1,6 @@
 """Every sub-project's README follows one outline, and its ladder table comes from the registry."""
 
+import os
 import re
 
 import pytest
@@ -10,18 +11,44 @@ from plots.common import ladder_table
 
 OUTLINE = ["Problem", "Versions", "Results", "Plots", "Questions", "References", "Glossary",
            "Platforms and run times", "How to run"]  # fmt: skip
+# A student's handout (make_handout.py's student_readme): the kept sections around the student's path
+HANDOUT_OUTLINE = ["Problem", "Your path", "Working on a step", "Questions", "Your results", "Plots", "Submitting"]
+IS_HANDOUT = os.path.exists(os.path.join(ROOT, "HANDOUT.json"))
 
 
-@pytest.mark.parametrize("sub", SUBPROJECTS)
-def test_readme_has_the_one_outline_and_both_generated_blocks(sub):
-    with open(f"{ROOT}/{sub}/README.md", encoding="utf-8") as fh:
-        text = fh.read()
-    assert re.findall(r"^## (.*)$", text, flags=re.M) == OUTLINE
+def check_outline(text, outline, ladder_in, ladder_before):
+    assert re.findall(r"^## (.*)$", text, flags=re.M) == outline
     for section in ("LADDER", "RESULTS"):
         assert text.count(f"<!-- BEGIN GENERATED {section} -->") == 1
         assert text.count(f"<!-- END GENERATED {section} -->") == 1
-    versions = text[text.index("## Versions") : text.index("## Results")]
-    assert "<!-- BEGIN GENERATED LADDER -->" in versions
+    # the ladder's block sits in its section (run_all.sh fills it through plot.py --registry)
+    section = text[text.index(f"## {ladder_in}") : text.index(f"## {ladder_before}")]
+    assert "<!-- BEGIN GENERATED LADDER -->" in section
+
+
+def subprojects_here():
+    return [s for s in SUBPROJECTS if os.path.exists(os.path.join(ROOT, s, "README.md"))]
+
+
+@pytest.mark.parametrize("sub", subprojects_here())
+def test_readme_has_its_outline_and_both_generated_blocks(sub):
+    with open(f"{ROOT}/{sub}/README.md", encoding="utf-8") as fh:
+        text = fh.read()
+    if IS_HANDOUT:
+        check_outline(text, HANDOUT_OUTLINE, "Your results", "Plots")
+    else:
+        check_outline(text, OUTLINE, "Versions", "Results")
+
+
+@pytest.mark.skipif(IS_HANDOUT, reason="the handout has no make_handout.py (the course tree tests its READMEs)")
+@pytest.mark.parametrize("sub", SUBPROJECTS)
+def test_the_handout_readme_has_the_handout_outline_and_both_generated_blocks(sub):
+    import handout_path
+    import make_handout
+
+    with open(f"{ROOT}/{sub}/README.md", encoding="utf-8") as fh:
+        text = make_handout.student_readme(fh.read(), sub, {}, handout_path.Path.load(ROOT))
+    check_outline(text, HANDOUT_OUTLINE, "Your results", "Plots")
 
 
 def write_registry(path, lines):
