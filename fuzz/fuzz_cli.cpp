@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   args.push_back(cur);
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
-  const std::vector<common::ExtraFlag> extras = {{"block", "", true, "256"}, {"eps", "", true, "0.01"}, {"fast", "", false, ""}};
+  const std::vector<common::ExtraFlag> extras = {
+      {"block", "", true, "256"}, {"eps", "", true, "0.01"}, {"fast", "", false, ""}};
   try {
     const common::CliOptions o = common::parse_cli(static_cast<int>(argv.size()), argv.data(), extras);
     for (auto n : o.sizes)
@@ -32,19 +33,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const double e = o.extra_double("eps", 0, 1e30);
     if (!(e >= 0 && e <= 1e30)) std::abort();
     common::reject_ignored_flags(o, "fuzz", {"cold", "input"});
-  } catch (const common::UsageError&) {
-  }
+  } catch (const common::UsageError&) {}
   for (const auto& a : args) {  // every argument as a size and as a number
     try {
       const std::int64_t v = common::parse_size(a);
       if (v < -(std::int64_t{1} << 62) || v > (std::int64_t{1} << 62)) std::abort();
-    } catch (const common::UsageError&) {
-    }
+    } catch (const common::UsageError&) {}
     try {
       const double v = common::parse_number(a, "x", -1e300, 1e300);
       if (!std::isfinite(v)) std::abort();
-    } catch (const common::UsageError&) {
-    }
+    } catch (const common::UsageError&) {}
   }
   return 0;
 }

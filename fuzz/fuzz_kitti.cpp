@@ -22,12 +22,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (pc.size() + pc.dropped_nonfinite != size / 16) std::abort();
     for (std::size_t i = 0; i < pc.size(); ++i)
       if (!std::isfinite(pc.x[i]) || !std::isfinite(pc.y[i]) || !std::isfinite(pc.z[i])) std::abort();
-  } catch (const common::PointCloudError&) {
-  }
+  } catch (const common::PointCloudError&) {}
   try {
     const auto labels = common::read_semantickitti_labels(label, static_cast<std::size_t>(expected));
     if (labels.size() != expected) std::abort();
-  } catch (const common::PointCloudError&) {
-  }
+  } catch (const common::PointCloudError&) {}
   return 0;
 }

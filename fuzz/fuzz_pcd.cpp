@@ -18,7 +18,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (pc.source_index.size() != pc.size()) std::abort();
     for (std::size_t i = 0; i < pc.size(); ++i)
       if (!std::isfinite(pc.x[i]) || !std::isfinite(pc.y[i]) || !std::isfinite(pc.z[i])) std::abort();
-  } catch (const common::PointCloudError&) {
-  }
+  } catch (const common::PointCloudError&) {}
   return 0;
 }

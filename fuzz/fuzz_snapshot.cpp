@@ -12,7 +12,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (b.size() == 0 || b.m.size() != b.size() || b.id.size() != b.size()) std::abort();
     for (std::size_t i = 0; i < b.size(); ++i)
       if (!std::isfinite(b.x[i]) || !std::isfinite(b.vz[i]) || !(b.m[i] >= 0) || b.id[i] < 0) std::abort();
-  } catch (const nbody::InputError&) {
-  }
+  } catch (const nbody::InputError&) {}
   return 0;
 }

@@ -58,22 +58,27 @@ void run_shape(const Shape<Key, Value>& shape, const std::vector<int>& sizes, st
     int runs[2];
     for (int i = 0; i < 2; ++i) CUDA_CHECK(cudaMemcpy(&runs[i], g[i].num_runs(), sizeof(int), cudaMemcpyDeviceToHost));
     common::Verdict verdict = common::Verdict::pass();
-    if (runs[0] != runs[1]) verdict = common::Verdict::fail(std::to_string(runs[1]) + " runs, CUB finds " + std::to_string(runs[0]));
-    else if (download(g[0].sorted_keys(), n) != download(g[1].sorted_keys(), n)) verdict = common::Verdict::fail("sorted keys differ");
-    else if (download(g[0].sorted_values(), n) != download(g[1].sorted_values(), n)) verdict = common::Verdict::fail("sorted values differ (stability)");
+    if (runs[0] != runs[1])
+      verdict = common::Verdict::fail(std::to_string(runs[1]) + " runs, CUB finds " + std::to_string(runs[0]));
+    else if (download(g[0].sorted_keys(), n) != download(g[1].sorted_keys(), n))
+      verdict = common::Verdict::fail("sorted keys differ");
+    else if (download(g[0].sorted_values(), n) != download(g[1].sorted_values(), n))
+      verdict = common::Verdict::fail("sorted values differ (stability)");
     else if (download(g[0].unique(), runs[0]) != download(g[1].unique(), runs[0]) ||
              download(g[0].counts(), runs[0]) != download(g[1].counts(), runs[0]) ||
              download(g[0].offsets(), runs[0] + 1) != download(g[1].offsets(), runs[0] + 1))
       verdict = common::Verdict::fail("runs differ");
     double cub_ms = 0;
     for (int i = 0; i < 2; ++i) {
-      common::ResultRow r = common::make_row("common", std::string("group_by_key_") + common::group_sort_name(g[i].sort()),
-                                             i == 0 ? "GroupByKey with cub::DeviceRadixSort::SortPairs (what it replaced)"
-                                                    : "GroupByKey with the course's one-sweep radix sort",
-                                             n, "shape=" + shape.name + " runs=" + std::to_string(runs[0]),
-                                             env.device.name, i == 0 ? "library" : "version");
+      common::ResultRow r =
+          common::make_row("common", std::string("group_by_key_") + common::group_sort_name(g[i].sort()),
+                           i == 0 ? "GroupByKey with cub::DeviceRadixSort::SortPairs (what it replaced)"
+                                  : "GroupByKey with the course's one-sweep radix sort",
+                           n, "shape=" + shape.name + " runs=" + std::to_string(runs[0]), env.device.name,
+                           i == 0 ? "library" : "version");
       r.verdict = verdict;
-      r.stats = common::bench_gpu([&](cudaStream_t st) { g[i].group(n, st, shape.end_bit); }, s, common::BenchOptions{});
+      r.stats =
+          common::bench_gpu([&](cudaStream_t st) { g[i].group(n, st, shape.end_bit); }, s, common::BenchOptions{});
       r.metric = n / (r.stats.median_ms * 1e-3) / 1e6;
       r.metric_unit = "Mpairs/s";
       if (i == 0) cub_ms = r.stats.median_ms;
@@ -114,20 +119,21 @@ int run(const common::CliOptions& opt) {
                            }
                          }},
                         sizes, opt.seed, env, rows);
-  run_shape<std::uint64_t, int>({"ndt_graph_voxels", 64,
-                                 [&](std::vector<std::uint64_t>& k, std::vector<int>& v, std::mt19937_64& rng) {
-                                   // points on surfaces of a room: a few thousand 1 m voxels, biased coordinates
-                                   std::normal_distribution<double> coord(0.0, 6.0);
-                                   const std::uint64_t bias = 1u << 20;
-                                   for (std::size_t i = 0; i < k.size(); ++i) {
-                                     const auto x = static_cast<std::uint64_t>(static_cast<long long>(coord(rng)) + bias);
-                                     const auto y = static_cast<std::uint64_t>(static_cast<long long>(coord(rng)) + bias);
-                                     const auto z = static_cast<std::uint64_t>(static_cast<long long>(coord(rng) / 4) + bias);
-                                     k[i] = (z << 42) | (y << 21) | x;
-                                     v[i] = static_cast<int>(i);
-                                   }
-                                 }},
-                                sizes, opt.seed, env, rows);
+  run_shape<std::uint64_t, int>(
+      {"ndt_graph_voxels", 64,
+       [&](std::vector<std::uint64_t>& k, std::vector<int>& v, std::mt19937_64& rng) {
+         // points on surfaces of a room: a few thousand 1 m voxels, biased coordinates
+         std::normal_distribution<double> coord(0.0, 6.0);
+         const std::uint64_t bias = 1u << 20;
+         for (std::size_t i = 0; i < k.size(); ++i) {
+           const auto x = static_cast<std::uint64_t>(static_cast<long long>(coord(rng)) + bias);
+           const auto y = static_cast<std::uint64_t>(static_cast<long long>(coord(rng)) + bias);
+           const auto z = static_cast<std::uint64_t>(static_cast<long long>(coord(rng) / 4) + bias);
+           k[i] = (z << 42) | (y << 21) | x;
+           v[i] = static_cast<int>(i);
+         }
+       }},
+      sizes, opt.seed, env, rows);
   common::print_table(std::cout, rows);
   return common::finish_run(std::cout, "group_by_key_bench", rows, opt.csv);
 }
@@ -135,10 +141,11 @@ int run(const common::CliOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return common::driver_main(argc, argv,
-                             {"group_by_key_bench",
-                              "common::GroupByKey with the one-sweep sort against CUB's SortPairs, on the sub-projects' key shapes.",
-                              {},
-                              {"sweep", "cold", "input", "version"}},
-                             run);
+  return common::driver_main(
+      argc, argv,
+      {"group_by_key_bench",
+       "common::GroupByKey with the one-sweep sort against CUB's SortPairs, on the sub-projects' key shapes.",
+       {},
+       {"sweep", "cold", "input", "version"}},
+      run);
 }

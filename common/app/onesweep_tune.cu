@@ -29,7 +29,8 @@ using common::onesweep::Rank;
 
 template <typename Key>
 __global__ void fill_keys(std::int64_t n, Key* keys, unsigned* values, std::uint64_t seed) {
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n; i += std::int64_t{gridDim.x} * blockDim.x) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
     std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(i + 1);  // splitmix64
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -42,7 +43,8 @@ __global__ void fill_keys(std::int64_t n, Key* keys, unsigned* values, std::uint
 template <typename T>
 __global__ void count_differences(std::int64_t n, const T* a, const T* b, unsigned long long* diff) {
   unsigned long long mine = 0;
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n; i += std::int64_t{gridDim.x} * blockDim.x)
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x)
     mine += a[i] != b[i];
   if (mine) atomicAdd(diff, mine);
 }
@@ -84,10 +86,20 @@ struct Problem {
   cudaStream_t stream = nullptr;
   double cub_ms = 0;
 
-  Problem(std::int64_t n_, std::string label_, const common::Environment& env_, double copy, std::vector<common::ResultRow>& rows_,
-          std::string only_, common::BenchOptions bench_)
-      : n(n_), label(std::move(label_)), env(env_), copy_gbs(copy), rows(rows_), only(std::move(only_)), bench(bench_),
-        keys_in(n), keys_ref(n), keys_out(n), values_in(kPairs ? n : 0), values_ref(kPairs ? n : 0),
+  Problem(std::int64_t n_, std::string label_, const common::Environment& env_, double copy,
+          std::vector<common::ResultRow>& rows_, std::string only_, common::BenchOptions bench_)
+      : n(n_),
+        label(std::move(label_)),
+        env(env_),
+        copy_gbs(copy),
+        rows(rows_),
+        only(std::move(only_)),
+        bench(bench_),
+        keys_in(n),
+        keys_ref(n),
+        keys_out(n),
+        values_in(kPairs ? n : 0),
+        values_ref(kPairs ? n : 0),
         values_out(kPairs ? n : 0) {
     CUDA_CHECK(cudaStreamCreate(&stream));
     fill_keys<<<1024, 256>>>(n, keys_in.get(), kPairs ? values_in.get() : nullptr, 20261124);
@@ -120,16 +132,18 @@ struct Problem {
     std::size_t bytes = 0;
     auto call = [&](void* tmp, cudaStream_t s) {
       if constexpr (kPairs)
-        CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp, bytes, keys_in.get(), keys_ref.get(), values_in.get(), values_ref.get(), n,
-                                                   0, 8 * static_cast<int>(sizeof(Key)), s));
+        CUDA_CHECK(cub::DeviceRadixSort::SortPairs(tmp, bytes, keys_in.get(), keys_ref.get(), values_in.get(),
+                                                   values_ref.get(), n, 0, 8 * static_cast<int>(sizeof(Key)), s));
       else
-        CUDA_CHECK(cub::DeviceRadixSort::SortKeys(tmp, bytes, keys_in.get(), keys_ref.get(), n, 0, 8 * static_cast<int>(sizeof(Key)), s));
+        CUDA_CHECK(cub::DeviceRadixSort::SortKeys(tmp, bytes, keys_in.get(), keys_ref.get(), n, 0,
+                                                  8 * static_cast<int>(sizeof(Key)), s));
     };
     call(nullptr, stream);
     common::DeviceBuffer<unsigned char> tmp(bytes);
     call(tmp.get(), stream);
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    common::ResultRow r = row("cub", kPairs ? "cub::DeviceRadixSort::SortPairs" : "cub::DeviceRadixSort::SortKeys", "library");
+    common::ResultRow r =
+        row("cub", kPairs ? "cub::DeviceRadixSort::SortPairs" : "cub::DeviceRadixSort::SortKeys", "library");
     r.verdict = common::Verdict::pass();
     if (!only.empty()) {
       for (int i = 0; i < 3; ++i) call(tmp.get(), stream);
@@ -149,8 +163,10 @@ struct Problem {
     using Sort = common::Onesweep<Key, Value, P>;
     auto call = [&](cudaStream_t s) {
       constexpr int bits = 8 * static_cast<int>(sizeof(Key));
-      if constexpr (kPairs) Sort::sort(n, keys_in.get(), keys_out.get(), values_in.get(), values_out.get(), 0, bits, scratch, s);
-      else Sort::sort(n, keys_in.get(), keys_out.get(), nullptr, nullptr, 0, bits, scratch, s);
+      if constexpr (kPairs)
+        Sort::sort(n, keys_in.get(), keys_out.get(), values_in.get(), values_out.get(), 0, bits, scratch, s);
+      else
+        Sort::sort(n, keys_in.get(), keys_out.get(), nullptr, nullptr, 0, bits, scratch, s);
     };
     CUDA_CHECK(cudaMemset(keys_out.get(), 0xab, n * sizeof(Key)));
     call(stream);
@@ -222,12 +238,13 @@ int run(const common::CliOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return common::driver_main(argc, argv,
-                             {"onesweep_tune",
-                              "The one-sweep sort's tile shapes and rankings against CUB's radix sort, each checked "
-                              "against CUB's output before it is timed.",
-                              {{"only", "run one shape (e.g. 512x15/2/ballot) and CUB, three times each, untimed (for ncu)", true, ""},
-                               {"problems", "which of keys32,pairs32,keys64 to run", true, "keys32,pairs32,keys64"}},
-                              {"sweep", "cold", "input", "version"}},
-                             run);
+  return common::driver_main(
+      argc, argv,
+      {"onesweep_tune",
+       "The one-sweep sort's tile shapes and rankings against CUB's radix sort, each checked "
+       "against CUB's output before it is timed.",
+       {{"only", "run one shape (e.g. 512x15/2/ballot) and CUB, three times each, untimed (for ncu)", true, ""},
+        {"problems", "which of keys32,pairs32,keys64 to run", true, "keys32,pairs32,keys64"}},
+       {"sweep", "cold", "input", "version"}},
+      run);
 }

@@ -31,8 +31,8 @@ constexpr int kThreads = 16;  // NUMTHREADS
 constexpr int kNa = 5, kNb = 5, kDim = 100;
 
 // One block per pair (blockIdx.x = a, blockIdx.y = b), kThreads threads striding over dim.
-__global__ void gpu_means(const float* a_vecs, int na, const float* b_vecs, int nb, int dim,
-                          float* means, float* pair_counts) {
+__global__ void gpu_means(const float* a_vecs, int na, const float* b_vecs, int nb, int dim, float* means,
+                          float* pair_counts) {
   __shared__ float sum_a[kThreads], sum_b[kThreads], count[kThreads];
   const int a = blockIdx.x, b = blockIdx.y, t = threadIdx.x;
   if (a >= na || b >= nb) return;
@@ -77,13 +77,13 @@ void print_predictions(const std::vector<common::GpuSpec>& gpus) {
   const common::CostModel right = gpu_means_cost(1.0), report = gpu_means_cost(1000.0);
   std::printf("cost model: %.4g FLOP, %.4g bytes, 1 launch (the report's mixed-up counts: %.3g FLOP, %.3g bytes)\n\n",
               right.flops, right.bytes, report.flops, report.bytes);
-  std::printf("%-26s %10s %9s %9s %10s %10s %9s  %s\n", "GPU", "FP32 GF/s", "mem GB/s", "launch us",
-              "FLOP us", "bytes us", "pred us", "bound (pred us with the report's counts)");
+  std::printf("%-26s %10s %9s %9s %10s %10s %9s  %s\n", "GPU", "FP32 GF/s", "mem GB/s", "launch us", "FLOP us",
+              "bytes us", "pred us", "bound (pred us with the report's counts)");
   for (const auto& g : gpus) {
     const common::Prediction p = common::predict(right, g), q = common::predict(report, g);
-    std::printf("%-26s %10.0f %9.0f %9.2f %10.5f %10.5f %9.2f  %s (%.2f us, %s)\n", g.name.c_str(),
-                g.fp32_gflops, g.mem_gbs, g.launch_us, p.compute_ms * 1e3, p.memory_ms * 1e3,
-                p.total_ms * 1e3, p.bound, q.total_ms * 1e3, q.bound);
+    std::printf("%-26s %10.0f %9.0f %9.2f %10.5f %10.5f %9.2f  %s (%.2f us, %s)\n", g.name.c_str(), g.fp32_gflops,
+                g.mem_gbs, g.launch_us, p.compute_ms * 1e3, p.memory_ms * 1e3, p.total_ms * 1e3, p.bound,
+                q.total_ms * 1e3, q.bound);
   }
 }
 
@@ -91,11 +91,13 @@ void print_predictions(const std::vector<common::GpuSpec>& gpus) {
 
 int main() {
   try {
-    std::printf("gpuMeans roofline example: na = nb = %d, dim = %d, NUMTHREADS = %d, grid %dx%d\n", kNa, kDim,
-                kThreads, kNa, kNb);
-    std::printf("note: the report launched 32x32 blocks, but the kernel's shared arrays hold NUMTHREADS = 16\n"
-                "entries indexed by threadIdx.x; 32 threads in x would write past them and 32 rows in y would\n"
-                "repeat the same work. This example launches the %d threads the kernel is written for.\n\n", kThreads);
+    std::printf("gpuMeans roofline example: na = nb = %d, dim = %d, NUMTHREADS = %d, grid %dx%d\n", kNa, kDim, kThreads,
+                kNa, kNb);
+    std::printf(
+        "note: the report launched 32x32 blocks, but the kernel's shared arrays hold NUMTHREADS = 16\n"
+        "entries indexed by threadIdx.x; 32 threads in x would write past them and 32 rows in y would\n"
+        "repeat the same work. This example launches the %d threads the kernel is written for.\n\n",
+        kThreads);
     std::vector<common::GpuSpec> gpus = common::reference_gpus();
     if (!common::has_cuda_device()) {
       print_predictions(gpus);
@@ -133,7 +135,8 @@ int main() {
     cudaStream_t s;
     CUDA_CHECK(cudaStreamCreate(&s));
     auto launch = [&](cudaStream_t st) {
-      gpu_means<<<dim3(kNa, kNb), kThreads, 0, st>>>(d_a.get(), kNa, d_b.get(), kNb, kDim, d_means.get(), d_counts.get());
+      gpu_means<<<dim3(kNa, kNb), kThreads, 0, st>>>(d_a.get(), kNa, d_b.get(), kNb, kDim, d_means.get(),
+                                                     d_counts.get());
       CUDA_CHECK_LAST();
     };
     launch(s);
@@ -151,8 +154,8 @@ int main() {
     const common::BenchStats st = common::bench_gpu(launch, s, o);
     const common::Prediction p = common::predict(gpu_means_cost(1.0), gpus.back());
     std::printf("measured on %s: median %.2f us (min %.2f, max %.2f, %d samples); predicted %.2f us (%s-bound)\n",
-                dev.name.c_str(), st.median_ms * 1e3, st.min_ms * 1e3, st.max_ms * 1e3, st.samples,
-                p.total_ms * 1e3, p.bound);
+                dev.name.c_str(), st.median_ms * 1e3, st.min_ms * 1e3, st.max_ms * 1e3, st.samples, p.total_ms * 1e3,
+                p.bound);
     CUDA_CHECK(cudaStreamDestroy(s));
     return cm.ok && cc.ok ? 0 : 1;
   } catch (const std::exception& e) {

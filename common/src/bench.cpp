@@ -35,12 +35,10 @@ bool should_stop(const std::vector<double>& s, double elapsed_s, const BenchOpti
   return st.noise / std::sqrt(static_cast<double>(n)) <= o.noise_target;
 }
 
-void L2Flusher::flush(cudaStream_t s) {
-  CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0x5a, buffer_.bytes(), s));
-}
+void L2Flusher::flush(cudaStream_t s) { CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0x5a, buffer_.bytes(), s)); }
 
-BenchStats bench_gpu(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
-                     const BenchOptions& o, L2Flusher* flusher) {
+BenchStats bench_gpu(const std::function<void(cudaStream_t)>& work, cudaStream_t stream, const BenchOptions& o,
+                     L2Flusher* flusher) {
   EventTimer timer;
   return bench_loop(
       [&](bool recording) -> double {

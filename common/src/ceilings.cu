@@ -44,27 +44,33 @@ Ceilings measure_ceilings(const DeviceInfo& device) {
     const std::size_t bytes = std::min<std::size_t>(std::size_t{1} << 30, device.global_mem_bytes / 8);
     DeviceBuffer<unsigned char> src(bytes), dst(bytes);
     CUDA_CHECK(cudaMemset(src.get(), 1, bytes));
-    const BenchStats st = bench_gpu([&](cudaStream_t st_) {
-      CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, st_));
-    }, s, o);
+    const BenchStats st = bench_gpu(
+        [&](cudaStream_t st_) {
+          CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice, st_));
+        },
+        s, o);
     c.copy_gbs = 2.0 * bytes / (st.median_ms * 1e-3) / 1e9;
   }
   {  // FMA peak
     const int block = 256;
     const int grid = device.sm_count * 8;
     DeviceBuffer<float> out(static_cast<std::size_t>(grid) * block);
-    const BenchStats st = bench_gpu([&](cudaStream_t st_) {
-      fma_peak_kernel<<<grid, block, 0, st_>>>(out.get(), 0.999f, 1e-4f);
-      CUDA_CHECK_LAST();
-    }, s, o);
+    const BenchStats st = bench_gpu(
+        [&](cudaStream_t st_) {
+          fma_peak_kernel<<<grid, block, 0, st_>>>(out.get(), 0.999f, 1e-4f);
+          CUDA_CHECK_LAST();
+        },
+        s, o);
     const double flops = 2.0 * kFmaChains * kFmaIters * double(grid) * block;
     c.fma_gflops = flops / (st.median_ms * 1e-3) / 1e9;
   }
   {  // lone launch
-    const BenchStats st = bench_gpu([&](cudaStream_t st_) {
-      empty_kernel<<<1, 1, 0, st_>>>();
-      CUDA_CHECK_LAST();
-    }, s, o);
+    const BenchStats st = bench_gpu(
+        [&](cudaStream_t st_) {
+          empty_kernel<<<1, 1, 0, st_>>>();
+          CUDA_CHECK_LAST();
+        },
+        s, o);
     c.launch_us = st.median_ms * 1e3;
   }
   CUDA_CHECK(cudaStreamDestroy(s));

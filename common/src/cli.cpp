@@ -1,6 +1,5 @@
 #include "common/cli.hpp"
 
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -95,7 +94,8 @@ std::int64_t parse_int(const std::string& text, const std::string& flag, std::in
   try {
     v = parse_size(text);
   } catch (const UsageError& e) {
-    throw UsageError("--" + flag + ": " + e.what() + " (allowed: " + std::to_string(lo) + " to " + std::to_string(hi) + ")");
+    throw UsageError("--" + flag + ": " + e.what() + " (allowed: " + std::to_string(lo) + " to " + std::to_string(hi) +
+                     ")");
   }
   if (v < lo || v > hi)
     throw UsageError("--" + flag + ": '" + text + "' is out of range (allowed: " + std::to_string(lo) + " to " +
@@ -168,12 +168,22 @@ CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraF
     auto no_value = [&]() {
       if (has_inline) throw UsageError("--" + arg + " takes no value");
     };
-    if (arg == "help") { no_value(); o.help = true; }
-    else if (arg == "list") { no_value(); o.list = true; }
-    else if (arg == "sweep") { no_value(); o.sweep = true; }
-    else if (arg == "quick") { no_value(); o.quick = true; }
-    else if (arg == "cold") { no_value(); o.cold = true; }
-    else if (arg == "version") {
+    if (arg == "help") {
+      no_value();
+      o.help = true;
+    } else if (arg == "list") {
+      no_value();
+      o.list = true;
+    } else if (arg == "sweep") {
+      no_value();
+      o.sweep = true;
+    } else if (arg == "quick") {
+      no_value();
+      o.quick = true;
+    } else if (arg == "cold") {
+      no_value();
+      o.cold = true;
+    } else if (arg == "version") {
       for (const auto& v : split(need_value(), ','))
         if (!v.empty()) o.versions.push_back(v);
       if (o.versions.empty()) throw UsageError("--version needs at least one name");
@@ -183,17 +193,26 @@ CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraF
       const std::int64_t r = parse_size(need_value());
       if (r < 1 || r > 100000) throw UsageError("--reps must be between 1 and 100000");
       o.reps = static_cast<int>(r);
-    } else if (arg == "csv") { o.csv = need_value(); if (o.csv.empty()) throw UsageError("--csv needs a path"); }
-    else if (arg == "seed") { o.seed = static_cast<std::uint64_t>(parse_size(need_value())); }
-    else if (arg == "input") { o.input = need_value(); if (o.input.empty()) throw UsageError("--input needs a path"); }
-    else {
+    } else if (arg == "csv") {
+      o.csv = need_value();
+      if (o.csv.empty()) throw UsageError("--csv needs a path");
+    } else if (arg == "seed") {
+      o.seed = static_cast<std::uint64_t>(parse_size(need_value()));
+    } else if (arg == "input") {
+      o.input = need_value();
+      if (o.input.empty()) throw UsageError("--input needs a path");
+    } else {
       bool known = false;
       for (const auto& e : extras) {
         if (e.name != arg) continue;
         known = true;
         if (!o.was_given(arg)) o.given.push_back(arg);
-        if (e.takes_value) o.extra[arg] = need_value();
-        else { no_value(); o.extra[arg] = "1"; }
+        if (e.takes_value)
+          o.extra[arg] = need_value();
+        else {
+          no_value();
+          o.extra[arg] = "1";
+        }
       }
       if (!known) throw UsageError("unknown flag --" + arg);
     }

@@ -74,7 +74,8 @@ std::vector<std::int64_t> fit_default_sizes(const std::vector<std::int64_t>& siz
   for (std::size_t i = 0; i < left.size(); ++i) os << (i ? ", " : " ") << left[i];
   os << " (needs about " << gib(device_per_elem * static_cast<double>(left.front())) << " of GPU memory, "
      << gib(device) << " free";
-  if (host > 0) os << "; " << gib(host_per_elem * static_cast<double>(left.front())) << " of host memory of " << gib(host);
+  if (host > 0)
+    os << "; " << gib(host_per_elem * static_cast<double>(left.front())) << " of host memory of " << gib(host);
   os << ")";
   if (p > largest_kept && fits(p)) {
     kept.push_back(p);
@@ -105,7 +106,8 @@ int fp32_lanes_per_sm(int major, int minor) {
     case 7: return 64;                     // Volta, Turing
     case 8: return minor == 0 ? 64 : 128;  // A100 : GA10x, Ada
     case 9: return 128;                    // Hopper
-    case 10: case 12: return 128;          // Blackwell
+    case 10:
+    case 12: return 128;  // Blackwell
     default: return 128;
   }
 }
@@ -147,10 +149,10 @@ std::string cuda_runtime_version() {
 
 std::string describe(const DeviceInfo& d) {
   std::ostringstream os;
-  os << d.name << " (sm_" << d.cc_major << d.cc_minor << ", " << d.sm_count << " SMs @ "
-     << d.sm_clock_khz / 1000 << " MHz, " << d.global_mem_bytes / (1024 * 1024) << " MiB, L2 "
-     << d.l2_bytes / (1024 * 1024) << " MiB; datasheet-style FP32 " << d.theoretical_fp32_gflops() / 1e3
-     << " TFLOP/s, memory " << d.theoretical_mem_gbs() << " GB/s)";
+  os << d.name << " (sm_" << d.cc_major << d.cc_minor << ", " << d.sm_count << " SMs @ " << d.sm_clock_khz / 1000
+     << " MHz, " << d.global_mem_bytes / (1024 * 1024) << " MiB, L2 " << d.l2_bytes / (1024 * 1024)
+     << " MiB; datasheet-style FP32 " << d.theoretical_fp32_gflops() / 1e3 << " TFLOP/s, memory "
+     << d.theoretical_mem_gbs() << " GB/s)";
   return os.str();
 }
 

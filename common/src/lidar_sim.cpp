@@ -8,14 +8,33 @@ namespace common {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-enum Label : std::uint32_t { kRoad = 40, kSidewalk = 48, kTerrain = 72, kCar = 10, kBuilding = 50, kPole = 80,
-                             kVegetation = 70, kTrunk = 71 };
+enum Label : std::uint32_t {
+  kRoad = 40,
+  kSidewalk = 48,
+  kTerrain = 72,
+  kCar = 10,
+  kBuilding = 50,
+  kPole = 80,
+  kVegetation = 70,
+  kTrunk = 71
+};
 
-struct Box { float x0, x1, y0, y1, z0, z1; std::uint32_t label; };
-struct Cylinder { float x, y, r, z0, z1; std::uint32_t label; };
-struct Sphere { float x, y, z, r; std::uint32_t label; };
+struct Box {
+  float x0, x1, y0, y1, z0, z1;
+  std::uint32_t label;
+};
+struct Cylinder {
+  float x, y, r, z0, z1;
+  std::uint32_t label;
+};
+struct Sphere {
+  float x, y, z, r;
+  std::uint32_t label;
+};
 
-struct Ray { float ox, oy, oz, dx, dy, dz; };
+struct Ray {
+  float ox, oy, oz, dx, dy, dz;
+};
 
 // Slab test: entry distance of the ray into the box, or inf.
 float hit_box(const Ray& r, const Box& b) {
@@ -106,7 +125,11 @@ SimulatedScan simulate_lidar_scan(const LidarSimParams& p, std::uint64_t seed) {
     for (int a = 0; a < p.azimuth_steps; ++a, ++index) {
       const double az = 2 * pi * a / p.azimuth_steps;
       const double world_az = az + p.sensor_yaw;
-      const Ray r{p.sensor_x, p.sensor_y, 0.f, float(std::cos(el) * std::cos(world_az)), float(std::cos(el) * std::sin(world_az)),
+      const Ray r{p.sensor_x,
+                  p.sensor_y,
+                  0.f,
+                  float(std::cos(el) * std::cos(world_az)),
+                  float(std::cos(el) * std::sin(world_az)),
                   float(std::sin(el))};
       float best = kInf;
       std::uint32_t label = 0;
@@ -115,21 +138,48 @@ SimulatedScan simulate_lidar_scan(const LidarSimParams& p, std::uint64_t seed) {
       if (denom < -1e-6f) {
         const float t = (-h + slope * r.ox) / denom;  // z = -h + slope x on the road
         const float y = r.oy + t * r.dy;
-        if (t > 0 && std::fabs(y) <= rw && t < best) { best = t; label = kRoad; }
+        if (t > 0 && std::fabs(y) <= rw && t < best) {
+          best = t;
+          label = kRoad;
+        }
         const float t2 = (-h + p.curb_height + slope * r.ox) / denom;
         const float y2 = r.oy + t2 * r.dy;
-        if (t2 > 0 && std::fabs(y2) > rw && t2 < best) { best = t2; label = std::fabs(y2) <= side_end ? kSidewalk : kTerrain; }
+        if (t2 > 0 && std::fabs(y2) > rw && t2 < best) {
+          best = t2;
+          label = std::fabs(y2) <= side_end ? kSidewalk : kTerrain;
+        }
       }
       if (std::fabs(r.dy) > 1e-6f)
         for (float side : {-1.f, 1.f}) {  // vertical curb faces at |y| = rw
           const float t = (side * rw - r.oy) / r.dy;
           if (t <= 0 || t >= best) continue;
           const float x = r.ox + t * r.dx, z = t * r.dz, g = -h + slope * x;
-          if (z >= g && z <= g + p.curb_height) { best = t; label = kSidewalk; }
+          if (z >= g && z <= g + p.curb_height) {
+            best = t;
+            label = kSidewalk;
+          }
         }
-      for (const auto& bx : boxes) { const float t = hit_box(r, bx); if (t < best) { best = t; label = bx.label; } }
-      for (const auto& c : cylinders) { const float t = hit_cylinder(r, c); if (t < best) { best = t; label = c.label; } }
-      for (const auto& s : spheres) { const float t = hit_sphere(r, s); if (t < best) { best = t; label = s.label; } }
+      for (const auto& bx : boxes) {
+        const float t = hit_box(r, bx);
+        if (t < best) {
+          best = t;
+          label = bx.label;
+        }
+      }
+      for (const auto& c : cylinders) {
+        const float t = hit_cylinder(r, c);
+        if (t < best) {
+          best = t;
+          label = c.label;
+        }
+      }
+      for (const auto& s : spheres) {
+        const float t = hit_sphere(r, s);
+        if (t < best) {
+          best = t;
+          label = s.label;
+        }
+      }
       if (!(best < p.max_range)) continue;  // no return
       const float range = best + noise(rng);
       // back into the sensor frame: the beam direction before the sensor's yaw

@@ -53,7 +53,8 @@ void write_png(const std::string& path, const RgbImage& img) {
   raw.reserve(std::size_t(img.height) * (img.width * 3 + 1));
   for (int y = 0; y < img.height; ++y) {
     raw.push_back(0);
-    raw.insert(raw.end(), img.rgb.begin() + std::size_t(y) * img.width * 3, img.rgb.begin() + std::size_t(y + 1) * img.width * 3);
+    raw.insert(raw.end(), img.rgb.begin() + std::size_t(y) * img.width * 3,
+               img.rgb.begin() + std::size_t(y + 1) * img.width * 3);
   }
   std::vector<std::uint8_t> z;
 #ifdef COURSE_HAVE_ZLIB

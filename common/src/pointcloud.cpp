@@ -48,7 +48,8 @@ struct PcdField {
 
 // a * b, or the error naming the file and what the product is
 std::size_t checked_mul(std::size_t a, std::size_t b, const std::string& path, const std::string& what) {
-  if (a != 0 && b > static_cast<std::size_t>(-1) / a) fail(path, what + " overflows (" + std::to_string(a) + " x " + std::to_string(b) + ")");
+  if (a != 0 && b > static_cast<std::size_t>(-1) / a)
+    fail(path, what + " overflows (" + std::to_string(a) + " x " + std::to_string(b) + ")");
   return a * b;
 }
 
@@ -82,20 +83,52 @@ void require_blank_tail(const std::vector<unsigned char>& data, std::size_t from
 double read_scalar(const unsigned char* p, const PcdField& f) {
   switch (f.type) {
     case 'F':
-      if (f.size == 4) { float v; std::memcpy(&v, p, 4); return v; }
-      if (f.size == 8) { double v; std::memcpy(&v, p, 8); return v; }
+      if (f.size == 4) {
+        float v;
+        std::memcpy(&v, p, 4);
+        return v;
+      }
+      if (f.size == 8) {
+        double v;
+        std::memcpy(&v, p, 8);
+        return v;
+      }
       break;
     case 'U':
       if (f.size == 1) return *p;
-      if (f.size == 2) { std::uint16_t v; std::memcpy(&v, p, 2); return v; }
-      if (f.size == 4) { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
-      if (f.size == 8) { std::uint64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+      if (f.size == 2) {
+        std::uint16_t v;
+        std::memcpy(&v, p, 2);
+        return v;
+      }
+      if (f.size == 4) {
+        std::uint32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+      }
+      if (f.size == 8) {
+        std::uint64_t v;
+        std::memcpy(&v, p, 8);
+        return static_cast<double>(v);
+      }
       break;
     case 'I':
       if (f.size == 1) return static_cast<std::int8_t>(*p);
-      if (f.size == 2) { std::int16_t v; std::memcpy(&v, p, 2); return v; }
-      if (f.size == 4) { std::int32_t v; std::memcpy(&v, p, 4); return v; }
-      if (f.size == 8) { std::int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+      if (f.size == 2) {
+        std::int16_t v;
+        std::memcpy(&v, p, 2);
+        return v;
+      }
+      if (f.size == 4) {
+        std::int32_t v;
+        std::memcpy(&v, p, 4);
+        return v;
+      }
+      if (f.size == 8) {
+        std::int64_t v;
+        std::memcpy(&v, p, 8);
+        return static_cast<double>(v);
+      }
       break;
   }
   return NAN;  // not reached: header_fields() rejects other types
@@ -117,11 +150,16 @@ PointCloud read_kitti_bin(const std::string& path) {
   const auto data = slurp(path);
   if (data.empty()) fail(path, "empty file");
   if (data.size() % 16 != 0)
-    fail(path, std::to_string(data.size()) + " bytes is not a whole number of 16-byte points (x y z remission, float32)");
+    fail(path,
+         std::to_string(data.size()) + " bytes is not a whole number of 16-byte points (x y z remission, float32)");
   PointCloud pc;
   const std::size_t n = data.size() / 16;
   pc.width = n;
-  pc.x.reserve(n); pc.y.reserve(n); pc.z.reserve(n); pc.intensity.reserve(n); pc.source_index.reserve(n);
+  pc.x.reserve(n);
+  pc.y.reserve(n);
+  pc.z.reserve(n);
+  pc.intensity.reserve(n);
+  pc.source_index.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     float v[4];
     std::memcpy(v, data.data() + 16 * i, 16);
@@ -202,11 +240,14 @@ PointCloud read_pcd(const std::string& path) {
         fields.push_back({f});
       }
     } else if (key == "SIZE") {
-      int v; while (ls >> v) sizes.push_back(v);
+      int v;
+      while (ls >> v) sizes.push_back(v);
     } else if (key == "TYPE") {
-      std::string t; while (ls >> t) types.push_back(t.empty() ? '?' : t[0]);
+      std::string t;
+      while (ls >> t) types.push_back(t.empty() ? '?' : t[0]);
     } else if (key == "COUNT") {
-      int v; while (ls >> v) counts.push_back(v);
+      int v;
+      while (ls >> v) counts.push_back(v);
     } else if (key == "WIDTH") {
       width = header_count(ls, path, "WIDTH");
     } else if (key == "HEIGHT") {
@@ -250,13 +291,16 @@ PointCloud read_pcd(const std::string& path) {
   }
   if (ix < 0 || iy < 0 || iz < 0) fail(path, "no x, y, z fields");
   for (int f : {ix, iy, iz, ii})
-    if (f >= 0 && fields[f].count != 1) fail(path, "field '" + fields[f].name + "' has COUNT " + std::to_string(fields[f].count) + " (1 expected)");
+    if (f >= 0 && fields[f].count != 1)
+      fail(path, "field '" + fields[f].name + "' has COUNT " + std::to_string(fields[f].count) + " (1 expected)");
   const std::size_t left = data.size() - pos;
   // what the data can hold, checked before anything is reserved for the points
   if (format == "ascii" && points > left)
-    fail(path, "POINTS " + std::to_string(points) + " cannot fit in the " + std::to_string(left) + " bytes of ascii data");
+    fail(path,
+         "POINTS " + std::to_string(points) + " cannot fit in the " + std::to_string(left) + " bytes of ascii data");
   if (format == "binary" && checked_mul(points, record, path, "POINTS x record size") > left)
-    fail(path, "binary data holds " + std::to_string(left / record) + " of " + std::to_string(points) + " points (truncated)");
+    fail(path, "binary data holds " + std::to_string(left / record) + " of " + std::to_string(points) +
+                   " points (truncated)");
   for (int f : {ix, iy, iz})
     if (fields[f].type != 'F' || (fields[f].size != 4 && fields[f].size != 8))
       fail(path, "coordinate field '" + fields[f].name + "' is not float32/float64");
@@ -264,7 +308,10 @@ PointCloud read_pcd(const std::string& path) {
   pc.width = width;
   pc.height = height;
   if (format == "ascii" || format == "binary") {
-    pc.x.reserve(points); pc.y.reserve(points); pc.z.reserve(points); pc.source_index.reserve(points);
+    pc.x.reserve(points);
+    pc.y.reserve(points);
+    pc.z.reserve(points);
+    pc.source_index.reserve(points);
   }
   auto emit = [&](std::size_t i, double x, double y, double z, double in) {
     const float fi = static_cast<float>(in);
@@ -278,7 +325,8 @@ PointCloud read_pcd(const std::string& path) {
       while (p < data.size() && (data[p] == '\n' || data[p] == '\r')) ++p;
       std::size_t end = p;
       while (end < data.size() && data[end] != '\n') ++end;
-      if (p >= data.size()) fail(path, "ascii data ends after " + std::to_string(i) + " of " + std::to_string(points) + " points");
+      if (p >= data.size())
+        fail(path, "ascii data ends after " + std::to_string(i) + " of " + std::to_string(points) + " points");
       const std::string line(reinterpret_cast<const char*>(data.data()) + p, end - p);
       p = end + 1;
       std::istringstream ls(line);
@@ -292,7 +340,8 @@ PointCloud read_pcd(const std::string& path) {
       std::size_t want = 0;
       for (const auto& f : fields) want += f.count;
       if (vals.size() != want)
-        fail(path, "ascii point " + std::to_string(i) + " has " + std::to_string(vals.size()) + " values, expected " + std::to_string(want));
+        fail(path, "ascii point " + std::to_string(i) + " has " + std::to_string(vals.size()) + " values, expected " +
+                       std::to_string(want));
       std::size_t col[4] = {0, 0, 0, 0}, c = 0;
       for (std::size_t f = 0; f < fields.size(); ++f) {
         if (static_cast<int>(f) == ix) col[0] = c;
@@ -309,7 +358,8 @@ PointCloud read_pcd(const std::string& path) {
     for (std::size_t i = 0; i < points; ++i) {
       const unsigned char* r = data.data() + pos + i * record;
       emit(i, read_scalar(r + fields[ix].offset, fields[ix]), read_scalar(r + fields[iy].offset, fields[iy]),
-           read_scalar(r + fields[iz].offset, fields[iz]), ii >= 0 ? read_scalar(r + fields[ii].offset, fields[ii]) : 0.0);
+           read_scalar(r + fields[iz].offset, fields[iz]),
+           ii >= 0 ? read_scalar(r + fields[ii].offset, fields[ii]) : 0.0);
     }
   } else if (format == "binary_compressed") {
     if (data.size() - pos < 8) fail(path, "binary_compressed data has no size header");
@@ -318,12 +368,17 @@ PointCloud read_pcd(const std::string& path) {
     std::memcpy(&usize, data.data() + pos + 4, 4);
     if (data.size() - pos - 8 < csize) fail(path, "compressed block is truncated");
     if (usize != checked_mul(points, record, path, "POINTS x record size"))
-      fail(path, "uncompressed size " + std::to_string(usize) + " is not POINTS x record = " + std::to_string(points * record));
+      fail(path, "uncompressed size " + std::to_string(usize) +
+                     " is not POINTS x record = " + std::to_string(points * record));
     // LZF expands at most ~88x (a 3-byte back reference copies 264 bytes)
     if (usize / 100 > csize + 64)
-      fail(path, "uncompressed size " + std::to_string(usize) + " from " + std::to_string(csize) + " compressed bytes is not LZF");
+      fail(path, "uncompressed size " + std::to_string(usize) + " from " + std::to_string(csize) +
+                     " compressed bytes is not LZF");
     require_blank_tail(data, pos + 8 + csize, path);
-    pc.x.reserve(points); pc.y.reserve(points); pc.z.reserve(points); pc.source_index.reserve(points);
+    pc.x.reserve(points);
+    pc.y.reserve(points);
+    pc.z.reserve(points);
+    pc.source_index.reserve(points);
     const auto raw = lzf_decompress(data.data() + pos + 8, csize, usize, path);
     // column by column: field f occupies points * size * count bytes starting at points * offset
     auto at = [&](int f, std::size_t i) {
@@ -337,7 +392,9 @@ PointCloud read_pcd(const std::string& path) {
 }
 
 PointCloud read_point_cloud(const std::string& path) {
-  auto ends = [&](const char* e) { return path.size() >= std::strlen(e) && path.compare(path.size() - std::strlen(e), std::strlen(e), e) == 0; };
+  auto ends = [&](const char* e) {
+    return path.size() >= std::strlen(e) && path.compare(path.size() - std::strlen(e), std::strlen(e), e) == 0;
+  };
   if (ends(".bin")) return read_kitti_bin(path);
   if (ends(".pcd")) return read_pcd(path);
   throw PointCloudError(path + ": unknown point-cloud format (expected .bin or .pcd)");

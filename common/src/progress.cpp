@@ -7,8 +7,11 @@
 namespace common {
 
 Progress::Progress(int total, std::string label)
-    : total_(total), label_(std::move(label)), tty_(isatty(fileno(stderr)) != 0),
-      start_(std::chrono::steady_clock::now()), last_print_(start_) {}
+    : total_(total),
+      label_(std::move(label)),
+      tty_(isatty(fileno(stderr)) != 0),
+      start_(std::chrono::steady_clock::now()),
+      last_print_(start_) {}
 
 Progress::~Progress() {
   if (tty_ && done_ > 0) std::fputc('\n', stderr);
@@ -21,8 +24,8 @@ void Progress::step(const std::string& what) {
   if (!tty_ && since < 5.0 && done_ != total_) return;
   last_print_ = now;
   const double el = std::chrono::duration<double>(now - start_).count();
-  std::fprintf(stderr, "%s[%s %d/%d, %.0f s] %s%s", tty_ ? "\r" : "", label_.c_str(), done_, total_, el,
-               what.c_str(), tty_ ? "\033[K" : "\n");
+  std::fprintf(stderr, "%s[%s %d/%d, %.0f s] %s%s", tty_ ? "\r" : "", label_.c_str(), done_, total_, el, what.c_str(),
+               tty_ ? "\033[K" : "\n");
   std::fflush(stderr);
 }
 

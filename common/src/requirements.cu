@@ -47,8 +47,8 @@ std::string compute_reason() {
     (void)cudaDriverGetVersion(&driver);
     (void)cudaGetLastError();
     if (e == cudaErrorInsufficientDriver && driver > 0) {
-      return "the NVIDIA driver supports CUDA " + cuda_version_text(driver) +
-             ", this build's runtime is CUDA " + cuda_version_text(CUDART_VERSION) +
+      return "the NVIDIA driver supports CUDA " + cuda_version_text(driver) + ", this build's runtime is CUDA " +
+             cuda_version_text(CUDART_VERSION) +
              ": update the driver (nvidia-smi shows its version), or build with a CUDA toolkit the driver supports "
              "(cmake -B build -DCMAKE_CUDA_COMPILER=/usr/local/cuda-<version>/bin/nvcc)";
     }

@@ -65,7 +65,8 @@ void open_row_journal(const std::string& csv_path) {
   j.warned = false;
   j.file = std::fopen(j.path.c_str(), "w");
   if (!j.file) throw std::runtime_error("cannot create '" + j.path + "': " + std::strerror(errno));
-  for (std::size_t i = 0; i < csv_columns().size(); ++i) std::fprintf(j.file, "%s%s", i ? "," : "", csv_columns()[i].c_str());
+  for (std::size_t i = 0; i < csv_columns().size(); ++i)
+    std::fprintf(j.file, "%s%s", i ? "," : "", csv_columns()[i].c_str());
   std::fputc('\n', j.file);
   std::fflush(j.file);
 }
@@ -129,10 +130,32 @@ bool run_guarded(ResultRow& r, bool needs_gpu, const std::function<void()>& body
 }
 
 const std::vector<std::string>& csv_columns() {
-  static const std::vector<std::string> cols = {
-      "subproject", "kind", "version", "role", "idea", "n", "params", "median_ms", "min_ms", "max_ms", "noise",
-      "samples", "metric", "metric_unit", "pct_of_ceiling", "ceiling", "speedup_vs_cpu", "speedup_vs_prev",
-      "speedup_vs_library", "predicted_ms", "metrics", "status", "detail", "device", "cuda", "git_sha"};
+  static const std::vector<std::string> cols = {"subproject",
+                                                "kind",
+                                                "version",
+                                                "role",
+                                                "idea",
+                                                "n",
+                                                "params",
+                                                "median_ms",
+                                                "min_ms",
+                                                "max_ms",
+                                                "noise",
+                                                "samples",
+                                                "metric",
+                                                "metric_unit",
+                                                "pct_of_ceiling",
+                                                "ceiling",
+                                                "speedup_vs_cpu",
+                                                "speedup_vs_prev",
+                                                "speedup_vs_library",
+                                                "predicted_ms",
+                                                "metrics",
+                                                "status",
+                                                "detail",
+                                                "device",
+                                                "cuda",
+                                                "git_sha"};
   return cols;
 }
 
@@ -155,13 +178,32 @@ static std::string num(double v) {
 
 std::string to_csv_line(const ResultRow& r) {
   const bool timed = r.stats.samples > 0;
-  const std::vector<std::string> f = {
-      r.subproject, r.kind, r.version, r.role, r.idea, std::to_string(r.n), r.params,
-      timed ? num(r.stats.median_ms) : "", timed ? num(r.stats.min_ms) : "",
-      timed ? num(r.stats.max_ms) : "", timed ? num(r.stats.noise) : "",
-      std::to_string(r.stats.samples), num(r.metric), r.metric_unit, num(r.pct_of_ceiling), r.ceiling,
-      num(r.speedup_vs_cpu), num(r.speedup_vs_prev), num(r.speedup_vs_library),
-      num(r.predicted_ms), format_metrics(r.metrics), status_name(r.verdict.status), r.verdict.detail, r.device, r.cuda, r.git_sha};
+  const std::vector<std::string> f = {r.subproject,
+                                      r.kind,
+                                      r.version,
+                                      r.role,
+                                      r.idea,
+                                      std::to_string(r.n),
+                                      r.params,
+                                      timed ? num(r.stats.median_ms) : "",
+                                      timed ? num(r.stats.min_ms) : "",
+                                      timed ? num(r.stats.max_ms) : "",
+                                      timed ? num(r.stats.noise) : "",
+                                      std::to_string(r.stats.samples),
+                                      num(r.metric),
+                                      r.metric_unit,
+                                      num(r.pct_of_ceiling),
+                                      r.ceiling,
+                                      num(r.speedup_vs_cpu),
+                                      num(r.speedup_vs_prev),
+                                      num(r.speedup_vs_library),
+                                      num(r.predicted_ms),
+                                      format_metrics(r.metrics),
+                                      status_name(r.verdict.status),
+                                      r.verdict.detail,
+                                      r.device,
+                                      r.cuda,
+                                      r.git_sha};
   std::string line;
   for (std::size_t i = 0; i < f.size(); ++i) {
     if (i) line += ',';
@@ -189,8 +231,11 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
   while (is.get(c)) {
     if (quoted) {
       if (c == '"') {
-        if (is.peek() == '"') { field += '"'; is.get(c); }
-        else quoted = false;
+        if (is.peek() == '"') {
+          field += '"';
+          is.get(c);
+        } else
+          quoted = false;
       } else {
         field += c;
       }
@@ -215,8 +260,8 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
   return rows;
 }
 
-ResultRow make_row(const std::string& subproject, const std::string& version, const std::string& idea,
-                   std::int64_t n, const std::string& params, const std::string& device, const std::string& role,
+ResultRow make_row(const std::string& subproject, const std::string& version, const std::string& idea, std::int64_t n,
+                   const std::string& params, const std::string& device, const std::string& role,
                    const std::string& kind) {
   ResultRow r;
   r.subproject = subproject;
@@ -320,7 +365,8 @@ std::vector<Metric> parse_metrics(const std::string& s) {
     if (!v.empty()) {
       char* stop = nullptr;
       m.value = std::strtod(v.c_str(), &stop);
-      if (stop == v.c_str() || *stop) throw std::invalid_argument("metrics: value '" + v + "' of " + m.name + " is not a number");
+      if (stop == v.c_str() || *stop)
+        throw std::invalid_argument("metrics: value '" + v + "' of " + m.name + " is not a number");
     }
     out.push_back(m);
     pos = end + 1;
@@ -328,7 +374,8 @@ std::vector<Metric> parse_metrics(const std::string& s) {
   return out;
 }
 
-void fill_ratios(const std::vector<ResultRow*>& group, const std::function<std::string(const std::string&)>& builds_on) {
+void fill_ratios(const std::vector<ResultRow*>& group,
+                 const std::function<std::string(const std::string&)>& builds_on) {
   double cpu = kNoValue, lib = kNoValue, prev = kNoValue;
   for (const ResultRow* r : group) {
     if (!r->stats.samples) continue;
@@ -380,21 +427,20 @@ static std::string size_label(std::int64_t n) {
 }
 
 void print_table(std::ostream& os, const std::vector<ResultRow>& rows) {
-  os << std::left << std::setw(24) << "version" << std::setw(10) << "n" << std::setw(20) << "params"
-     << std::right << std::setw(11) << "median ms" << std::setw(7) << "noise" << std::setw(11)
-     << "metric" << std::setw(8) << "unit" << std::setw(8) << "%ceil" << std::setw(9) << "xCPU"
-     << std::setw(8) << "xprev" << std::setw(7) << "xlib" << std::setw(11) << "pred ms" << "  "
+  os << std::left << std::setw(24) << "version" << std::setw(10) << "n" << std::setw(20) << "params" << std::right
+     << std::setw(11) << "median ms" << std::setw(7) << "noise" << std::setw(11) << "metric" << std::setw(8) << "unit"
+     << std::setw(8) << "%ceil" << std::setw(9) << "xCPU" << std::setw(8) << "xprev" << std::setw(7) << "xlib"
+     << std::setw(11) << "pred ms" << "  "
      << "check\n";
   for (const auto& r : rows) {
     if (r.kind == "meta") continue;  // printed by the driver as its header
     const bool timed = r.stats.samples > 0;
-    os << std::left << std::setw(24) << r.version << std::setw(10) << size_label(r.n) << std::setw(20)
-       << r.params << std::right << std::setw(11) << (timed ? fixed(r.stats.median_ms, 4) : "-")
-       << std::setw(7) << (timed ? fixed(100 * r.stats.noise, 1) + "%" : "-") << std::setw(11)
-       << fixed(r.metric, 1) << std::setw(8) << r.metric_unit << std::setw(8)
-       << fixed(r.pct_of_ceiling, 1) << std::setw(9) << fixed(r.speedup_vs_cpu, 1) << std::setw(8)
-       << fixed(r.speedup_vs_prev, 2) << std::setw(7) << fixed(r.speedup_vs_library, 2)
-       << std::setw(11) << fixed(r.predicted_ms, 4) << "  " << r.verdict << "\n";
+    os << std::left << std::setw(24) << r.version << std::setw(10) << size_label(r.n) << std::setw(20) << r.params
+       << std::right << std::setw(11) << (timed ? fixed(r.stats.median_ms, 4) : "-") << std::setw(7)
+       << (timed ? fixed(100 * r.stats.noise, 1) + "%" : "-") << std::setw(11) << fixed(r.metric, 1) << std::setw(8)
+       << r.metric_unit << std::setw(8) << fixed(r.pct_of_ceiling, 1) << std::setw(9) << fixed(r.speedup_vs_cpu, 1)
+       << std::setw(8) << fixed(r.speedup_vs_prev, 2) << std::setw(7) << fixed(r.speedup_vs_library, 2) << std::setw(11)
+       << fixed(r.predicted_ms, 4) << "  " << r.verdict << "\n";
   }
 }
 

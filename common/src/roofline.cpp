@@ -10,15 +10,15 @@ const std::vector<GpuSpec>& reference_gpus() {
   // from Volta on (a kernel timed alone with events; our own measurement replaces it for the
   // current device).
   static const std::vector<GpuSpec> specs = {
-      {"GTX TITAN Black", 5645, 336.0, 5.0, false},   // 2880 cores @ 980 MHz
-      {"GTX TITAN X", 6604, 336.5, 5.0, false},       // 3072 cores @ 1075 MHz (Maxwell)
-      {"TITAN V", 14899, 652.8, 3.0, false},          // 5120 cores @ 1455 MHz
-      {"RTX 2080 Ti", 13448, 616.0, 3.0, false},      // 4352 cores @ 1545 MHz
-      {"RTX 4070", 29147, 504.2, 3.0, false},         // 5888 cores @ 2475 MHz
-      {"A100 SXM 80GB", 19500, 2039.0, 3.0, false},   // 6912 cores @ 1410 MHz
-      {"H100 SXM", 66900, 3350.0, 3.0, false},        // 16896 cores @ 1980 MHz
-      {"H100 PCIe", 51200, 2000.0, 3.0, false},       // 14592 cores @ 1755 MHz
-      {"H200 SXM", 66900, 4800.0, 3.0, false},        // H100 SXM compute, HBM3e
+      {"GTX TITAN Black", 5645, 336.0, 5.0, false},  // 2880 cores @ 980 MHz
+      {"GTX TITAN X", 6604, 336.5, 5.0, false},      // 3072 cores @ 1075 MHz (Maxwell)
+      {"TITAN V", 14899, 652.8, 3.0, false},         // 5120 cores @ 1455 MHz
+      {"RTX 2080 Ti", 13448, 616.0, 3.0, false},     // 4352 cores @ 1545 MHz
+      {"RTX 4070", 29147, 504.2, 3.0, false},        // 5888 cores @ 2475 MHz
+      {"A100 SXM 80GB", 19500, 2039.0, 3.0, false},  // 6912 cores @ 1410 MHz
+      {"H100 SXM", 66900, 3350.0, 3.0, false},       // 16896 cores @ 1980 MHz
+      {"H100 PCIe", 51200, 2000.0, 3.0, false},      // 14592 cores @ 1755 MHz
+      {"H200 SXM", 66900, 4800.0, 3.0, false},       // H100 SXM compute, HBM3e
   };
   return specs;
 }

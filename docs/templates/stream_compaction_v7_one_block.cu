@@ -14,8 +14,8 @@ namespace {
 
 constexpr int kThreads = 1024;
 
-__global__ void __launch_bounds__(kThreads) one_block_scan_kernel(std::int64_t n, int* __restrict__ out,
-                                                                  const int* __restrict__ in) {
+__global__ void __launch_bounds__(kThreads)
+    one_block_scan_kernel(std::int64_t n, int* __restrict__ out, const int* __restrict__ in) {
   __shared__ unsigned sums[kThreads];
   const std::int64_t chunk = (n + kThreads - 1) / kThreads;
   const std::int64_t begin = min(n, threadIdx.x * chunk), end = min(n, begin + chunk);

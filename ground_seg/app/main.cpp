@@ -33,9 +33,12 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
     {"point-threshold", "points that make a cell valid", true, "3"},
     {"var-threshold", "ground cell variance threshold (m^2)", true, "0.01"},
     {"height-threshold", "point height above the cell mean (m)", true, "0.2"},
-    {"topdown-out", "folder for the top-down view data of the first simulated and every real scan, drawn by "
-                    "scripts/plot.py --topdown-dir (empty: none)", true, ""},
-    {"ply", "write the first input's labelled cloud to this PLY file (the variance rule's, unless --rule improved)", true, ""},
+    {"topdown-out",
+     "folder for the top-down view data of the first simulated and every real scan, drawn by "
+     "scripts/plot.py --topdown-dir (empty: none)",
+     true, ""},
+    {"ply", "write the first input's labelled cloud to this PLY file (the variance rule's, unless --rule improved)",
+     true, ""},
     {"sim-scans", "simulated scans to score (different seeds)", true, "4"},
     {"labels-out", "write the first input's per-point labels (one 0/1 byte per point, file order)", true, ""},
     {"cells-out", "write the first input's per-cell statistics as CSV (non-empty cells)", true, ""},
@@ -88,7 +91,8 @@ std::vector<Input> load_inputs(const common::CliOptions& o) {
     Input i{o.input, common::read_point_cloud(o.input), {}};
     const std::string stem = o.input.substr(0, o.input.find_last_of('.'));
     if (common::file_exists(stem + ".label"))
-      i.labels = common::read_semantickitti_labels(stem + ".label", i.cloud.size() + i.cloud.dropped_nonfinite + i.cloud.dropped_no_return);
+      i.labels = common::read_semantickitti_labels(
+          stem + ".label", i.cloud.size() + i.cloud.dropped_nonfinite + i.cloud.dropped_no_return);
     in.push_back(std::move(i));
     return in;
   }
@@ -121,7 +125,8 @@ int run(const common::CliOptions& o) {
   if (o.list) return common::list_versions(versions(), o.csv);
   const std::vector<const Version*> selected = common::select_versions(versions(), o.versions);
   const std::string rule = o.extra.at("rule");
-  if (rule != "variance" && rule != "improved" && rule != "both") throw common::UsageError("--rule: variance, improved or both");
+  if (rule != "variance" && rule != "improved" && rule != "both")
+    throw common::UsageError("--rule: variance, improved or both");
   const Params base = params_from(o);
   {  // every output checked before the run; none may be an input
     const std::string stem = o.input.empty() ? "" : o.input.substr(0, o.input.find_last_of('.'));
@@ -148,13 +153,14 @@ int run(const common::CliOptions& o) {
       .add_metric("target_frame", kTargetFrameMs, "ms")
       .add_metric("target_rate", kTargetFramesPerSecond, "frames/s");
   rows.back().params = "seed=" + std::to_string(o.seed);
-  std::cout << "ground_seg: cell " << base.cell << " m, grid " << base.nx() << " x " << base.ny() << ", point threshold "
-            << base.point_threshold << ", variance < " << base.var_threshold << " m^2, height < " << base.height_threshold
-            << " m (seed " << o.seed << ")\n";
-  std::cout << "every version's labels and cells are checked against the reference (cpu); timed runs go from host points to\n"
-               "host labels (no cell statistics downloaded), so every version is timed on the same work\n\n";
-  std::printf("%-26s %-9s %-14s %8s %9s %8s %8s %8s %8s %9s  %s\n", "input", "rule", "version", "points", "ms/frame", "prec%",
-              "recall%", "F1%", "IoU%", "ground", "check");
+  std::cout << "ground_seg: cell " << base.cell << " m, grid " << base.nx() << " x " << base.ny()
+            << ", point threshold " << base.point_threshold << ", variance < " << base.var_threshold
+            << " m^2, height < " << base.height_threshold << " m (seed " << o.seed << ")\n";
+  std::cout
+      << "every version's labels and cells are checked against the reference (cpu); timed runs go from host points to\n"
+         "host labels (no cell statistics downloaded), so every version is timed on the same work\n\n";
+  std::printf("%-26s %-9s %-14s %8s %9s %8s %8s %8s %8s %9s  %s\n", "input", "rule", "version", "points", "ms/frame",
+              "prec%", "recall%", "F1%", "IoU%", "ground", "check");
   for (const auto& in : inputs) {
     common::NvtxRange input_range(("input " + in.name).c_str());
     std::vector<std::uint8_t> rule_labels[2];  // the checked labels of each rule, for the top-down view
@@ -166,13 +172,14 @@ int run(const common::CliOptions& o) {
       const char* rname = improved ? "improved" : "variance";
       common::NvtxRange rule_range(rname);
       const Result ref = segment_cpu(in.cloud, p);  // what every version is checked against
-      Result written;          // the outputs: the result of the last selected version that passed
-      std::string written_by;  // empty: none passed
+      Result written;                               // the outputs: the result of the last selected version that passed
+      std::string written_by;                       // empty: none passed
       for (const Version* vp : selected) {
         const Version& v = *vp;
         if (!v.make) continue;  // v5: the streamed section below
-        ResultRow r = common::make_row("ground_seg", v.name, v.idea, static_cast<std::int64_t>(in.cloud.size()),
-                                       "input=" + in.name + " rule=" + rname, env.device_label, common::role_name(v.role));
+        ResultRow r =
+            common::make_row("ground_seg", v.name, v.idea, static_cast<std::int64_t>(in.cloud.size()),
+                             "input=" + in.name + " rule=" + rname, env.device_label, common::role_name(v.role));
         if (v.needs_gpu && !env.gpu) {
           r.verdict = common::no_gpu_verdict();
           rows.push_back(r);
@@ -241,13 +248,14 @@ int run(const common::CliOptions& o) {
         std::printf("%-26s %-9s %-14s %8zu %9s %8s %8s %8s %8s %9zu  %s\n", in.name.c_str(), rname, v.name.c_str(),
                     in.cloud.size(), r.stats.samples ? fmt(r.stats.median_ms, 3).c_str() : "-",
                     scored ? fmt(100 * a.precision()).c_str() : "-", scored ? fmt(100 * a.recall()).c_str() : "-",
-                    scored ? fmt(100 * a.f1()).c_str() : "-", scored ? fmt(100 * a.iou()).c_str() : "-", ground, r.verdict.text().c_str());
+                    scored ? fmt(100 * a.f1()).c_str() : "-", scored ? fmt(100 * a.iou()).c_str() : "-", ground,
+                    r.verdict.text().c_str());
         rows.push_back(r);
         if (v.role == common::Role::reference && !improved) {  // grid population, once per input
           for (const auto& [bucket, cells] : population_histogram(ref.cells)) {
-            ResultRow h = common::make_row("ground_seg", v.name, v.idea, static_cast<std::int64_t>(in.cloud.size()),
-                                           "input=" + in.name + " points_per_cell=" + bucket, env.device_label, "",
-                                           "histogram");
+            ResultRow h =
+                common::make_row("ground_seg", v.name, v.idea, static_cast<std::int64_t>(in.cloud.size()),
+                                 "input=" + in.name + " points_per_cell=" + bucket, env.device_label, "", "histogram");
             h.metric = static_cast<double>(cells);
             h.metric_unit = "cells";
             h.verdict = common::Verdict::pass();
@@ -257,11 +265,14 @@ int run(const common::CliOptions& o) {
       }
       // outputs from the checked result of the last (most optimised) selected version that passed
       // the output files: the first input under the first rule run (variance, or improved alone)
-      const bool file_outputs = &in == &inputs.front() && (!improved || rule == "improved") &&
-                                (!o.extra.at("ply").empty() || !o.extra.at("labels-out").empty() || !o.extra.at("cells-out").empty());
+      const bool file_outputs =
+          &in == &inputs.front() && (!improved || rule == "improved") &&
+          (!o.extra.at("ply").empty() || !o.extra.at("labels-out").empty() || !o.extra.at("cells-out").empty());
       if (written_by.empty() && ((!topdown.empty() && pictured) || file_outputs)) {
-        std::fprintf(stderr, "ground_seg: %s, rule %s: no version passed, so no top-down view or output file is written for it\n",
-                     in.name.c_str(), rname);
+        std::fprintf(
+            stderr,
+            "ground_seg: %s, rule %s: no version passed, so no top-down view or output file is written for it\n",
+            in.name.c_str(), rname);
         continue;
       }
       if (!topdown.empty() && pictured) rule_labels[improved] = written.is_ground;
@@ -287,7 +298,8 @@ int run(const common::CliOptions& o) {
                   in.cloud.dropped_nonfinite, in.cloud.dropped_no_return);
   }
   for (const auto& r : extra_rows) rows.push_back(r);
-  const auto phased = std::find_if(selected.begin(), selected.end(), [](const Version* v) { return v->phases != nullptr; });
+  const auto phased =
+      std::find_if(selected.begin(), selected.end(), [](const Version* v) { return v->phases != nullptr; });
   if (env.gpu && !inputs.empty() && phased != selected.end()) {
     const Version* v3 = *phased;
     const Input& in = inputs.back();  // the real scan when present
@@ -310,11 +322,12 @@ int run(const common::CliOptions& o) {
         }))
       rows.push_back(failed);
     else
-      std::printf("\nper-phase table, %s, %s (median of %d frames):\n", in.name.c_str(), v3->name.c_str(), frames.samples);
+      std::printf("\nper-phase table, %s, %s (median of %d frames):\n", in.name.c_str(), v3->name.c_str(),
+                  frames.samples);
     for (const auto& [phase, stats] : phases.summary()) {
       ResultRow r = common::make_row("ground_seg", v3->name, v3->idea, static_cast<std::int64_t>(in.cloud.size()),
-                                     "input=" + in.name + " phase=" + phase, env.device_label, common::role_name(v3->role),
-                                     "phase");
+                                     "input=" + in.name + " phase=" + phase, env.device_label,
+                                     common::role_name(v3->role), "phase");
       r.stats = stats;
       r.verdict = common::Verdict::pass();
       for (const auto& [stage, cost] : stage_costs(in.cloud.size(), p))
@@ -324,14 +337,16 @@ int run(const common::CliOptions& o) {
       rows.push_back(r);
     }
   }
-  const auto streamed_version = std::find_if(selected.begin(), selected.end(), [](const Version* v) { return !v->make; });
+  const auto streamed_version =
+      std::find_if(selected.begin(), selected.end(), [](const Version* v) { return !v->make; });
   if (streamed_version != selected.end() && !inputs.empty()) {
     const Version& v5 = **streamed_version;
     const Input& in = inputs.back();
     Params p = base;
     const Result reference = segment_cpu(in.cloud, p);
     std::vector<std::uint8_t> streamed;
-    if (env.gpu) std::printf("\nstreamed frames (%s: one frame engine per stream), %s:\n", v5.name.c_str(), in.name.c_str());
+    if (env.gpu)
+      std::printf("\nstreamed frames (%s: one frame engine per stream), %s:\n", v5.name.c_str(), in.name.c_str());
     for (int streams : {1, 2, 4, 8}) {
       common::NvtxRange range((v5.name + " streams=" + std::to_string(streams)).c_str());
       const int frames = o.quick ? 50 : 500;  // per sample
@@ -362,7 +377,8 @@ int run(const common::CliOptions& o) {
         got.outside = reference.outside;
         const std::string bad = compare_to_reference(reference, got);
         r.verdict = common::Verdict::pass_if(bad.empty(), bad);
-        std::printf("  %d streams: %9.0f frames/s, latency %.3f ms  %s\n", streams, r.metric, latency_ms, r.verdict.text().c_str());
+        std::printf("  %d streams: %9.0f frames/s, latency %.3f ms  %s\n", streams, r.metric, latency_ms,
+                    r.verdict.text().c_str());
       });
       rows.push_back(r);
     }

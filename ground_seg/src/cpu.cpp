@@ -25,7 +25,8 @@ void Params::validate() const {
   const float gx = std::ceil((x_max - x_min) / cell - 1e-4f), gy = std::ceil((y_max - y_min) / cell - 1e-4f);
   if (!(gx >= 1 && gy >= 1)) bad("the region must be at least one cell wide in x and y");
   if (!(static_cast<double>(gx) * gy <= static_cast<double>(1LL << 28))) bad("grid of more than 2^28 cells");
-  if (improved && (!(local_radius > 0) || !(raised_threshold > 0))) bad("improved-mode radius and threshold must be > 0");
+  if (improved && (!(local_radius > 0) || !(raised_threshold > 0)))
+    bad("improved-mode radius and threshold must be > 0");
 }
 
 bool Params::operator==(const Params& o) const {
@@ -102,7 +103,9 @@ void classify_and_label(const common::PointCloud& pc, const Params& p, const std
   const int nx = p.nx(), ny = p.ny();
   const std::size_t n = pc.size();
   CellStats& c = r.cells;
-  auto valid = [&](int x, int y) { return c.count[static_cast<std::size_t>(y) * nx + x] >= static_cast<unsigned>(p.point_threshold); };
+  auto valid = [&](int x, int y) {
+    return c.count[static_cast<std::size_t>(y) * nx + x] >= static_cast<unsigned>(p.point_threshold);
+  };
 #pragma omp parallel for schedule(static) if (parallel)
   for (int y = 0; y < ny; ++y)
     for (int x = 0; x < nx; ++x) {
@@ -225,7 +228,8 @@ Result segment_cpu_openmp(const common::PointCloud& pc, const Params& p) {
 
 std::vector<std::pair<std::string, std::size_t>> population_histogram(const CellStats& c) {
   std::vector<std::pair<std::string, std::size_t>> h = {{"0", 0}, {"1", 0}};
-  for (unsigned lo = 2; lo <= (1u << 15); lo *= 2) h.push_back({std::to_string(lo) + "-" + std::to_string(2 * lo - 1), 0});
+  for (unsigned lo = 2; lo <= (1u << 15); lo *= 2)
+    h.push_back({std::to_string(lo) + "-" + std::to_string(2 * lo - 1), 0});
   for (std::uint32_t n : c.count) {
     if (n < 2) {
       ++h[n].second;
@@ -241,8 +245,15 @@ std::vector<std::pair<std::string, std::size_t>> population_histogram(const Cell
 
 GroundTruth semantic_class(std::uint32_t label) {
   switch (label & 0xffffu) {
-    case 40: case 44: case 48: case 49: case 60: case 72: return GroundTruth::Ground;
-    case 0: case 1: case 70: return GroundTruth::Ignored;
+    case 40:
+    case 44:
+    case 48:
+    case 49:
+    case 60:
+    case 72: return GroundTruth::Ground;
+    case 0:
+    case 1:
+    case 70: return GroundTruth::Ignored;
     default: return GroundTruth::NonGround;
   }
 }
@@ -267,10 +278,14 @@ Accuracy score(const common::PointCloud& pc, const std::vector<std::uint8_t>& is
     ++a.scored;
     const bool truth = g == GroundTruth::Ground, pred = is_ground[i] != 0;
     a.gt_ground += truth;
-    if (pred && truth) ++a.tp;
-    else if (pred && !truth) ++a.fp;
-    else if (!pred && truth) ++a.fn;
-    else ++a.tn;
+    if (pred && truth)
+      ++a.tp;
+    else if (pred && !truth)
+      ++a.fp;
+    else if (!pred && truth)
+      ++a.fn;
+    else
+      ++a.tn;
   }
   return a;
 }

@@ -22,8 +22,8 @@ class Engine {  // the implementation behind ground_seg::FrameEngine
   Engine& operator=(const Engine&) = delete;
 
   void stage(const common::PointCloud& pc);  // the points into pinned memory (after the last frame)
-  void capture(int n);  // the frame's graph for n points (kept while n stays the same)
-  void launch(int n);   // the graph of n staged points, asynchronously
+  void capture(int n);                       // the frame's graph for n points (kept while n stays the same)
+  void launch(int n);                        // the graph of n staged points, asynchronously
   void wait();
   int capacity() const { return cap_; }
   const std::uint8_t* labels() const { return h_labels_.get(); }

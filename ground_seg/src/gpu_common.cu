@@ -8,8 +8,18 @@ namespace gpu {
 
 Grid make_grid(const Params& p) {
   p.validate();
-  Grid g{p.x_min, p.x_max, p.y_min, p.y_max, p.cell, p.nx(), p.ny(), static_cast<unsigned>(p.point_threshold),
-         p.var_threshold, p.height_threshold, p.improved, static_cast<int>(std::ceil(p.local_radius / p.cell)),
+  Grid g{p.x_min,
+         p.x_max,
+         p.y_min,
+         p.y_max,
+         p.cell,
+         p.nx(),
+         p.ny(),
+         static_cast<unsigned>(p.point_threshold),
+         p.var_threshold,
+         p.height_threshold,
+         p.improved,
+         static_cast<int>(std::ceil(p.local_radius / p.cell)),
          p.raised_threshold};
   return g;
 }

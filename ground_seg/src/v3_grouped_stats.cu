@@ -61,8 +61,7 @@ Result segment_gpu_grouped_stats(const common::PointCloud& pc, const Params& p, 
   CUDA_CHECK(cudaMemcpy(z.get(), pc.z.data(), n * 4, cudaMemcpyHostToDevice));
   mark("H2D points");
   const unsigned pblocks = (n + 255) / 256 > 0 ? (n + 255) / 256 : 1;
-  gpu::assign_kernel<<<pblocks, 256>>>(g, x.get(), y.get(), n, cell_of.get(), row_of.get(), count.get(),
-                                       outside.get());
+  gpu::assign_kernel<<<pblocks, 256>>>(g, x.get(), y.get(), n, cell_of.get(), row_of.get(), count.get(), outside.get());
   CUDA_CHECK_LAST();
   mark("assign + histogram");
   // host work: counts back, exclusive scan, groups with power-of-two padding, lists up
@@ -94,8 +93,10 @@ Result segment_gpu_grouped_stats(const common::PointCloud& pc, const Params& p, 
   gpu::small_stats_kernel<2><<<grid_for(h_lens[1] * 2, 256), 256>>>(list(1), lens.get() + 1, offset.get(), zs.get(), c);
   gpu::small_stats_kernel<4><<<grid_for(h_lens[2] * 4, 256), 256>>>(list(2), lens.get() + 2, offset.get(), zs.get(), c);
   gpu::small_stats_kernel<8><<<grid_for(h_lens[3] * 8, 256), 256>>>(list(3), lens.get() + 3, offset.get(), zs.get(), c);
-  gpu::small_stats_kernel<16><<<grid_for(h_lens[4] * 16, 256), 256>>>(list(4), lens.get() + 4, offset.get(), zs.get(), c);
-  gpu::small_stats_kernel<32><<<grid_for(h_lens[5] * 32, 256), 256>>>(list(5), lens.get() + 5, offset.get(), zs.get(), c);
+  gpu::small_stats_kernel<16>
+      <<<grid_for(h_lens[4] * 16, 256), 256>>>(list(4), lens.get() + 4, offset.get(), zs.get(), c);
+  gpu::small_stats_kernel<32>
+      <<<grid_for(h_lens[5] * 32, 256), 256>>>(list(5), lens.get() + 5, offset.get(), zs.get(), c);
   gpu::large_stats_kernel<256><<<h_lens[6] ? h_lens[6] : 1, 256>>>(list(6), lens.get() + 6, offset.get(), zs.get(), c);
   CUDA_CHECK_LAST();
   mark("cell statistics");

@@ -17,8 +17,7 @@
 namespace ground_seg {
 namespace gpu {
 
-Engine::Engine(const Params& p, int capacity)
-    : g_(make_grid(p)), cap_(std::max(capacity, 1)), cells_(g_.nx * g_.ny) {
+Engine::Engine(const Params& p, int capacity) : g_(make_grid(p)), cap_(std::max(capacity, 1)), cells_(g_.nx * g_.ny) {
   // EXERCISE BEGIN body
   h_xyz_.resize(3 * static_cast<std::size_t>(cap_));
   h_labels_.resize(cap_);
@@ -44,14 +43,16 @@ Engine::Engine(const Params& p, int capacity)
 void Engine::enqueue_frame(int n) {
   // EXERCISE BEGIN body
   cudaStream_t s = stream_.get();
-  const DeviceCells c{count_.get(), mean_.get(), var_.get(), mn_.get(), mx_.get(), variance_ground_.get(), ground_.get()};
+  const DeviceCells c{count_.get(),           mean_.get(),  var_.get(), mn_.get(), mx_.get(),
+                      variance_ground_.get(), ground_.get()};
   float* x = xyz_.get();
   float* y = x + cap_;
   float* z = y + cap_;
   common::record_timing_node(ev_start_.get(), s);
   CUDA_CHECK(cudaMemcpyAsync(x, h_xyz_.get(), n * sizeof(float), cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaMemcpyAsync(y, h_xyz_.get() + cap_, n * sizeof(float), cudaMemcpyHostToDevice, s));
-  CUDA_CHECK(cudaMemcpyAsync(z, h_xyz_.get() + 2 * static_cast<std::size_t>(cap_), n * sizeof(float), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaMemcpyAsync(z, h_xyz_.get() + 2 * static_cast<std::size_t>(cap_), n * sizeof(float),
+                             cudaMemcpyHostToDevice, s));
   common::record_timing_node(ev_k0_.get(), s);
   CUDA_CHECK(cudaMemsetAsync(count_.get(), 0, cells_ * sizeof(unsigned), s));
   CUDA_CHECK(cudaMemsetAsync(lens_.get(), 0, kGroups * sizeof(unsigned), s));
@@ -88,7 +89,8 @@ void Engine::enqueue_frame(int n) {
 
 void Engine::stage(const common::PointCloud& pc) {
   const int n = static_cast<int>(pc.size());
-  if (n > cap_) throw std::invalid_argument("frame engine: " + std::to_string(n) + " points, capacity " + std::to_string(cap_));
+  if (n > cap_)
+    throw std::invalid_argument("frame engine: " + std::to_string(n) + " points, capacity " + std::to_string(cap_));
   // EXERCISE BEGIN body
   stream_.sync();  // the pinned buffers are free again
   std::memcpy(h_xyz_.get(), pc.x.data(), n * sizeof(float));
@@ -98,7 +100,8 @@ void Engine::stage(const common::PointCloud& pc) {
 }
 
 void Engine::capture(int n) {
-  if (n > cap_) throw std::invalid_argument("frame engine: " + std::to_string(n) + " points, capacity " + std::to_string(cap_));
+  if (n > cap_)
+    throw std::invalid_argument("frame engine: " + std::to_string(n) + " points, capacity " + std::to_string(cap_));
   if (n == graph_n_) return;
   stream_.sync();
   // EXERCISE BEGIN body
@@ -133,7 +136,8 @@ Result Engine::result(int n, Outputs out) {
     r.outside = outside;
     return r;
   }
-  const DeviceCells c{count_.get(), mean_.get(), var_.get(), mn_.get(), mx_.get(), variance_ground_.get(), ground_.get()};
+  const DeviceCells c{count_.get(),           mean_.get(),  var_.get(), mn_.get(), mx_.get(),
+                      variance_ground_.get(), ground_.get()};
   return download(g_, c, labels_.get(), n, outside, out);
   // EXERCISE END
 }

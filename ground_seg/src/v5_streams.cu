@@ -23,7 +23,7 @@ StreamedRun segment_gpu_streamed(const common::PointCloud& pc, const Params& p, 
   for (int s = 0; s < streams; ++s) {
     engines.push_back(std::make_unique<FrameEngine>());
     engines.back()->prepare({&pc, p, Outputs::labels});  // stages the input, captures the graph
-    engines.back()->enqueue();                             // warm-up
+    engines.back()->enqueue();                           // warm-up
   }
   for (auto& e : engines) e->wait();
   std::vector<double> latency;

@@ -113,13 +113,15 @@ Accel evaluate(const Bodies& b, float eps2, Form form) {
 
 int main(int argc, char** argv) {
   if (argc > 1) {
-    std::fprintf(stderr, "nbody_fold_error: takes no arguments (got '%s'); see the comment at the top of fold_error.cpp\n",
+    std::fprintf(stderr,
+                 "nbody_fold_error: takes no arguments (got '%s'); see the comment at the top of fold_error.cpp\n",
                  argv[1]);
     return 2;
   }
   std::printf("# float32 forms of the interaction against float64: equal-mass Plummer spheres (seed 300 + n)\n");
   std::printf("# max / median relative acceleration error; the course's bounds: 1e-4 / 1e-5 (tests)\n");
-  std::printf("# (scaled coordinates is exact where m = 1/n is a power of 4, k = m^-1/2 a power of two: n = 1024, 16384)\n");
+  std::printf(
+      "# (scaled coordinates is exact where m = 1/n is a power of 4, k = m^-1/2 a power of two: n = 1024, 16384)\n");
   std::printf("%7s %6s  %-24s %10s %10s %10s\n", "n", "eps", "form, instructions", "max_rel", "median", "momentum");
   for (double eps : {0.01, 0.05}) {
     for (std::size_t n : {257u, 1000u, 1024u, 4099u, 16384u}) {

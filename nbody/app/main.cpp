@@ -75,10 +75,10 @@ constexpr const char* kBatchOutputDir = "results/scratch/nbody_output";
 
 // Flags that only some modes read: given for a run without those modes, they are a usage error.
 const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagModes = {
-    {"steps", {"batch"}},        {"integrator", {"batch"}},    {"batch-dir", {"batch"}},
-    {"files", {"batch"}},        {"batch-n", {"batch"}},       {"cpu-max-n", {"step"}},
-    {"openmp-max-n", {"step"}},  {"scaling-n", {"scaling"}},   {"gpus-max", {"batch", "scaling"}},
-    {"n", {"step", "tune"}},     {"sweep", {"step"}},          {"reps", {"step", "tune"}},
+    {"steps", {"batch"}},       {"integrator", {"batch"}},  {"batch-dir", {"batch"}},
+    {"files", {"batch"}},       {"batch-n", {"batch"}},     {"cpu-max-n", {"step"}},
+    {"openmp-max-n", {"step"}}, {"scaling-n", {"scaling"}}, {"gpus-max", {"batch", "scaling"}},
+    {"n", {"step", "tune"}},    {"sweep", {"step"}},        {"reps", {"step", "tune"}},
 };
 
 void check_flags_used(const common::CliOptions& o, const std::vector<std::string>& modes) {
@@ -90,16 +90,19 @@ void check_flags_used(const common::CliOptions& o, const std::vector<std::string
       used = used || std::find(modes.begin(), modes.end(), m) != modes.end();
       list += (list.empty() ? "" : " or ") + m;
     }
-    if (!used) throw common::UsageError("--" + flag + " is read only by --mode " + list + ", which this run does not include");
+    if (!used)
+      throw common::UsageError("--" + flag + " is read only by --mode " + list + ", which this run does not include");
   }
   if (!o.extra.at("batch-dir").empty())
     for (const char* f : {"files", "batch-n"})
-      if (o.was_given(f)) throw common::UsageError(std::string("--") + f + " sizes generated snapshots; --batch-dir reads them instead");
+      if (o.was_given(f))
+        throw common::UsageError(std::string("--") + f + " sizes generated snapshots; --batch-dir reads them instead");
 }
 
 // kind: the mode that produced the row ("version" for the per-step ladder, "batch", "batch_file",
 // "scaling", "tune", "drift").
-ResultRow base_row(const Context& c, const Version& v, long long n, const std::string& kind, const std::string& params) {
+ResultRow base_row(const Context& c, const Version& v, long long n, const std::string& kind,
+                   const std::string& params) {
   return common::make_row("nbody", v.name, v.idea, n, params, c.device_label, common::role_name(v.role), kind);
 }
 
@@ -131,7 +134,9 @@ common::Verdict check_forces(const Context& c, const Version& v, const Bodies& b
   if (v.cpu) {
     HostAccel a;
     v.cpu(b, G, eps, a);
-    ax = a.ax; ay = a.ay; az = a.az;
+    ax = a.ax;
+    ay = a.ay;
+    az = a.az;
   } else {
     gpu_accelerations(b, G, eps, v.gpu, ax, ay, az);
   }
@@ -151,22 +156,24 @@ common::Verdict check_forces(const Context& c, const Version& v, const Bodies& b
   char buf[200];
   // float32 sums over n terms: max relative error 1e-4, median 1e-5 (see tests/nbody for why)
   if (e.max_rel <= 1e-4 && e.median_rel <= 1e-5 && mom <= 1e-5) return common::Verdict::pass();
-  std::snprintf(buf, sizeof buf, "max rel %.2e (<= 1e-4), median %.2e (<= 1e-5), momentum %.2e (<= 1e-5)",
-                e.max_rel, e.median_rel, mom);
+  std::snprintf(buf, sizeof buf, "max rel %.2e (<= 1e-4), median %.2e (<= 1e-5), momentum %.2e (<= 1e-5)", e.max_rel,
+                e.median_rel, mom);
   return common::Verdict::fail(buf);
 }
 
 void step_mode(Context& c, common::RowList& rows) {
   std::vector<long long> sizes(c.opt.sizes.begin(), c.opt.sizes.end());
   if (sizes.empty()) {
-    if (c.opt.quick) sizes = {1 << 10, 1 << 12};
-    else if (c.opt.sweep) sizes = {1 << 8, 1 << 10, 1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19};
-    else sizes = {1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18};
+    if (c.opt.quick)
+      sizes = {1 << 10, 1 << 12};
+    else if (c.opt.sweep)
+      sizes = {1 << 8, 1 << 10, 1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19};
+    else
+      sizes = {1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18};
   }
   // per body: the initial, reference and version states (8 words each) and the checks' copies on
   // the host, a few state and acceleration arrays on the device
-  for (long long n : sizes)
-    common::check_fits_in_memory("--n " + std::to_string(n), 160.0 * n, 96.0 * n);
+  for (long long n : sizes) common::check_fits_in_memory("--n " + std::to_string(n), 160.0 * n, 96.0 * n);
   const long long cpu_max = c.opt.extra_int("cpu-max-n", 0, std::int64_t{1} << 40),
                   omp_max = c.opt.extra_int("openmp-max-n", 0, std::int64_t{1} << 40);
   int steps = 0;
@@ -183,9 +190,12 @@ void step_mode(Context& c, common::RowList& rows) {
       if (v.mode != Mode::Step || !is_selected(c, v)) continue;
       progress.step(v.name + " n=" + std::to_string(n));
       ResultRow r = base_row(c, v, n, "version", "integrator=symplectic");
-      if (v.needs_gpu && !c.gpu) r.verdict = common::no_gpu_verdict();
-      else if (v.role == common::Role::reference && n > cpu_max) r.verdict = common::Verdict::skip("above --cpu-max-n");
-      else if (v.role == common::Role::library && n > omp_max) r.verdict = common::Verdict::skip("above --openmp-max-n");
+      if (v.needs_gpu && !c.gpu)
+        r.verdict = common::no_gpu_verdict();
+      else if (v.role == common::Role::reference && n > cpu_max)
+        r.verdict = common::Verdict::skip("above --cpu-max-n");
+      else if (v.role == common::Role::library && n > omp_max)
+        r.verdict = common::Verdict::skip("above --openmp-max-n");
       else {
         common::NvtxRange vr(v.name.c_str());
         common::run_guarded(r, v.needs_gpu, [&] {
@@ -219,7 +229,8 @@ void step_mode(Context& c, common::RowList& rows) {
 std::vector<std::string> batch_files(Context& c) {
   if (!c.opt.extra["batch-dir"].empty()) return list_snapshots(c.opt.extra["batch-dir"]);
   // explicit flags win over --quick's small defaults
-  const int files = static_cast<int>(c.opt.quick && !c.opt.was_given("files") ? 3 : c.opt.extra_int("files", 1, 100000));
+  const int files =
+      static_cast<int>(c.opt.quick && !c.opt.was_given("files") ? 3 : c.opt.extra_int("files", 1, 100000));
   const long long n =
       c.opt.quick && !c.opt.was_given("batch-n") ? 4096 : c.opt.extra_int("batch-n", 1, (std::int64_t{1} << 31) - 1);
   // per body: the snapshot's state and its text (~100 B) on the host; the state, accelerations and
@@ -251,7 +262,9 @@ void batch_mode(Context& c, common::RowList& rows) {
   const Version& v5 = mode_version("batch");
   const auto files = batch_files(c);
   Params p = c.params;
-  p.steps = c.opt.quick && !c.opt.was_given("steps") ? 2 : static_cast<int>(c.opt.extra_int("steps", 1, (std::int64_t{1} << 31) - 1));
+  p.steps = c.opt.quick && !c.opt.was_given("steps")
+                ? 2
+                : static_cast<int>(c.opt.extra_int("steps", 1, (std::int64_t{1} << 31) - 1));
   const Bodies first = read_snapshot_csv(files[0]);
   const long long n = static_cast<long long>(first.size());
   const std::string tag = "files=" + std::to_string(files.size()) + " steps=" + std::to_string(p.steps);
@@ -280,7 +293,9 @@ void batch_mode(Context& c, common::RowList& rows) {
       r.add_metric("gpus", gpus, "");
       rows.push_back(r);
       for (std::size_t k = 0; k < res.file_ms.size(); ++k) {
-        ResultRow f = base_row(c, v5, n, "batch_file", tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus) + " file=" + std::to_string(k));
+        ResultRow f =
+            base_row(c, v5, n, "batch_file",
+                     tag + " pipeline=" + pipeline + " gpus=" + std::to_string(gpus) + " file=" + std::to_string(k));
         f.verdict = status;
         f.stats = common::summarize({res.file_ms[k]});
         rows.push_back(f);
@@ -292,7 +307,9 @@ void batch_mode(Context& c, common::RowList& rows) {
     BatchResult streamed = run_batch_streamed(files, p, best_kernel(), out_dir, true);
     streamed = run_batch_streamed(files, p, best_kernel(), out_dir, true);
     emit("streamed", streamed,
-         common::Verdict::pass_if(same_states(streamed.final_states, seq.final_states), "streamed states differ from sequential"), 1);
+         common::Verdict::pass_if(same_states(streamed.final_states, seq.final_states),
+                                  "streamed states differ from sequential"),
+         1);
     const int gpus = std::min(device_count(), static_cast<int>(c.opt.extra_int("gpus-max", 1, 1024)));
     if (gpus > 1) {
       BatchResult per_gpu = run_batch_per_gpu(files, p, best_kernel(), out_dir, gpus);
@@ -312,7 +329,7 @@ void batch_mode(Context& c, common::RowList& rows) {
 void scaling_mode(Context& c, common::RowList& rows) {
   const Version& v7 = mode_version("scaling");
   const auto sizes = c.opt.quick && !c.opt.was_given("scaling-n") ? std::vector<long long>{1 << 12}
-                                                                    : parse_sizes(c.opt.extra["scaling-n"], "scaling-n");
+                                                                  : parse_sizes(c.opt.extra["scaling-n"], "scaling-n");
   const int max_gpus = std::min(c.gpu ? device_count() : 0, static_cast<int>(c.opt.extra_int("gpus-max", 1, 1024)));
   for (long long n : sizes) {
     if (!c.gpu || !have_nccl()) {
@@ -381,7 +398,8 @@ void tune_mode(Context& c, common::RowList& rows) {
   const Version* owner = nullptr;  // the version whose kernel the shapes are (v8)
   for (const auto& v : versions())
     if (v.gpu == accel_multi_body) owner = &v;
-  if (!owner) throw std::logic_error("nbody registry: no version runs accel_multi_body, whose shapes --mode tune times");
+  if (!owner)
+    throw std::logic_error("nbody registry: no version runs accel_multi_body, whose shapes --mode tune times");
   const Version& v8 = *owner;
   std::vector<long long> sizes(c.opt.sizes.begin(), c.opt.sizes.end());
   if (sizes.empty()) sizes = c.opt.quick ? std::vector<long long>{1 << 12} : std::vector<long long>{1 << 16, 1 << 18};
@@ -494,9 +512,11 @@ int run(const common::CliOptions& opt) {
     };
     std::vector<std::string> kept;
     for (const auto& m : modes) {
-      if (measures_selected(m)) kept.push_back(m);
+      if (measures_selected(m))
+        kept.push_back(m);
       else if (c.opt.was_given("mode") && c.opt.extra["mode"] != "all")
-        throw common::UsageError("--mode " + m + " measures " + (m == "step" ? std::string("the per-step versions") : mode_version(m).name) +
+        throw common::UsageError("--mode " + m + " measures " +
+                                 (m == "step" ? std::string("the per-step versions") : mode_version(m).name) +
                                  ", which --version leaves out");
     }
     if (kept.empty()) throw common::UsageError("--version: no mode of this run measures the versions given");
@@ -521,11 +541,11 @@ int run(const common::CliOptions& opt) {
   if (c.gpu) {
     std::cout << "device: " << common::describe(c.device) << "\nmeasured FP32 FMA peak " << c.ceilings.fma_gflops
               << " GFLOP/s = " << c.ceilings.fma_gflops / kFlopsPerInteraction
-              << " Ginter/s at 20 FLOP/interaction; issue ceiling " << c.issue_ceiling_ips / 1e9
-              << " Ginter/s (" << best_ipi << " instructions per interaction at "
-              << c.device.sm_clock_khz / 1000 << " MHz)\n\n";
+              << " Ginter/s at 20 FLOP/interaction; issue ceiling " << c.issue_ceiling_ips / 1e9 << " Ginter/s ("
+              << best_ipi << " instructions per interaction at " << c.device.sm_clock_khz / 1000 << " MHz)\n\n";
   } else {
-    std::cout << "device: " << common::gpu_unavailable_reason() << ": CPU versions run, GPU versions are listed as skipped\n\n";
+    std::cout << "device: " << common::gpu_unavailable_reason()
+              << ": CPU versions run, GPU versions are listed as skipped\n\n";
   }
   common::RowList rows;
   rows.push_back(common::meta_row("nbody", c));
@@ -555,7 +575,8 @@ int run(const common::CliOptions& opt) {
         r.params.substr(r.params.find("step=") + 5) == std::to_string(c.opt.quick ? 100 : 1000))
       drift_last.push_back(r);
   if (!drift_last.empty()) {
-    std::cout << "\nenergy drift |dE/E0| after " << (c.opt.quick ? 100 : 1000) << " steps (dt " << c.params.dt << "):\n";
+    std::cout << "\nenergy drift |dE/E0| after " << (c.opt.quick ? 100 : 1000) << " steps (dt " << c.params.dt
+              << "):\n";
     for (const auto& r : drift_last) std::cout << "  " << r.params << ": " << r.metric << "\n";
   }
   return common::finish_run(std::cout, "nbody", rows, c.opt.csv);

@@ -16,18 +16,30 @@ __global__ void integrate_kernel(float4* __restrict__ pos, float4* __restrict__ 
   const float4 a = acc[t];
   switch (static_cast<Stage>(stage)) {
     case Stage::Kick:
-      v.x += a.x * kick_dt; v.y += a.y * kick_dt; v.z += a.z * kick_dt;
+      v.x += a.x * kick_dt;
+      v.y += a.y * kick_dt;
+      v.z += a.z * kick_dt;
       break;
     case Stage::Drift:
-      p.x += v.x * drift_dt; p.y += v.y * drift_dt; p.z += v.z * drift_dt;
+      p.x += v.x * drift_dt;
+      p.y += v.y * drift_dt;
+      p.z += v.z * drift_dt;
       break;
     case Stage::KickDrift:
-      v.x += a.x * kick_dt; v.y += a.y * kick_dt; v.z += a.z * kick_dt;
-      p.x += v.x * drift_dt; p.y += v.y * drift_dt; p.z += v.z * drift_dt;
+      v.x += a.x * kick_dt;
+      v.y += a.y * kick_dt;
+      v.z += a.z * kick_dt;
+      p.x += v.x * drift_dt;
+      p.y += v.y * drift_dt;
+      p.z += v.z * drift_dt;
       break;
     case Stage::DriftKick:
-      p.x += v.x * drift_dt; p.y += v.y * drift_dt; p.z += v.z * drift_dt;
-      v.x += a.x * kick_dt; v.y += a.y * kick_dt; v.z += a.z * kick_dt;
+      p.x += v.x * drift_dt;
+      p.y += v.y * drift_dt;
+      p.z += v.z * drift_dt;
+      v.x += a.x * kick_dt;
+      v.y += a.y * kick_dt;
+      v.z += a.z * kick_dt;
       break;
   }
   pos[first + t] = p;
@@ -62,8 +74,12 @@ void DeviceSystem::download(Bodies& b, cudaStream_t s) const {
   CUDA_CHECK(cudaMemcpyAsync(v.data(), vel_.get(), v.size() * sizeof(float4), cudaMemcpyDeviceToHost, s));
   CUDA_CHECK(cudaStreamSynchronize(s));
   for (int i = 0; i < n_; ++i) {
-    b.x[i] = p[i].x; b.y[i] = p[i].y; b.z[i] = p[i].z;
-    b.vx[i] = v[i].x; b.vy[i] = v[i].y; b.vz[i] = v[i].z;
+    b.x[i] = p[i].x;
+    b.y[i] = p[i].y;
+    b.z[i] = p[i].z;
+    b.vx[i] = v[i].x;
+    b.vy[i] = v[i].y;
+    b.vz[i] = v[i].z;
   }
 }
 
@@ -71,7 +87,7 @@ void integrate(float4* pos, float4* vel, const float4* acc, int first, int count
                float drift_dt, cudaStream_t s) {
   if (count <= 0) return;
   integrate_kernel<<<(count + 255) / 256, 256, 0, s>>>(pos, vel, acc, first, count, static_cast<int>(stage), kick_dt,
-                                                      drift_dt);
+                                                       drift_dt);
   CUDA_CHECK_LAST();
 }
 

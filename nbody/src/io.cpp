@@ -40,9 +40,12 @@ Bodies parse_snapshot_csv(const std::string& text, const std::string& name) {
       std::string h;
       for (char c : line)
         if (c != ' ' && c != '"') h += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      if (h == "x,y,z,vx,vy,vz,m") columns = 7;
-      else if (h == "x,y,z,vx,vy,vz,m,id") columns = 8;
-      else fail(name, 1, "missing header: expected 'x,y,z,vx,vy,vz,m' or 'x,y,z,vx,vy,vz,m,id', got '" + line + "'");
+      if (h == "x,y,z,vx,vy,vz,m")
+        columns = 7;
+      else if (h == "x,y,z,vx,vy,vz,m,id")
+        columns = 8;
+      else
+        fail(name, 1, "missing header: expected 'x,y,z,vx,vy,vz,m' or 'x,y,z,vx,vy,vz,m,id', got '" + line + "'");
       continue;
     }
     if (line.empty()) {
@@ -72,7 +75,8 @@ Bodies parse_snapshot_csv(const std::string& text, const std::string& name) {
           fail(name, line_no, "id is not a non-negative integer: '" + std::string(p, field_end) + "'");
       }
       if (r.ec != std::errc() || r.ptr != field_end || p == field_end)
-        fail(name, line_no, "column " + std::to_string(c + 1) + " is not a number: '" + std::string(p, field_end) + "'");
+        fail(name, line_no,
+             "column " + std::to_string(c + 1) + " is not a number: '" + std::string(p, field_end) + "'");
       p = q + 1;
     }
     if (v[6] < 0) fail(name, line_no, "negative mass");
@@ -101,8 +105,8 @@ void write_snapshot_csv(const std::string& path, const Bodies& b) {
   std::string text = "x,y,z,vx,vy,vz,m,id\n";
   char line[256];
   for (std::size_t i = 0; i < b.size(); ++i) {
-    const int len = std::snprintf(line, sizeof line, "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%lld\n", b.x[i], b.y[i], b.z[i],
-                                  b.vx[i], b.vy[i], b.vz[i], b.m[i], static_cast<long long>(b.id[i]));
+    const int len = std::snprintf(line, sizeof line, "%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%.9g,%lld\n", b.x[i], b.y[i],
+                                  b.z[i], b.vx[i], b.vy[i], b.vz[i], b.m[i], static_cast<long long>(b.id[i]));
     text.append(line, static_cast<std::size_t>(len));
   }
   common::write_file_atomic(path, text);  // a unique temporary in the directory, fsync, rename

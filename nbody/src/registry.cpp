@@ -8,13 +8,16 @@ namespace nbody {
 
 namespace {
 std::string tuned_shape(long long n) { return "block=" + std::to_string(tuned_block_size(static_cast<int>(n))); }
-std::string split_shape(long long n) { return "lanes_per_body=" + std::to_string(warp_split_group(static_cast<int>(n))); }
+std::string split_shape(long long n) {
+  return "lanes_per_body=" + std::to_string(warp_split_group(static_cast<int>(n)));
+}
 }  // namespace
 
 const std::vector<Version>& versions() {
   using common::kOnCpu;
   using common::kOnGpu;
   using common::Role;
+  // clang-format off: the registry is a table, one entry per line
   static const std::vector<Version> table = {
       // {{id, name, file, idea, role, where it runs}, mode, cpu function, gpu launcher[, shape, best, instructions/interaction]}
       {{"cpu", "cpu", "src/cpu.cpp", "sequential, SoA, SIMD-vectorized inner loop (one core)", Role::reference, kOnCpu}, Mode::Step, cpu_accelerations, nullptr},
@@ -29,6 +32,7 @@ const std::vector<Version>& versions() {
       {{"v8", "v8_multi_body", "src/v8_multi_body.cu", "4 bodies per thread (one shared load feeds 4 interactions), j-range split", Role::version, kOnGpu}, Mode::Step, nullptr, accel_multi_body, nullptr, false, 13.38},
       {{"v9", "v9_mass_fold", "src/v9_mass_fold.cu", "equal masses folded out of the inner loop (12 instructions); others keep v8's", Role::version, kOnGpu}, Mode::Step, nullptr, accel_mass_fold, nullptr, true, 12.41},
   };
+  // clang-format on
   return table;
 }
 

@@ -49,8 +49,12 @@ void pack(const Bodies& b, Pinned& h) {
 
 void unpack(const Pinned& h, Bodies& b) {
   for (std::size_t i = 0; i < b.size(); ++i) {
-    b.x[i] = h.pos[i].x; b.y[i] = h.pos[i].y; b.z[i] = h.pos[i].z;
-    b.vx[i] = h.vel[i].x; b.vy[i] = h.vel[i].y; b.vz[i] = h.vel[i].z;
+    b.x[i] = h.pos[i].x;
+    b.y[i] = h.pos[i].y;
+    b.z[i] = h.pos[i].z;
+    b.vx[i] = h.vel[i].x;
+    b.vy[i] = h.vel[i].y;
+    b.vz[i] = h.vel[i].z;
   }
 }
 
@@ -77,8 +81,13 @@ void write_snapshot_fast(const std::string& path, const Bodies& b) {
     text += sep;
   };
   for (std::size_t i = 0; i < b.size(); ++i) {
-    put(b.x[i], ','); put(b.y[i], ','); put(b.z[i], ',');
-    put(b.vx[i], ','); put(b.vy[i], ','); put(b.vz[i], ','); put(b.m[i], ',');
+    put(b.x[i], ',');
+    put(b.y[i], ',');
+    put(b.z[i], ',');
+    put(b.vx[i], ',');
+    put(b.vy[i], ',');
+    put(b.vz[i], ',');
+    put(b.m[i], ',');
     auto r = std::to_chars(buf, buf + sizeof(buf), static_cast<long long>(b.id[i]));
     text.append(buf, r.ptr);
     text += '\n';

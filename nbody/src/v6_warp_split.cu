@@ -17,9 +17,9 @@ namespace {
 constexpr int kBlock = 256;
 
 template <int S>
-__global__ void __launch_bounds__(kBlock) warp_split_kernel(const float4* __restrict__ pos, int n,
-                                                            float4* __restrict__ acc, int i_begin, int count,
-                                                            float eps2, float G) {
+__global__ void __launch_bounds__(kBlock)
+    warp_split_kernel(const float4* __restrict__ pos, int n, float4* __restrict__ acc, int i_begin, int count,
+                      float eps2, float G) {
   __shared__ float4 tile[kBlock];
   const int group_lane = threadIdx.x % S;
   const int t = (blockIdx.x * kBlock + threadIdx.x) / S;  // the body of this group
@@ -44,8 +44,8 @@ __global__ void __launch_bounds__(kBlock) warp_split_kernel(const float4* __rest
 template <int S>
 void launch(const float4* pos, int n, float4* acc, int i_begin, int count, float eps2, float G, cudaStream_t s) {
   const long long threads = static_cast<long long>(count) * S;
-  warp_split_kernel<S><<<static_cast<unsigned>((threads + kBlock - 1) / kBlock), kBlock, 0, s>>>(pos, n, acc, i_begin,
-                                                                                                count, eps2, G);
+  warp_split_kernel<S>
+      <<<static_cast<unsigned>((threads + kBlock - 1) / kBlock), kBlock, 0, s>>>(pos, n, acc, i_begin, count, eps2, G);
   CUDA_CHECK_LAST();
 }
 

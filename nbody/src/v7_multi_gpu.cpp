@@ -143,8 +143,12 @@ common::BenchStats multi_gpu_simulate(Bodies& b, const Params& p, int gpus, Acce
                           cudaMemcpyDeviceToHost));
   }
   for (int i = 0; i < n; ++i) {
-    b.x[i] = h_pos[i].x; b.y[i] = h_pos[i].y; b.z[i] = h_pos[i].z;
-    b.vx[i] = h_vel[i].x; b.vy[i] = h_vel[i].y; b.vz[i] = h_vel[i].z;
+    b.x[i] = h_pos[i].x;
+    b.y[i] = h_pos[i].y;
+    b.z[i] = h_pos[i].z;
+    b.vx[i] = h_vel[i].x;
+    b.vy[i] = h_vel[i].y;
+    b.vz[i] = h_vel[i].z;
   }
   for (auto& r : ranks) {
     CUDA_CHECK(cudaSetDevice(r.device));

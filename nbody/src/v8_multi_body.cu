@@ -166,8 +166,7 @@ void launch_multi_body(const float4* pos, int n, float4* acc, int i_begin, int c
   }
   auto kernel = multi_body_kernel<kBlock, kBodies, kMinBlocks, kFoldMass>;
   if (chunks <= 1) {
-    kernel<<<dim3(blocks_i, 1), kBlock, 0, s>>>(pos, n, acc, i_begin, count, n > 0 ? n : 1, eps2, G, true,
-                                                 mixed_mass);
+    kernel<<<dim3(blocks_i, 1), kBlock, 0, s>>>(pos, n, acc, i_begin, count, n > 0 ? n : 1, eps2, G, true, mixed_mass);
     CUDA_CHECK_LAST();
     return;
   }
@@ -186,12 +185,17 @@ void launch_multi_body(const float4* pos, int n, float4* acc, int i_begin, int c
 const std::vector<KernelVariant>& multi_body_variants() {
   // EXERCISE BEGIN body
   static const std::vector<KernelVariant> v = {
-      {"128x2", launch_multi_body<128, 2, 0>},     {"128x4", launch_multi_body<128, 4, 0>},
-      {"128x4_min8", launch_multi_body<128, 4, 8>}, {"256x2", launch_multi_body<256, 2, 0>},
-      {"256x4", launch_multi_body<256, 4, 0>},     {"256x4_min4", launch_multi_body<256, 4, 4>},
-      {"128x8", launch_multi_body<128, 8, 0>},     {"64x4", launch_multi_body<64, 4, 0>},
+      {"128x2", launch_multi_body<128, 2, 0>},
+      {"128x4", launch_multi_body<128, 4, 0>},
+      {"128x4_min8", launch_multi_body<128, 4, 8>},
+      {"256x2", launch_multi_body<256, 2, 0>},
+      {"256x4", launch_multi_body<256, 4, 0>},
+      {"256x4_min4", launch_multi_body<256, 4, 4>},
+      {"128x8", launch_multi_body<128, 8, 0>},
+      {"64x4", launch_multi_body<64, 4, 0>},
       // equal masses folded out of the inner loop (12 instructions per interaction, not 13)
-      {"256x4_fold", launch_multi_body<256, 4, 0, true>}, {"128x4_fold", launch_multi_body<128, 4, 0, true>},
+      {"256x4_fold", launch_multi_body<256, 4, 0, true>},
+      {"128x4_fold", launch_multi_body<128, 4, 0, true>},
   };
   return v;
   // EXERCISE END

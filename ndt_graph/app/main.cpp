@@ -37,7 +37,8 @@ const char* const kSummary =
     "per Newton iteration; map build, GPU filter, batched and multi-hypothesis alignments.";
 
 const std::vector<common::ExtraFlag> kExtraFlags = {
-    {"target", "target (map) cloud, .pcd or KITTI .bin (with --source: one alignment instead of the default set)", true, ""},
+    {"target", "target (map) cloud, .pcd or KITTI .bin (with --source: one alignment instead of the default set)", true,
+     ""},
     {"source", "source (scan) cloud to align to the target", true, ""},
     {"target-filter", "none, voxel or approx", true, "none"},
     {"target-leaf", "leaf size of the target filter (m)", true, "0.2"},
@@ -54,7 +55,8 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
     {"images", "folder for the top-down before/after PNG images (empty: none)", true, ""},
     {"trace-csv", "write every version's per-iteration trace to this CSV", true, ""},
     {"no-batch", "skip the batched-alignment and multi-hypothesis rows", false, ""},
-    {"launch-bench", "run only the launch-strategy micro-benchmark (5 empty dependent kernels per iteration)", false, ""},
+    {"launch-bench", "run only the launch-strategy micro-benchmark (5 empty dependent kernels per iteration)", false,
+     ""},
 };
 
 struct Case {
@@ -65,11 +67,11 @@ struct Case {
   NdtParams params;
   double guess[6] = {};
   bool have_truth = false;
-  double truth[4][4] = {};        // ground truth (simulated pairs)
+  double truth[4][4] = {};  // ground truth (simulated pairs)
   bool have_pcl = false;
-  PclRecord pcl{};                // PCL's recorded result (reference README)
-  VoxelMap map;                   // built once per case
-  AlignResult reference;          // the CPU reference's result
+  PclRecord pcl{};        // PCL's recorded result (reference README)
+  VoxelMap map;           // built once per case
+  AlignResult reference;  // the CPU reference's result
 };
 
 NdtParams params_from(const common::CliOptions& o) {
@@ -94,11 +96,13 @@ common::PointCloud load_filtered(const std::string& path, Filter f, float leaf, 
   if (c.dropped_nonfinite)
     std::cout << path << ": " << c.dropped_nonfinite << " points with NaN/inf coordinates dropped\n";
   common::PointCloud out = apply_filter(c, f, leaf);
-  if (out.size() == 0) throw InputError(path + ": the cloud is empty" + (f != Filter::none ? " after filtering" : std::string()));
+  if (out.size() == 0)
+    throw InputError(path + ": the cloud is empty" + (f != Filter::none ? " after filtering" : std::string()));
   return out;
 }
 
-Case simulated_case(const std::string& name, std::uint64_t seed, const double (&sensor)[3], const double (&perturb)[6]) {
+Case simulated_case(const std::string& name, std::uint64_t seed, const double (&sensor)[3],
+                    const double (&perturb)[6]) {
   Case c;
   c.name = name;
   common::LidarSimParams a, b;
@@ -167,8 +171,10 @@ Case command_line_case(const common::CliOptions& o, const NdtParams& base) {
   if (c.target_file.empty() || c.source_file.empty()) throw common::UsageError("--target and --source go together");
   try {
     const Filter tf = parse_filter(o.extra.at("target-filter")), sf = parse_filter(o.extra.at("source-filter"));
-    c.target = load_filtered(c.target_file, tf, static_cast<float>(o.extra_double("target-leaf", 1e-4, 1e4)), c.target_raw);
-    c.source = load_filtered(c.source_file, sf, static_cast<float>(o.extra_double("source-leaf", 1e-4, 1e4)), c.source_raw);
+    c.target =
+        load_filtered(c.target_file, tf, static_cast<float>(o.extra_double("target-leaf", 1e-4, 1e4)), c.target_raw);
+    c.source =
+        load_filtered(c.source_file, sf, static_cast<float>(o.extra_double("source-leaf", 1e-4, 1e4)), c.source_raw);
   } catch (const InputError& e) {
     throw common::UsageError(e.what());
   }
@@ -242,8 +248,10 @@ struct Context {
 // --launch-bench: the launch-strategy micro-benchmark alone.
 int launch_bench_mode(const common::CliOptions& o) {
   for (const auto& f : o.given)
-    if (f != "launch-bench") throw common::UsageError("--" + f + " is not read by --launch-bench (it times empty kernels only)");
-  if (!o.versions.empty()) throw common::UsageError("--version is not read by --launch-bench (it times empty kernels only)");
+    if (f != "launch-bench")
+      throw common::UsageError("--" + f + " is not read by --launch-bench (it times empty kernels only)");
+  if (!o.versions.empty())
+    throw common::UsageError("--version is not read by --launch-bench (it times empty kernels only)");
   const common::Environment env = common::detect_environment();
   common::RowList rows;
   rows.push_back(common::meta_row("ndt_graph", env));
@@ -274,16 +282,16 @@ int launch_bench_mode(const common::CliOptions& o) {
 void map_build_rows(Context& x, const Case& c, const std::string& base_params, common::RowList& rows) {
   ResultRow r = common::make_row("ndt_graph", common::with_role(versions(), Role::reference)->name,
                                  "target map build (VoxelGridCovariance + cell hash), one thread",
-                                 static_cast<std::int64_t>(c.target.size()), base_params, x.env.device_label, "reference",
-                                 "map_build");
+                                 static_cast<std::int64_t>(c.target.size()), base_params, x.env.device_label,
+                                 "reference", "map_build");
   r.stats = common::bench_cpu([&] { build_voxel_map(c.target, static_cast<float>(c.params.resolution)); }, x.bench);
   r.metric = c.target.size() / (r.stats.median_ms * 1e3);
   r.metric_unit = "Mpts/s";
   r.verdict = common::Verdict::pass();
   rows.push_back(r);
-  ResultRow g = common::make_row("ndt_graph", "gpu_map_build", "sort by cell + per-voxel statistics + hash insert on the GPU",
-                                 static_cast<std::int64_t>(c.target.size()), base_params, x.env.device_label, "version",
-                                 "map_build");
+  ResultRow g = common::make_row(
+      "ndt_graph", "gpu_map_build", "sort by cell + per-voxel statistics + hash insert on the GPU",
+      static_cast<std::int64_t>(c.target.size()), base_params, x.env.device_label, "version", "map_build");
   if (!x.env.gpu) {
     g.verdict = common::no_gpu_verdict();
   } else {
@@ -317,19 +325,21 @@ common::Verdict check_reference(const Case& c, const AlignResult& res, ResultRow
     r.add_metric("err_pcl", e_cm, "cm").add_metric("err_pcl_rotation", e_deg, "deg");
     r.add_metric("pcl_iterations", c.pcl.iterations, "");
     if (e_cm > 0.5 || e_deg > 0.05 || std::abs(res.iterations - c.pcl.iterations) > 1 || lrel > 1e-3)
-      verdict = common::Verdict::fail("the reference is off PCL's recorded result (" + fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) +
-                                      " deg, " + std::to_string(res.iterations) + " vs " + std::to_string(c.pcl.iterations) +
-                                      " iterations, likelihood " + fmt(res.likelihood, 6) + " vs " + fmt(c.pcl.likelihood, 6) + ")");
+      verdict = common::Verdict::fail("the reference is off PCL's recorded result (" + fmt(e_cm, 3) + " cm, " +
+                                      fmt(e_deg, 4) + " deg, " + std::to_string(res.iterations) + " vs " +
+                                      std::to_string(c.pcl.iterations) + " iterations, likelihood " +
+                                      fmt(res.likelihood, 6) + " vs " + fmt(c.pcl.likelihood, 6) + ")");
   }
   if (c.have_truth) {
     double t_cm, t_deg;
     pose_error(res.T, c.truth, t_cm, t_deg);
     r.add_metric("err_truth", 100 * t_cm, "cm").add_metric("err_truth_rotation", t_deg, "deg");
     if (100 * t_cm > 2.0 || t_deg > 0.1)
-      verdict = common::Verdict::fail("the simulated pair's known transform is not recovered (" + fmt(100 * t_cm, 2) + " cm, " +
-                                      fmt(t_deg, 3) + " deg)");
+      verdict = common::Verdict::fail("the simulated pair's known transform is not recovered (" + fmt(100 * t_cm, 2) +
+                                      " cm, " + fmt(t_deg, 3) + " deg)");
   }
-  if (res.status == Status::no_correspondences || res.status == Status::numerical) verdict = common::Verdict::fail(res.reason());
+  if (res.status == Status::no_correspondences || res.status == Status::numerical)
+    verdict = common::Verdict::fail(res.reason());
   return verdict;
 }
 
@@ -347,15 +357,16 @@ common::Verdict check_version(const Case& c, const Version& v, const Problem& p,
     own_name = "the CPU reference with the same line search";
     pose_error(res.T, own.T, e_cm, e_deg);
     e_cm *= 100;
-    r.add_metric("reference_iterations", c.reference.iterations, "").add_metric("reference_evaluations", c.reference.evaluations, "");
+    r.add_metric("reference_iterations", c.reference.iterations, "")
+        .add_metric("reference_evaluations", c.reference.evaluations, "");
     r.add_metric("err_own_ref", e_cm, "cm").add_metric("err_own_ref_rotation", e_deg, "deg");
   }
   const bool library = v.role == Role::library;
   const double tol_cm = library ? 0.5 : 1.0, tol_deg = library ? 0.05 : 0.1;
   const int tol_it = library ? 1 : 2;
   if (e_cm > tol_cm || e_deg > tol_deg || std::abs(res.iterations - own.iterations) > tol_it)
-    return common::Verdict::fail(fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) + " deg, " + std::to_string(res.iterations) + " vs " +
-                                 std::to_string(own.iterations) + " iterations from " + own_name);
+    return common::Verdict::fail(fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) + " deg, " + std::to_string(res.iterations) +
+                                 " vs " + std::to_string(own.iterations) + " iterations from " + own_name);
   return common::Verdict::pass();
 }
 
@@ -371,13 +382,15 @@ common::Verdict time_version(const Context& x, const Version& v, Runner& runner,
   r.stats = stats;
   r.metric = 1e3 * stats.median_ms / std::max(1, res.iterations);
   r.metric_unit = "us/iteration";
-  const double kernel_us_iter = kernel_ms.empty() ? std::numeric_limits<double>::quiet_NaN()
-                                                  : 1e3 * common::summarize(kernel_ms).median_ms / std::max(1, res.iterations);
+  const double kernel_us_iter = kernel_ms.empty()
+                                    ? std::numeric_limits<double>::quiet_NaN()
+                                    : 1e3 * common::summarize(kernel_ms).median_ms / std::max(1, res.iterations);
   r.add_metric("iterations", res.iterations, "").add_metric("evaluations", res.evaluations, "");
   r.add_metric("solve_fallbacks", res.solve_fallbacks, "").add_metric("converged", res.converged, "");
   r.add_metric("likelihood", res.likelihood, "");
   if (std::isfinite(kernel_us_iter))
-    r.add_metric("kernel_per_iteration", kernel_us_iter, "us").add_metric("other_per_iteration", r.metric - kernel_us_iter, "us");
+    r.add_metric("kernel_per_iteration", kernel_us_iter, "us")
+        .add_metric("other_per_iteration", r.metric - kernel_us_iter, "us");
   if (v.needs_gpu && std::isfinite(x.launch_us)) {
     // the floor of a device loop: two dependent launches per evaluation at the lone-launch latency
     const double floor_us = 2.0 * x.launch_us * res.evaluations;
@@ -402,8 +415,8 @@ void write_outputs(Context& x, const Case& c, const Version& v, const AlignResul
       const auto& tr = res.trace[k];
       x.trace_csv << c.name << "," << v.name << "," << k;
       for (double q : tr.pose) x.trace_csv << "," << q;
-      x.trace_csv << "," << tr.score << "," << tr.score / c.source.size() << "," << tr.step << "," << tr.neighbours << ","
-                  << tr.pairs << "\n";
+      x.trace_csv << "," << tr.score << "," << tr.score / c.source.size() << "," << tr.step << "," << tr.neighbours
+                  << "," << tr.pairs << "\n";
     }
 }
 
@@ -430,38 +443,45 @@ void align_version(Context& x, Case& c, const Version& v, const std::string& bas
   std::copy(c.guess, c.guess + 6, p.guess);
   decltype(v.make()) runner;
   bool unfit = false;  // the case does not suit this version (an InputError from prepare)
-  const bool prepared = common::run_guarded(r, v.needs_gpu, [&] {
-    runner = v.make();
-    try {
-      runner->prepare(p);
-    } catch (const InputError& e) {
-      r.verdict = common::Verdict::skip(e.what());
-      unfit = true;
-    }
-  }, v.needs);
+  const bool prepared = common::run_guarded(
+      r, v.needs_gpu,
+      [&] {
+        runner = v.make();
+        try {
+          runner->prepare(p);
+        } catch (const InputError& e) {
+          r.verdict = common::Verdict::skip(e.what());
+          unfit = true;
+        }
+      },
+      v.needs);
   if (!prepared || unfit) {
     x.record(rows, r);
     return;
   }
   AlignResult res;
   common::Verdict verdict = common::Verdict::pass();
-  if (!common::run_guarded(r, v.needs_gpu, [&] {
-        runner->run();
-        res = runner->result();
-        if (v.role == Role::reference) c.reference = res;
-        verdict = v.role == Role::reference ? check_reference(c, res, r) : check_version(c, v, p, res, r);
-        const common::Verdict repeat = time_version(x, v, *runner, res, r);
-        if (!repeat.ok()) verdict = repeat;
-      }, v.needs)) {
+  if (!common::run_guarded(
+          r, v.needs_gpu,
+          [&] {
+            runner->run();
+            res = runner->result();
+            if (v.role == Role::reference) c.reference = res;
+            verdict = v.role == Role::reference ? check_reference(c, res, r) : check_version(c, v, p, res, r);
+            const common::Verdict repeat = time_version(x, v, *runner, res, r);
+            if (!repeat.ok()) verdict = repeat;
+          },
+          v.needs)) {
     x.record(rows, r);
     std::cout << "  " << v.name << ": " << r.verdict << "\n";
     return;
   }
   r.verdict = verdict;
   x.record(rows, r);
-  std::cout << "  " << v.name << ": " << res.iterations << " it, " << fmt(r.stats.median_ms, 3) << " ms, " << res.reason()
-            << ", pose " << fmt(res.pose[0], 5) << " " << fmt(res.pose[1], 5) << " " << fmt(res.pose[2], 5) << " / "
-            << fmt(res.pose[3], 5) << " " << fmt(res.pose[4], 5) << " " << fmt(res.pose[5], 5) << "  " << verdict << "\n";
+  std::cout << "  " << v.name << ": " << res.iterations << " it, " << fmt(r.stats.median_ms, 3) << " ms, "
+            << res.reason() << ", pose " << fmt(res.pose[0], 5) << " " << fmt(res.pose[1], 5) << " "
+            << fmt(res.pose[2], 5) << " / " << fmt(res.pose[3], 5) << " " << fmt(res.pose[4], 5) << " "
+            << fmt(res.pose[5], 5) << "  " << verdict << "\n";
   write_outputs(x, c, v, res);
   if (v.role == Role::reference && res.status != Status::converged) std::cout << "  note: " << res.reason() << "\n";
 }
@@ -537,8 +557,9 @@ void batch_mode(Context& x, const Version& batched, common::RowList& rows) {
       r.stats = common::bench_runner(*runner, x.bench);
       r.metric = b / (r.stats.median_ms / 1e3);
       r.metric_unit = "alignments/s";
-      r.verdict = common::Verdict::pass_if(100 * e_cm <= 1.0 && e_deg <= 0.1 && std::abs(res[0].iterations - ref.iterations) <= 2,
-                                           "batch entry 0 is " + fmt(100 * e_cm, 3) + " cm from the CPU reference");
+      r.verdict = common::Verdict::pass_if(
+          100 * e_cm <= 1.0 && e_deg <= 0.1 && std::abs(res[0].iterations - ref.iterations) <= 2,
+          "batch entry 0 is " + fmt(100 * e_cm, 3) + " cm from the CPU reference");
     });
     if (!r.verdict.ok()) x.any_fail = true;
     rows.push_back(r);
@@ -571,10 +592,10 @@ void hypotheses_mode(Context& x, const Version& batched, const Case& room, commo
         it.guess[5] += iyaw * 15.0 * kPi / 180.0;
         items.push_back(it);
       }
-  ResultRow r = common::make_row("ndt_graph", batched.name, "multi-hypothesis initial-pose search: best likelihood of a grid of guesses",
-                                 static_cast<std::int64_t>(room.source.size()),
-                                 "case=room_tutorial hypotheses=" + std::to_string(items.size()), x.env.device_label,
-                                 common::role_name(batched.role), "hypotheses");
+  ResultRow r = common::make_row(
+      "ndt_graph", batched.name, "multi-hypothesis initial-pose search: best likelihood of a grid of guesses",
+      static_cast<std::int64_t>(room.source.size()), "case=room_tutorial hypotheses=" + std::to_string(items.size()),
+      x.env.device_label, common::role_name(batched.role), "hypotheses");
   r.add_metric("single_err", 100 * lone_cm, "cm").add_metric("single_err_rotation", lone_deg, "deg");
   double b_cm = 0, b_deg = 0;
   common::run_guarded(r, true, [&] {
@@ -590,14 +611,16 @@ void hypotheses_mode(Context& x, const Version& batched, const Case& room, commo
     r.stats = common::bench_runner(*runner, x.bench);
     r.metric = items.size() / (r.stats.median_ms / 1e3);
     r.metric_unit = "alignments/s";
-    r.verdict = common::Verdict::pass_if(100 * b_cm <= 2.0 && b_deg <= 0.2, "the best hypothesis is " + fmt(100 * b_cm, 2) +
-                                                                                " cm / " + fmt(b_deg, 3) + " deg from the reference");
+    r.verdict = common::Verdict::pass_if(
+        100 * b_cm <= 2.0 && b_deg <= 0.2,
+        "the best hypothesis is " + fmt(100 * b_cm, 2) + " cm / " + fmt(b_deg, 3) + " deg from the reference");
   });
   if (!r.verdict.ok()) x.any_fail = true;
   rows.push_back(r);
   std::cout << "  multi-hypothesis (" << items.size() << " guesses around one 2 m / 30 deg off): single alignment "
-            << fmt(100 * lone_cm, 1) << " cm / " << fmt(lone_deg, 2) << " deg off; best hypothesis " << fmt(100 * b_cm, 3)
-            << " cm / " << fmt(b_deg, 4) << " deg; " << fmt(r.stats.median_ms, 2) << " ms  " << r.verdict << "\n";
+            << fmt(100 * lone_cm, 1) << " cm / " << fmt(lone_deg, 2) << " deg off; best hypothesis "
+            << fmt(100 * b_cm, 3) << " cm / " << fmt(b_deg, 4) << " deg; " << fmt(r.stats.median_ms, 2) << " ms  "
+            << r.verdict << "\n";
 }
 
 // The GPU VoxelGrid filter on the largest raw inputs at hand, checked equal to the CPU filter.
@@ -606,9 +629,9 @@ void filter_mode(Context& x, common::RowList& rows) {
     if (c.name != "kitti00_0_1_vg02" && c.name != "sim_street") continue;
     const common::PointCloud raw = c.name == "sim_street" ? common::simulate_lidar_scan({}, x.opt.seed).cloud
                                                           : common::read_point_cloud(c.source_file);
-    ResultRow r = common::make_row("ndt_graph", "gpu_voxel_filter", "VoxelGrid on the GPU: sort by leaf, segmented sums in file order",
-                                   static_cast<std::int64_t>(raw.size()), "case=" + c.name + " leaf=0.2", x.env.device_label,
-                                   "version", "filter");
+    ResultRow r = common::make_row(
+        "ndt_graph", "gpu_voxel_filter", "VoxelGrid on the GPU: sort by leaf, segmented sums in file order",
+        static_cast<std::int64_t>(raw.size()), "case=" + c.name + " leaf=0.2", x.env.device_label, "version", "filter");
     common::run_guarded(r, true, [&] {
       const auto cpu = voxel_grid_filter(raw, 0.2f, LeafOrder::file);
       float ms = 0;
@@ -640,11 +663,14 @@ void set_up(Context& x) {
   // flags that only one kind of run reads: given to the other kind, they are a usage error
   for (const char* f : {"guess", "target-filter", "target-leaf", "source-filter", "source-leaf"})
     if (!x.single && o.was_given(f))
-      throw common::UsageError(std::string("--") + f + " applies to one alignment (--target and --source), not to the default set");
+      throw common::UsageError(std::string("--") + f +
+                               " applies to one alignment (--target and --source), not to the default set");
   if (x.single && o.flag("no-batch"))
     throw common::UsageError("--no-batch: one alignment (--target and --source) has no batched rows to skip");
-  if (x.single) x.cases.push_back(command_line_case(o, x.base));
-  else x.cases = default_cases(o, x.base);
+  if (x.single)
+    x.cases.push_back(command_line_case(o, x.base));
+  else
+    x.cases = default_cases(o, x.base);
   x.env = common::detect_environment();
   x.bench.max_seconds = o.quick ? 0.2 : 1.0;
   x.bench.warmup = 1;
@@ -683,9 +709,9 @@ int run(const common::CliOptions& o) {
       .add_metric("max_iterations", x.base.max_iterations, "")
       .add_metric("outlier_ratio", x.base.outlier_ratio, "");
   rows.back().params = "seed=" + std::to_string(o.seed);  // exact: a 64-bit seed is not a double
-  std::cout << "ndt_graph: resolution " << x.base.resolution << " m, step " << x.base.step_size << ", eps " << x.base.epsilon
-            << ", max " << x.base.max_iterations << " iterations, outlier " << x.base.outlier_ratio << ", search "
-            << search_name(x.base.search) << " (seed " << o.seed << ")\n";
+  std::cout << "ndt_graph: resolution " << x.base.resolution << " m, step " << x.base.step_size << ", eps "
+            << x.base.epsilon << ", max " << x.base.max_iterations << " iterations, outlier " << x.base.outlier_ratio
+            << ", search " << search_name(x.base.search) << " (seed " << o.seed << ")\n";
   common::Progress progress(static_cast<int>(x.cases.size()), "ndt_graph cases");
   for (auto& c : x.cases) {
     case_mode(x, c, rows);
@@ -711,11 +737,12 @@ int run(const common::CliOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return common::driver_main(argc, argv, {"ndt_graph", kSummary, kExtraFlags, {"n", "sweep", "cold", "input"}}, [](const common::CliOptions& o) {
-    try {
-      return run(o);
-    } catch (const InputError& e) {
-      throw std::runtime_error(e.what());
-    }
-  });
+  return common::driver_main(argc, argv, {"ndt_graph", kSummary, kExtraFlags, {"n", "sweep", "cold", "input"}},
+                             [](const common::CliOptions& o) {
+                               try {
+                                 return run(o);
+                               } catch (const InputError& e) {
+                                 throw std::runtime_error(e.what());
+                               }
+                             });
 }

@@ -35,8 +35,10 @@ int main(int argc, char** argv) {
         if (i + 1 >= argc) throw common::UsageError(a + " needs a value");
         return argv[++i];
       };
-      if (a == "--pairs") o.pairs = common::split(value(), ',');
-      else if (a == "--settings") o.settings = common::split(value(), ',');
+      if (a == "--pairs")
+        o.pairs = common::split(value(), ',');
+      else if (a == "--settings")
+        o.settings = common::split(value(), ',');
       else if (a == "--versions") {
         const std::string v = value();
         if (v == "all") {
@@ -45,19 +47,29 @@ int main(int argc, char** argv) {
         } else {
           o.versions = common::split(v, ',');
         }
-      } else if (a == "--cases") o.cases = static_cast<int>(common::parse_int(value(), a, 1, 100000));
-      else if (a == "--seed") o.seed = static_cast<std::uint64_t>(common::parse_int(value(), a, 0, INT64_MAX));
-      else if (a == "--max-m") o.max_m = common::parse_number(value(), a, 0, 100);
-      else if (a == "--max-deg") o.max_deg = common::parse_number(value(), a, 0, 90);
-      else if (a == "--csv") csv = value();
-      else if (a == "--md") md = value();
-      else if (a == "--no-locate") o.locate = false;
-      else if (a == "--replay") o.replay = value();
-      else if (a == "--record") record = value();
+      } else if (a == "--cases")
+        o.cases = static_cast<int>(common::parse_int(value(), a, 1, 100000));
+      else if (a == "--seed")
+        o.seed = static_cast<std::uint64_t>(common::parse_int(value(), a, 0, INT64_MAX));
+      else if (a == "--max-m")
+        o.max_m = common::parse_number(value(), a, 0, 100);
+      else if (a == "--max-deg")
+        o.max_deg = common::parse_number(value(), a, 0, 90);
+      else if (a == "--csv")
+        csv = value();
+      else if (a == "--md")
+        md = value();
+      else if (a == "--no-locate")
+        o.locate = false;
+      else if (a == "--replay")
+        o.replay = value();
+      else if (a == "--record")
+        record = value();
       else if (a == "--help" || a == "-h") {
         std::fputs(kUsage, stdout);
         return 0;
-      } else throw common::UsageError("unknown flag '" + a + "'");
+      } else
+        throw common::UsageError("unknown flag '" + a + "'");
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ndt_pcl_diff: %s\n%s", e.what(), kUsage);
@@ -93,7 +105,7 @@ int main(int argc, char** argv) {
     for (const auto& row : r.rows)
       ok = ok && row.verdict != pcl_diff::Verdict::differs && row.verdict != pcl_diff::Verdict::both_fail;
     std::printf("ndt_pcl_diff: %s\n", ok ? "every stage and version agrees with PCL (or PCL is off the truth)"
-                                        : "DIFFERS from PCL (see above)");
+                                         : "DIFFERS from PCL (see above)");
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ndt_pcl_diff: %s\n", e.what());

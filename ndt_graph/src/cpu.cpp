@@ -39,8 +39,8 @@ void NdtParams::validate() const {
                      std::to_string(line_search_candidates) + ")");
   const GaussConstants g = gauss_constants(resolution, outlier_ratio);
   if (!std::isfinite(g.d1) || !std::isfinite(g.d2))
-    throw InputError("resolution " + std::to_string(resolution) + " and outlier ratio " + std::to_string(outlier_ratio) +
-                     " give non-finite Gaussian constants");
+    throw InputError("resolution " + std::to_string(resolution) + " and outlier ratio " +
+                     std::to_string(outlier_ratio) + " give non-finite Gaussian constants");
 }
 
 SolverConfig NdtParams::solver_config(std::size_t n_points) const {
@@ -93,7 +93,8 @@ void pose_error(const double (&A)[4][4], const double (&B)[4][4], double& trans_
   rot_deg = std::atan2(s, 0.5 * (tr - 1)) * 180.0 / 3.14159265358979323846;
 }
 
-std::string compare_to_reference(const AlignResult& got, const AlignResult& ref, double cm, double deg, int iterations) {
+std::string compare_to_reference(const AlignResult& got, const AlignResult& ref, double cm, double deg,
+                                 int iterations) {
   double t, r;
   pose_error(got.T, ref.T, t, r);
   if (!(t * 100 <= cm) || !(r <= deg) || std::abs(got.iterations - ref.iterations) > iterations) {
@@ -182,7 +183,8 @@ AlignResult align_interleaved(const VoxelMap& map, const std::vector<float>& xyz
   return result_from_state(s, trace.data());
 }
 
-AlignResult align_cpu(const VoxelMap& map, const common::PointCloud& source, const NdtParams& p, const double (&guess)[6]) {
+AlignResult align_cpu(const VoxelMap& map, const common::PointCloud& source, const NdtParams& p,
+                      const double (&guess)[6]) {
   return align_interleaved(map, interleave(source), p, guess, false);
 }
 

@@ -144,8 +144,9 @@ common::PointCloud approximate_voxel_grid_filter(const common::PointCloud& in, f
     const int iy = static_cast<int>(std::floor(in.y[i] * inv));
     const int iz = static_cast<int>(std::floor(in.z[i] * inv));
     // PCL's hash, in its int arithmetic (wrapping), masked to the slot count
-    const unsigned hash = (static_cast<unsigned>(ix) * 7171u + static_cast<unsigned>(iy) * 3079u +
-                           static_cast<unsigned>(iz) * 4231u) & (kSlots - 1);
+    const unsigned hash =
+        (static_cast<unsigned>(ix) * 7171u + static_cast<unsigned>(iy) * 3079u + static_cast<unsigned>(iz) * 4231u) &
+        (kSlots - 1);
     Slot& h = hist[hash];
     if (h.count && (ix != h.ix || iy != h.iy || iz != h.iz)) flush(h);
     h.ix = ix;

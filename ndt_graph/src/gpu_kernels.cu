@@ -10,15 +10,15 @@
 namespace ndt {
 namespace gpu {
 
-MapView DeviceMap::view(Search s) const {
-  return map_view(voxels.get(), table.get(), table_size, resolution, s);
-}
+MapView DeviceMap::view(Search s) const { return map_view(voxels.get(), table.get(), table_size, resolution, s); }
 
 void upload_map(const VoxelMap& map, DeviceMap& d, cudaStream_t s) {
   d.voxels.resize(map.voxels.size());
   d.table.resize(map.table.size());
-  CUDA_CHECK(cudaMemcpyAsync(d.voxels.get(), map.voxels.data(), map.voxels.size() * sizeof(Voxel), cudaMemcpyHostToDevice, s));
-  CUDA_CHECK(cudaMemcpyAsync(d.table.get(), map.table.data(), map.table.size() * sizeof(CellSlot), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(
+      cudaMemcpyAsync(d.voxels.get(), map.voxels.data(), map.voxels.size() * sizeof(Voxel), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(
+      cudaMemcpyAsync(d.table.get(), map.table.data(), map.table.size() * sizeof(CellSlot), cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaStreamSynchronize(s));  // the host vectors may go away after this
   d.table_size = map.table.size();
   d.resolution = map.resolution;
@@ -70,9 +70,9 @@ __device__ void step_alignment(const double* partials, int blocks, SolverState* 
   }
 }
 
-__global__ void __launch_bounds__(kStepThreads) step_kernel(const double* partials, int blocks, SolverState* states,
-                                                            const SolverConfig* cfg, TraceRow* traces,
-                                                            int trace_stride, KernelClock* clocks, int slots) {
+__global__ void __launch_bounds__(kStepThreads)
+    step_kernel(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg, TraceRow* traces,
+                int trace_stride, KernelClock* clocks, int slots) {
   common::pdl_wait();  // launched as a programmatic dependent (v8): the evaluation must be done
   common::pdl_trigger();
   const int a = blockIdx.x;
@@ -185,7 +185,8 @@ void DeviceAlignment::prepare(const VoxelMap& m, const std::vector<BatchItem>& i
     auto [pos, fresh] = offset_of.emplace(it.source, static_cast<int>(all.size() / 3));
     if (fresh) {
       const auto inter = interleave(*it.source);
-      if (all.size() + inter.size() > (std::size_t{1} << 31)) throw InputError("batch sources hold more than 2^31 values");
+      if (all.size() + inter.size() > (std::size_t{1} << 31))
+        throw InputError("batch sources hold more than 2^31 values");
       all.insert(all.end(), inter.begin(), inter.end());
     }
     h_slots.push_back({pos->second, static_cast<int>(it.source->size())});
@@ -212,7 +213,8 @@ void DeviceAlignment::prepare(const VoxelMap& m, const std::vector<BatchItem>& i
   h_trace_.resize(rows);
   h_clock_.resize(alignments);
   cudaStream_t s = stream.get();
-  CUDA_CHECK(cudaMemcpyAsync(slot.get(), h_slots.data(), alignments * sizeof(AlignmentSlot), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(
+      cudaMemcpyAsync(slot.get(), h_slots.data(), alignments * sizeof(AlignmentSlot), cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaMemcpyAsync(d_cfg.get(), cfgs.data(), alignments * sizeof(SolverConfig), cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaMemcpyAsync(guess.get(), guesses.data(), guesses.size() * sizeof(double), cudaMemcpyHostToDevice, s));
   stream.sync();
@@ -225,9 +227,11 @@ void DeviceAlignment::upload_source_and_init(cudaStream_t s) {
 
 void DeviceAlignment::download(cudaStream_t s, bool with_clocks) {
   CUDA_CHECK(cudaMemcpyAsync(h_state_.get(), state.get(), alignments * sizeof(SolverState), cudaMemcpyDeviceToHost, s));
-  CUDA_CHECK(cudaMemcpyAsync(h_trace_.get(), trace.get(), h_trace_.size() * sizeof(TraceRow), cudaMemcpyDeviceToHost, s));
+  CUDA_CHECK(
+      cudaMemcpyAsync(h_trace_.get(), trace.get(), h_trace_.size() * sizeof(TraceRow), cudaMemcpyDeviceToHost, s));
   if (with_clocks)
-    CUDA_CHECK(cudaMemcpyAsync(h_clock_.get(), clock.get(), alignments * sizeof(KernelClock), cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(
+        cudaMemcpyAsync(h_clock_.get(), clock.get(), alignments * sizeof(KernelClock), cudaMemcpyDeviceToHost, s));
 }
 
 AlignResult DeviceAlignment::result(int a) const {
@@ -235,6 +239,5 @@ AlignResult DeviceAlignment::result(int a) const {
 }
 
 }  // namespace gpu
-
 
 }  // namespace ndt

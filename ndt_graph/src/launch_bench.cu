@@ -49,7 +49,8 @@ __global__ void cooperative_tiny_kernel(int* counter, int iterations) {
 
 std::vector<LaunchStrategyResult> launch_strategy_benchmark(int iterations, int repeats) {
   using namespace gpu;
-  if (iterations < 8 || iterations % 8 != 0) throw std::invalid_argument("launch benchmark: iterations must be a multiple of 8");
+  if (iterations < 8 || iterations % 8 != 0)
+    throw std::invalid_argument("launch benchmark: iterations must be a multiple of 8");
   common::Stream stream;
   cudaStream_t s = stream.get();
   common::DeviceBuffer<int> counter(1), remaining(1);
@@ -69,8 +70,8 @@ std::vector<LaunchStrategyResult> launch_strategy_benchmark(int iterations, int 
       int count = 0;
       CUDA_CHECK(cudaMemcpy(&count, counter.get(), sizeof(int), cudaMemcpyDeviceToHost));
       if (count != 5 * iterations)
-        throw std::runtime_error("launch benchmark " + name + ": " + std::to_string(count) + " kernel steps ran, expected " +
-                                 std::to_string(5 * iterations));
+        throw std::runtime_error("launch benchmark " + name + ": " + std::to_string(count) +
+                                 " kernel steps ran, expected " + std::to_string(5 * iterations));
       if (r > 0) samples.push_back(ms);  // the first run warms up (module load, graph upload)
     }
     LaunchStrategyResult res;
@@ -112,8 +113,8 @@ std::vector<LaunchStrategyResult> launch_strategy_benchmark(int iterations, int 
         for (int k = 0; k < 4; ++k) tiny_kernel<<<1, 32, 0, cs>>>(counter.get());
         tiny_last_kernel<<<1, 32, 0, cs>>>(counter.get(), remaining.get(), h);
       });
-  measure("graph_while", "conditional WHILE node: the loop ends on the device, one launch + one sync (+1 set kernel)", 1,
-          [&] { loop.launch(s); });
+  measure("graph_while", "conditional WHILE node: the loop ends on the device, one launch + one sync (+1 set kernel)",
+          1, [&] { loop.launch(s); });
   int dev = 0, sms = 0, per_sm = 0, coop = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   sms = common::current_sm_count();
@@ -121,12 +122,14 @@ std::vector<LaunchStrategyResult> launch_strategy_benchmark(int iterations, int 
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, cooperative_tiny_kernel, 128, 0));
   if (coop)
     for (int blocks : {std::min(48, per_sm * sms), per_sm * sms}) {
-      measure("cooperative_" + std::to_string(blocks), "one cooperative kernel, 5 grid syncs per iteration", blocks, [&] {
-        int* c = counter.get();
-        int n = iterations;
-        void* args[] = {&c, &n};
-        CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(cooperative_tiny_kernel), blocks, 128, args, 0, s));
-      });
+      measure(
+          "cooperative_" + std::to_string(blocks), "one cooperative kernel, 5 grid syncs per iteration", blocks, [&] {
+            int* c = counter.get();
+            int n = iterations;
+            void* args[] = {&c, &n};
+            CUDA_CHECK(
+                cudaLaunchCooperativeKernel(reinterpret_cast<void*>(cooperative_tiny_kernel), blocks, 128, args, 0, s));
+          });
     }
   return out;
 }

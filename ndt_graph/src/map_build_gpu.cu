@@ -17,8 +17,8 @@ namespace ndt {
 namespace gpu {
 namespace {
 
-__global__ void map_keys_kernel(const float* x, const float* y, const float* z, int n, float inv,
-                                std::uint64_t* keys, int* values, int* out_of_range) {
+__global__ void map_keys_kernel(const float* x, const float* y, const float* z, int n, float inv, std::uint64_t* keys,
+                                int* values, int* out_of_range) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const float fx = floorf(x[i] * inv), fy = floorf(y[i] * inv), fz = floorf(z[i] * inv);
@@ -122,8 +122,8 @@ __global__ void hash_insert_kernel(const std::uint64_t* sort_keys, const int* nu
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
   if (v >= *num_voxels) return;
   const std::uint64_t sk = sort_keys[v];  // (z, y, x) -> the hash's (x, y, z) key
-  const int iz = static_cast<int>((sk >> 42) & 0x1FFFFF) - kCellBias, iy = static_cast<int>((sk >> 21) & 0x1FFFFF) - kCellBias,
-            ix = static_cast<int>(sk & 0x1FFFFF) - kCellBias;
+  const int iz = static_cast<int>((sk >> 42) & 0x1FFFFF) - kCellBias,
+            iy = static_cast<int>((sk >> 21) & 0x1FFFFF) - kCellBias, ix = static_cast<int>(sk & 0x1FFFFF) - kCellBias;
   const std::uint64_t key = cell_key(ix, iy, iz);
   for (std::uint32_t s = hash_slot(key, mask);; s = (s + 1) & static_cast<std::uint32_t>(mask)) {
     const unsigned long long prev = atomicCAS(reinterpret_cast<unsigned long long*>(&table[s].key), kEmptyKey, key);
@@ -165,8 +165,10 @@ using Grouping = common::GroupByKey<std::uint64_t, int>;
 
 struct DeviceCloud {
   common::DeviceBuffer<float> x, y, z;
-  explicit DeviceCloud(const common::PointCloud& c, cudaStream_t s) : x(std::max<std::size_t>(c.size(), 1)),
-      y(std::max<std::size_t>(c.size(), 1)), z(std::max<std::size_t>(c.size(), 1)) {
+  explicit DeviceCloud(const common::PointCloud& c, cudaStream_t s)
+      : x(std::max<std::size_t>(c.size(), 1)),
+        y(std::max<std::size_t>(c.size(), 1)),
+        z(std::max<std::size_t>(c.size(), 1)) {
     CUDA_CHECK(cudaMemcpyAsync(x.get(), c.x.data(), c.size() * sizeof(float), cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaMemcpyAsync(y.get(), c.y.data(), c.size() * sizeof(float), cudaMemcpyHostToDevice, s));
     CUDA_CHECK(cudaMemcpyAsync(z.get(), c.z.data(), c.size() * sizeof(float), cudaMemcpyHostToDevice, s));
@@ -203,23 +205,26 @@ VoxelMap build_voxel_map_gpu(const common::PointCloud& target, float resolution,
   const int stat_blocks = std::min(n, 8 * common::current_sm_count());
   auto build = [&] {
     map_keys_kernel<<<grid_for(n), 256, 0, s>>>(cloud.x.get(), cloud.y.get(), cloud.z.get(), n, 1.0f / resolution,
-                                                 g.keys(), g.values(), bad.get());
+                                                g.keys(), g.values(), bad.get());
     CUDA_CHECK_LAST();
     g.group(n, s);
     CUDA_CHECK(cudaMemsetAsync(flags.get(), 0, n * sizeof(int), s));
-    voxel_stats_kernel<<<stat_blocks, kStatThreads, 0, s>>>(cloud.x.get(), cloud.y.get(), cloud.z.get(), g.sorted_values(),
-                                                    g.counts(), g.offsets(), g.num_runs(), tmp_vox.get(),
-                                                    flags.get());
+    voxel_stats_kernel<<<stat_blocks, kStatThreads, 0, s>>>(cloud.x.get(), cloud.y.get(), cloud.z.get(),
+                                                            g.sorted_values(), g.counts(), g.offsets(), g.num_runs(),
+                                                            tmp_vox.get(), flags.get());
     CUDA_CHECK_LAST();
     std::size_t b1 = 0, b2 = 0;
-    CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, b1, tmp_vox.get(), flags.get(), voxels.get(), num_voxels.get(), n, s));
-    CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, b2, g.unique(), flags.get(), vox_keys.get(), num_voxels.get(), n, s));
+    CUDA_CHECK(
+        cub::DeviceSelect::Flagged(nullptr, b1, tmp_vox.get(), flags.get(), voxels.get(), num_voxels.get(), n, s));
+    CUDA_CHECK(
+        cub::DeviceSelect::Flagged(nullptr, b2, g.unique(), flags.get(), vox_keys.get(), num_voxels.get(), n, s));
     void* tmp = select_scratch.get(std::max(b1, b2));
     CUDA_CHECK(cub::DeviceSelect::Flagged(tmp, b1, tmp_vox.get(), flags.get(), voxels.get(), num_voxels.get(), n, s));
     CUDA_CHECK(cub::DeviceSelect::Flagged(tmp, b2, g.unique(), flags.get(), vox_keys.get(), num_voxels.get(), n, s));
     // all ones: key kEmptyKey, voxel -1 (the rest of a free slot is never read)
     CUDA_CHECK(cudaMemsetAsync(table.get(), 0xff, cap * sizeof(CellSlot), s));
-    hash_insert_kernel<<<grid_for(n), 256, 0, s>>>(vox_keys.get(), num_voxels.get(), voxels.get(), table.get(), cap - 1);
+    hash_insert_kernel<<<grid_for(n), 256, 0, s>>>(vox_keys.get(), num_voxels.get(), voxels.get(), table.get(),
+                                                   cap - 1);
     CUDA_CHECK_LAST();
   };
   build();  // sizes the scratch; the timed build below allocates nothing
@@ -232,7 +237,8 @@ VoxelMap build_voxel_map_gpu(const common::PointCloud& target, float resolution,
   CUDA_CHECK(cudaMemcpyAsync(&h_vox, num_voxels.get(), sizeof(int), cudaMemcpyDeviceToHost, s));
   stream.sync();
   if (device_ms) *device_ms = stop.since(start);
-  if (h_bad != big) throw InputError("target point " + std::to_string(h_bad) + " lies more than 2^20 voxels from the origin");
+  if (h_bad != big)
+    throw InputError("target point " + std::to_string(h_bad) + " lies more than 2^20 voxels from the origin");
   VoxelMap map;
   map.resolution = resolution;
   map.occupied = static_cast<std::size_t>(h_runs);
@@ -282,12 +288,12 @@ common::PointCloud voxel_grid_filter_gpu(const common::PointCloud& in, float lea
     min_b[a] = static_cast<long long>(std::floor(b[a] * inv));
     div[a] = static_cast<long long>(std::floor(b[3 + a] * inv)) - min_b[a] + 1;
   }
-  filter_keys_kernel<<<grid_for(n), 256, 0, s>>>(cloud.x.get(), cloud.y.get(), cloud.z.get(), n, inv, min_b[0], min_b[1],
-                                                  min_b[2], div[0], div[0] * div[1], g.keys(), g.values());
+  filter_keys_kernel<<<grid_for(n), 256, 0, s>>>(cloud.x.get(), cloud.y.get(), cloud.z.get(), n, inv, min_b[0],
+                                                 min_b[1], min_b[2], div[0], div[0] * div[1], g.keys(), g.values());
   CUDA_CHECK_LAST();
   g.group(n, s);
-  centroid_kernel<<<grid_for(n), 256, 0, s>>>(cloud.x.get(), cloud.y.get(), cloud.z.get(), g.sorted_values(), g.counts(),
-                                               g.offsets(), g.num_runs(), centroids.get());
+  centroid_kernel<<<grid_for(n), 256, 0, s>>>(cloud.x.get(), cloud.y.get(), cloud.z.get(), g.sorted_values(),
+                                              g.counts(), g.offsets(), g.num_runs(), centroids.get());
   CUDA_CHECK_LAST();
   stop.record(s);
   int runs = 0;

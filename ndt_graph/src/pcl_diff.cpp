@@ -27,7 +27,6 @@ std::string fmt(double v, int prec = 4) {
   return os.str();
 }
 
-
 using M4 = double[4][4];
 void mul(const M4& a, const M4& b, M4& out) {
   M4 t;
@@ -62,7 +61,7 @@ void matrix_to_pose(const M4& m, double (&pose)[6]) {
 void random_motion(std::mt19937_64& rng, double max_m, double max_deg, M4& m) {
   std::normal_distribution<double> n01(0, 1);
   std::uniform_real_distribution<double> u01(0, 1);
-  auto unit = [&](double (&v)[3]) {
+  auto unit = [&](double(&v)[3]) {
     double len = 0;
     do {
       for (double& c : v) c = n01(rng);
@@ -114,7 +113,6 @@ double time_ms(F&& f) {
   f();
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
-
 
 double max_diff(const float (&a)[12], const std::array<float, 12>& b) {
   double d = 0;
@@ -211,18 +209,21 @@ Divergence first_divergence(const AlignResult& got, const PclAlignment& pcl) {
   d.iteration = static_cast<int>(k);
   if (k >= got.trace.size() || k > pcl.trace.size()) {
     d.text = "the same transforms for " + std::to_string(k - 1) + " iterations, then " +
-             (got.trace.size() - 1 < pcl.trace.size() ? "this version stops and PCL goes on" : "PCL stops and this version goes on");
+             (got.trace.size() - 1 < pcl.trace.size() ? "this version stops and PCL goes on"
+                                                      : "PCL stops and this version goes on");
     return d;  // a stopping decision taken apart on identical transforms is not rounding
   }
   d.rounding = max_diff(T, pcl.trace[k - 1]) <= kRoundingDiff;
-  d.text = "iteration " + std::to_string(k) + " is the first whose transform is not PCL's (" + fmt(max_diff(T, pcl.trace[k - 1]), 3) +
+  d.text = "iteration " + std::to_string(k) + " is the first whose transform is not PCL's (" +
+           fmt(max_diff(T, pcl.trace[k - 1]), 3) +
            (d.rounding ? ", at most " + fmt(kRoundingDiff, 2) + ": rounding" : ", more than rounding") + ")";
   return d;
 }
 
 void write_recording(const std::vector<Recorded>& recs, const std::string& path) {
   common::write_file_atomic(path, [&](std::ostream& f) {
-    f << "# ndt_pcl_diff recording: PCL's NDT on each case (pair setting case seed source_points iterations likelihood ms "
+    f << "# ndt_pcl_diff recording: PCL's NDT on each case (pair setting case seed source_points iterations likelihood "
+         "ms "
          "T[16] truth[16] trace_length trace[12 each])\n";
     f.precision(17);  // doubles round-trip (the truth decides the replayed guesses)
     for (const Recorded& r : recs) {
@@ -253,20 +254,23 @@ std::vector<Recorded> read_recording(const std::string& path) {
     std::string tag;
     Recorded r;
     std::size_t n = 0;
-    is >> tag >> r.pair >> r.setting >> r.index >> r.seed >> r.pcl.source_points >> r.pcl.iterations >> r.pcl.likelihood >> r.pcl.ms;
+    is >> tag >> r.pair >> r.setting >> r.index >> r.seed >> r.pcl.source_points >> r.pcl.iterations >>
+        r.pcl.likelihood >> r.pcl.ms;
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 4; ++j) is >> r.pcl.T[i][j];
     for (int i = 0; i < 4; ++i)
       for (int j = 0; j < 4; ++j) is >> r.truth[i][j];
     is >> n;
     if (!is || tag != "CASE" || n > 100000)
-      throw InputError(path + ":" + std::to_string(lineno) + ": not a recording line (CASE pair setting case seed ...)");
+      throw InputError(path + ":" + std::to_string(lineno) +
+                       ": not a recording line (CASE pair setting case seed ...)");
     r.pcl.trace.resize(n);
     for (auto& row : r.pcl.trace)
       for (float& v : row) is >> v;
     if (!is) throw InputError(path + ":" + std::to_string(lineno) + ": the trace is cut short");
     std::string rest;
-    if (is >> rest) throw InputError(path + ":" + std::to_string(lineno) + ": unexpected '" + rest + "' after the trace");
+    if (is >> rest)
+      throw InputError(path + ":" + std::to_string(lineno) + ": unexpected '" + rest + "' after the trace");
     out.push_back(std::move(r));
   }
   return out;
@@ -315,16 +319,16 @@ Report run(const Options& o, void (*progress)(const std::string&)) {
         const CloudDiff fs = compare_filter(raw_source, s.source_filter, s.source_leaf);
         const MapDiff md = compare_map(target, static_cast<float>(params.resolution));
         for (const auto& [what, cd] : {std::pair<const char*, const CloudDiff&>{"target", ft}, {"source", fs}}) {
-          rep.filter_lines.push_back(tag + " " + what + " " +
-                                     filter_name(what[0] == 't' ? s.target_filter : s.source_filter) + ": " +
-                                     std::to_string(cd.ours) + " points, PCL " + std::to_string(cd.pcl) +
-                                     (cd.same() ? ", identical" : ", " + std::to_string(cd.differing) + " differ: " + cd.first));
+          rep.filter_lines.push_back(
+              tag + " " + what + " " + filter_name(what[0] == 't' ? s.target_filter : s.source_filter) + ": " +
+              std::to_string(cd.ours) + " points, PCL " + std::to_string(cd.pcl) +
+              (cd.same() ? ", identical" : ", " + std::to_string(cd.differing) + " differ: " + cd.first));
           rep.filters_and_maps_agree = rep.filters_and_maps_agree && cd.same();
           say(rep.filter_lines.back());
         }
-        rep.filter_lines.push_back(tag + " map: " + std::to_string(md.ours) + " voxels, PCL " + std::to_string(md.pcl) +
-                                   (md.same() ? ", identical (inverse covariances within " + fmt(md.max_icov_rel, 2) + ")"
-                                              : ", " + md.first));
+        rep.filter_lines.push_back(
+            tag + " map: " + std::to_string(md.ours) + " voxels, PCL " + std::to_string(md.pcl) +
+            (md.same() ? ", identical (inverse covariances within " + fmt(md.max_icov_rel, 2) + ")" : ", " + md.first));
         rep.filters_and_maps_agree = rep.filters_and_maps_agree && md.same();
         say(rep.filter_lines.back());
       }
@@ -345,7 +349,8 @@ Report run(const Options& o, void (*progress)(const std::string&)) {
                              " (record with the same --pairs, --settings and at least as many --cases)");
           rec = &it->second;
           if (rec->seed != o.seed)
-            throw InputError(o.replay + ": recorded with seed " + std::to_string(rec->seed) + ", not " + std::to_string(o.seed));
+            throw InputError(o.replay + ": recorded with seed " + std::to_string(rec->seed) + ", not " +
+                             std::to_string(o.seed));
           // the base pose the cases were drawn from: the truth of a case with no motion, or undo the motion
           M4 mt;
           const Case c0 = make_cases(pair, s, index + 1, o.seed, o.max_m, o.max_deg, rec->truth).back();
@@ -379,8 +384,8 @@ Report run(const Options& o, void (*progress)(const std::string&)) {
         double pcl_cm, pcl_deg;
         pose_error(pr.T, truth, pcl_cm, pcl_deg);
         pcl_cm *= 100;
-        std::string line = tag + " case " + std::to_string(c.index) + ": PCL " + std::to_string(pr.iterations) + " it, " +
-                           fmt(pcl_cm, 3) + " cm / " + fmt(pcl_deg, 3) + " deg from the truth;";
+        std::string line = tag + " case " + std::to_string(c.index) + ": PCL " + std::to_string(pr.iterations) +
+                           " it, " + fmt(pcl_cm, 3) + " cm / " + fmt(pcl_deg, 3) + " deg from the truth;";
         for (const Version* v : chosen) {
           Row r;
           r.pair = pair.name;
@@ -397,7 +402,8 @@ Report run(const Options& o, void (*progress)(const std::string&)) {
           r.pcl_deg_to_truth = pcl_deg;
           AlignResult got;
           try {
-            if (v->needs_gpu && !common::gpu_unavailable_reason().empty()) throw InputError(common::no_gpu_verdict().text());
+            if (v->needs_gpu && !common::gpu_unavailable_reason().empty())
+              throw InputError(common::no_gpu_verdict().text());
             const std::string unmet = v->needs_gpu ? common::unmet(v->needs) : "";
             if (!unmet.empty()) throw InputError("skipped: " + unmet);
             if (!v->make) throw InputError("skipped: " + v->unavailable);
@@ -444,8 +450,8 @@ Report run(const Options& o, void (*progress)(const std::string&)) {
                           pcl_derivatives_at(map, target, source, got.trace[d.iteration - 1].pose);
             // the version's own promise where it takes other steps than PCL by design
             // (the parallel line search: PCL off the truth too, or itself within kOwnPathCm/Deg of it)
-            const bool own_path = tol.iterations < 0 &&
-                                  (pcl_off || (r.cm_to_truth <= kOwnPathCm && r.deg_to_truth <= kOwnPathDeg));
+            const bool own_path =
+                tol.iterations < 0 && (pcl_off || (r.cm_to_truth <= kOwnPathCm && r.deg_to_truth <= kOwnPathDeg));
             r.verdict = d.rounding ? Verdict::rounding
                         : own_path ? Verdict::own_path
                         : pcl_off  ? (ours_off ? Verdict::both_fail : Verdict::pcl_failure)
@@ -498,16 +504,19 @@ std::string summary_markdown(const Report& r) {
     }
   }
   std::ostringstream os;
-  os << "| version | tolerance vs PCL | cases | agree | apart by rounding (v6: own line search) | PCL off the truth (all) | PCL failure, version on "
-        "the truth | both off the truth | differ | skipped | worst agreeing |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  os << "| version | tolerance vs PCL | cases | agree | apart by rounding (v6: own line search) | PCL off the truth "
+        "(all) | PCL failure, version on "
+        "the truth | both off the truth | differ | skipped | worst agreeing "
+        "|\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const std::string& name : order) {
     const Acc& a = acc[name];
-    const auto it = std::find_if(versions().begin(), versions().end(), [&](const Version& v) { return v.name == name; });
+    const auto it =
+        std::find_if(versions().begin(), versions().end(), [&](const Version& v) { return v.name == name; });
     const Tolerance t = tolerance_of(*it);
     os << "| " << name << " | " << fmt(t.cm) << " cm, " << fmt(t.deg) << " deg"
-       << (t.iterations >= 0 ? ", +-" + std::to_string(t.iterations) + " it" : "") << " | " << a.cases << " | " << a.agree
-       << " | " << a.rounding << " | " << a.pcl_off << " | " << a.pcl_fail << " | " << a.both << " | " << a.differ << " | " << a.skipped << " | "
-       << fmt(a.worst_cm, 3) << " cm, " << fmt(a.worst_deg, 3) << " deg |\n";
+       << (t.iterations >= 0 ? ", +-" + std::to_string(t.iterations) + " it" : "") << " | " << a.cases << " | "
+       << a.agree << " | " << a.rounding << " | " << a.pcl_off << " | " << a.pcl_fail << " | " << a.both << " | "
+       << a.differ << " | " << a.skipped << " | " << fmt(a.worst_cm, 3) << " cm, " << fmt(a.worst_deg, 3) << " deg |\n";
   }
   for (const std::string& name : order)
     if (!acc[name].first_differ.empty()) os << "\n- " << name << ": " << acc[name].first_differ;
@@ -520,7 +529,7 @@ std::string summary_markdown(const Report& r) {
 }
 
 void write_csv(const Report& r, const std::string& path) {
-  auto six = [](const double (&v)[6]) {
+  auto six = [](const double(&v)[6]) {
     std::ostringstream os;
     os.precision(9);
     for (int k = 0; k < 6; ++k) os << (k ? " " : "") << v[k];

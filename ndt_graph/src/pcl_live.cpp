@@ -185,7 +185,8 @@ MapDiff compare_map(const common::PointCloud& target, float resolution) {
         diff = std::max(diff, std::fabs(v.icov[k] - l.icov_(idx[k][0], idx[k][1])));
       }
       const double rel = scale > 0 ? diff / scale : diff;
-      if (rel > 1e-9) note("voxel " + std::to_string(i) + ": inverse covariance " + fmt(rel, 3) + " (relative) from PCL's");
+      if (rel > 1e-9)
+        note("voxel " + std::to_string(i) + ": inverse covariance " + fmt(rel, 3) + " (relative) from PCL's");
       d.max_icov_rel = std::max(d.max_icov_rel, rel);
     }
     ++i;
@@ -233,8 +234,8 @@ std::string pcl_derivatives_at(const VoxelMap& map, const common::PointCloud& ta
   EvalRequest req;
   request(req, pose, true);
   double sums[kSums];
-  evaluate_cpu(map.view(Search::radius), xyz.data(), xyz.size() / 3, req, gauss_constants(p.resolution, p.outlier_ratio),
-               sums, false);
+  evaluate_cpu(map.view(Search::radius), xyz.data(), xyz.size() / 3, req,
+               gauss_constants(p.resolution, p.outlier_ratio), sums, false);
   Eigen::Matrix<double, 6, 1> grad;
   Eigen::Matrix<double, 6, 6> H;
   const double score = ndt.derivatives_at(pose, grad, H);
@@ -247,8 +248,9 @@ std::string pcl_derivatives_at(const VoxelMap& map, const common::PointCloud& ta
       hdiff = std::max(hdiff, std::fabs(H(a, b) - sums[hess_index(a, b)]));
     }
   }
-  return "PCL's score, gradient and Hessian there are " + fmt(std::fabs(score - sums[0]) / std::max(1e-300, std::fabs(score)), 3) +
-         ", " + fmt(gdiff / std::max(gscale, 1e-300), 3) + ", " + fmt(hdiff / std::max(hscale, 1e-300), 3) +
+  return "PCL's score, gradient and Hessian there are " +
+         fmt(std::fabs(score - sums[0]) / std::max(1e-300, std::fabs(score)), 3) + ", " +
+         fmt(gdiff / std::max(gscale, 1e-300), 3) + ", " + fmt(hdiff / std::max(hscale, 1e-300), 3) +
          " (relative) from the reference's";
 }
 

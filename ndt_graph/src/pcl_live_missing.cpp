@@ -6,8 +6,9 @@ namespace ndt::pcl_diff {
 
 namespace {
 [[noreturn]] void no_pcl() {
-  throw InputError("PCL is not built here (CMake did not find it; apt install libpcl-dev): compare with a recording "
-                   "made where it is (ndt_pcl_diff --record FILE there, --replay FILE here)");
+  throw InputError(
+      "PCL is not built here (CMake did not find it; apt install libpcl-dev): compare with a recording "
+      "made where it is (ndt_pcl_diff --record FILE there, --replay FILE here)");
 }
 }  // namespace
 
@@ -15,7 +16,8 @@ bool pcl_built() { return false; }
 CloudDiff compare_filter(const common::PointCloud&, Filter, float) { no_pcl(); }
 MapDiff compare_map(const common::PointCloud&, float) { no_pcl(); }
 PclAlignment pcl_align(const common::PointCloud&, const common::PointCloud&, const double (&)[6]) { no_pcl(); }
-std::string pcl_derivatives_at(const VoxelMap&, const common::PointCloud&, const common::PointCloud&, const double (&)[6]) {
+std::string pcl_derivatives_at(const VoxelMap&, const common::PointCloud&, const common::PointCloud&,
+                               const double (&)[6]) {
   no_pcl();
 }
 

@@ -18,7 +18,9 @@ class CpuRunner : public Runner {
     problem_ = p;
     xyz_ = interleave(*p.source);
   }
-  void enqueue() override { result_ = align_interleaved(*problem_.map, xyz_, problem_.params, problem_.guess, parallel_); }
+  void enqueue() override {
+    result_ = align_interleaved(*problem_.map, xyz_, problem_.params, problem_.guess, parallel_);
+  }
   AlignResult result() override { return result_; }
 
  private:
@@ -40,6 +42,7 @@ const std::vector<Version>& versions() {
     const std::function<std::unique_ptr<Runner>()> pcl = pcl_available() ? make_pcl : nullptr;
     // {{id, name, file, idea, role, where it runs[, needs]}, predicted us per evaluation, make, why make is null
     //  [, line-search candidates, builds on, batched]}
+    // clang-format off: the registry is a table, one entry per line
     std::vector<Version> list = {
         {{"cpu", "cpu", "src/cpu.cpp", "PCL 1.13's NDT reproduced in float64 on one thread: the reference", Role::reference, kOnCpu}, 0,
          make_cpu, ""},
@@ -75,6 +78,7 @@ const std::vector<Version>& versions() {
           Role::version, kOnGpu, common::needs_sm(90, "programmatic dependent launch")},
          3, make_v8_programmatic_launch, "", 1, "v4_graph_batch"},
     };
+    // clang-format on
     return list;
   }();
   return v;

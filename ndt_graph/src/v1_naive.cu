@@ -66,7 +66,8 @@ class NaiveRunner : public Runner {
   void enqueue() override {  // driven from the host: done when it returns
     // EXERCISE BEGIN body
     cudaStream_t s = stream_.get();
-    CUDA_CHECK(cudaMemcpyAsync(xyz_.get(), xyz_host_.data(), xyz_host_.size() * sizeof(float), cudaMemcpyHostToDevice, s));
+    CUDA_CHECK(
+        cudaMemcpyAsync(xyz_.get(), xyz_host_.data(), xyz_host_.size() * sizeof(float), cudaMemcpyHostToDevice, s));
     solver_init(state_, guess_);
     const int grid = (n_ + 255) / 256;
     double sums[kSums];
@@ -75,7 +76,8 @@ class NaiveRunner : public Runner {
       CUDA_CHECK(cudaMemsetAsync(sums_.get(), 0, kSums * sizeof(double), s));
       transform_kernel<<<grid, 256, 0, s>>>(xyz_.get(), n_, req_.get(), moved_.get());
       CUDA_CHECK_LAST();
-      derivatives_kernel<<<grid, 256, 0, s>>>(view_, xyz_.get(), moved_.get(), n_, req_.get(), cfg_.gauss, per_point_.get());
+      derivatives_kernel<<<grid, 256, 0, s>>>(view_, xyz_.get(), moved_.get(), n_, req_.get(), cfg_.gauss,
+                                              per_point_.get());
       CUDA_CHECK_LAST();
       atomic_reduce_kernel<<<grid, 256, 0, s>>>(per_point_.get(), n_, sums_.get());
       CUDA_CHECK_LAST();

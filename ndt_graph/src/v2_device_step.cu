@@ -29,8 +29,10 @@ class DeviceStepRunner : public DeviceRunner {
     for (;;) {
       launch_eval(a_.view, a_.xyz.get(), a_.slot.get(), a_.state.get(), a_.d_cfg.get(), a_.partials.get(),
                   a_.clock.get(), a_.blocks, 1, s);
-      launch_step(a_.partials.get(), a_.blocks, a_.state.get(), a_.d_cfg.get(), a_.trace.get(), 0, a_.clock.get(), 1, s);
-      CUDA_CHECK(cudaMemcpyAsync(flag_.get(), reinterpret_cast<const char*>(a_.state.get()) + offsetof(SolverState, phase),
+      launch_step(a_.partials.get(), a_.blocks, a_.state.get(), a_.d_cfg.get(), a_.trace.get(), 0, a_.clock.get(), 1,
+                  s);
+      CUDA_CHECK(cudaMemcpyAsync(flag_.get(),
+                                 reinterpret_cast<const char*>(a_.state.get()) + offsetof(SolverState, phase),
                                  sizeof(int), cudaMemcpyDeviceToHost, s));
       CUDA_CHECK(cudaStreamSynchronize(s));
       if (flag_[0] == static_cast<int>(Phase::done)) break;

@@ -17,9 +17,9 @@ namespace gpu {
 namespace {
 
 // EXERCISE BEGIN
-__global__ void __launch_bounds__(kBlock) cooperative_kernel(MapView m, const float* xyz, const AlignmentSlot* slot,
-                                                             SolverState* state, const SolverConfig* cfg,
-                                                             double* partials, TraceRow* trace) {
+__global__ void __launch_bounds__(kBlock)
+    cooperative_kernel(MapView m, const float* xyz, const AlignmentSlot* slot, SolverState* state,
+                       const SolverConfig* cfg, double* partials, TraceRow* trace) {
   namespace cg = cooperative_groups;
   cg::grid_group grid = cg::this_grid();
   __shared__ EvalSharedT<true> sh;
@@ -68,7 +68,8 @@ class CooperativeRunner : public DeviceRunner {
     double* partials = a_.partials.get();
     TraceRow* trace = a_.trace.get();
     void* args[] = {&m, &xyz, &slot, &state, &cfg, &partials, &trace};
-    const cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<void*>(cooperative_kernel), blocks_, kBlock, args, 0, s);
+    const cudaError_t e =
+        cudaLaunchCooperativeKernel(reinterpret_cast<void*>(cooperative_kernel), blocks_, kBlock, args, 0, s);
     if (e == cudaErrorCooperativeLaunchTooLarge) {
       (void)cudaGetLastError();
       throw std::runtime_error("v3_cooperative: a cooperative grid of " + std::to_string(blocks_) + " blocks of " +

@@ -25,10 +25,11 @@ class GraphBatchRunner : public DeviceRunner {
         // the first evaluation follows the graph's start, not a kernel of this graph
         launch_eval(a_.view, a_.xyz.get(), a_.slot.get(), a_.state.get(), a_.d_cfg.get(), a_.partials.get(),
                     a_.clock.get(), a_.blocks, 1, s, 1, EvalShape::latency, programmatic_ && k > 0);
-        launch_step(a_.partials.get(), a_.blocks, a_.state.get(), a_.d_cfg.get(), a_.trace.get(), 0, a_.clock.get(), 1, s,
-                    1, programmatic_);
+        launch_step(a_.partials.get(), a_.blocks, a_.state.get(), a_.d_cfg.get(), a_.trace.get(), 0, a_.clock.get(), 1,
+                    s, 1, programmatic_);
       }
-      CUDA_CHECK(cudaMemcpyAsync(flag_.get(), reinterpret_cast<const char*>(a_.state.get()) + offsetof(SolverState, phase),
+      CUDA_CHECK(cudaMemcpyAsync(flag_.get(),
+                                 reinterpret_cast<const char*>(a_.state.get()) + offsetof(SolverState, phase),
                                  sizeof(int), cudaMemcpyDeviceToHost, s));
     });
     // EXERCISE END

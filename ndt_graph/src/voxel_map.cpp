@@ -8,9 +8,7 @@
 
 namespace ndt {
 
-MapView VoxelMap::view(Search s) const {
-  return map_view(voxels.data(), table.data(), table.size(), resolution, s);
-}
+MapView VoxelMap::view(Search s) const { return map_view(voxels.data(), table.data(), table.size(), resolution, s); }
 
 void build_hash(const std::vector<int>& cells, VoxelMap& map) {
   const std::size_t nv = cells.size() / 3;
@@ -27,8 +25,8 @@ void build_hash(const std::vector<int>& cells, VoxelMap& map) {
 
 std::string compare_maps(const VoxelMap& a, const VoxelMap& b) {
   if (a.voxels.size() != b.voxels.size() || a.occupied != b.occupied || a.valid != b.valid)
-    return std::to_string(a.voxels.size()) + "/" + std::to_string(a.valid) + " vs " + std::to_string(b.voxels.size()) + "/" +
-           std::to_string(b.valid) + " searchable/valid voxels";
+    return std::to_string(a.voxels.size()) + "/" + std::to_string(a.valid) + " vs " + std::to_string(b.voxels.size()) +
+           "/" + std::to_string(b.valid) + " searchable/valid voxels";
   for (std::size_t v = 0; v < a.voxels.size(); ++v) {  // field by field: the struct has padding
     const Voxel &x = a.voxels[v], &y = b.voxels[v];
     bool same = x.points == y.points && x.valid == y.valid;
@@ -54,9 +52,11 @@ VoxelMap build_voxel_map(const common::PointCloud& target, float resolution) {
   // cell coordinates is the same order.
   std::map<std::tuple<long long, long long, long long>, Sums> leaves;
   for (std::size_t i = 0; i < target.size(); ++i) {
-    const float fx = std::floor(target.x[i] * inv), fy = std::floor(target.y[i] * inv), fz = std::floor(target.z[i] * inv);
+    const float fx = std::floor(target.x[i] * inv), fy = std::floor(target.y[i] * inv),
+                fz = std::floor(target.z[i] * inv);
     if (!cell_in_range(static_cast<long long>(fx)) || !cell_in_range(static_cast<long long>(fy)) ||
-        !cell_in_range(static_cast<long long>(fz)) || std::fabs(fx) > 2e6f || std::fabs(fy) > 2e6f || std::fabs(fz) > 2e6f)
+        !cell_in_range(static_cast<long long>(fz)) || std::fabs(fx) > 2e6f || std::fabs(fy) > 2e6f ||
+        std::fabs(fz) > 2e6f)
       throw InputError("target point " + std::to_string(i) + " lies more than 2^20 voxels from the origin");
     Sums& l = leaves[{static_cast<long long>(fz), static_cast<long long>(fy), static_cast<long long>(fx)}];
     const double p[3] = {target.x[i], target.y[i], target.z[i]};

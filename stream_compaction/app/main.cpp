@@ -44,7 +44,8 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
     {"block", "threads per block for the block-tunable versions (v1-v3 and their compactions)", true, "256"},
     {"block-sweep", "also sweep block sizes 16..1024 for the block-tunable scans", false, ""},
     {"block-sweep-n", "array size of the block-size sweep", true, "2^24"},
-    {"sort-cpu-max-n", "largest n timed with std::sort (bigger sorts are checked against a CPU radix sort)", true, "2^24"},
+    {"sort-cpu-max-n", "largest n timed with std::sort (bigger sorts are checked against a CPU radix sort)", true,
+     "2^24"},
     {"end-to-end", "also time host->device copy + algorithm + copy back (pinned) at the largest size", false, ""},
 };
 
@@ -69,8 +70,9 @@ std::vector<int> make_input(sc::Op op, std::int64_t n, std::uint64_t seed) {
   std::uint64_t s = seed ^ (static_cast<std::uint64_t>(n) * 0x2545F4914F6CDD1DULL) ^ static_cast<std::uint64_t>(op);
   for (std::int64_t i = 0; i < n; ++i) {
     const std::uint64_t r = splitmix64(s);
-    v[i] = op == sc::Op::Scan ? static_cast<int>(r % 50) : op == sc::Op::Compact ? static_cast<int>(r % 4)
-                                                                                 : static_cast<int>(static_cast<std::uint32_t>(r >> 32));
+    v[i] = op == sc::Op::Scan      ? static_cast<int>(r % 50)
+           : op == sc::Op::Compact ? static_cast<int>(r % 4)
+                                   : static_cast<int>(static_cast<std::uint32_t>(r >> 32));
   }
   return v;
 }
@@ -101,7 +103,7 @@ double minimal_bytes(sc::Op op, std::int64_t n, std::int64_t kept) {
   switch (op) {
     case sc::Op::Scan: return 8.0 * n;
     case sc::Op::Compact: return 4.0 * n + 4.0 * kept;
-    case sc::Op::Sort: return 4 * 8.0 * n;  // an 8-bit LSD sort reads and writes every key 4 times
+    case sc::Op::Sort: return 4 * 8.0 * n;        // an 8-bit LSD sort reads and writes every key 4 times
     case sc::Op::SortPairs: return 4 * 16.0 * n;  // ... and every value
   }
   return 0;
@@ -122,7 +124,7 @@ ResultRow base_row(const Context& c, const sc::Version& v, std::int64_t n, const
 
 // Runs one version once on poisoned output and checks it; returns the row's status.
 common::Verdict check_version(Context& c, const sc::Version& v, const SizeRun& s, int block, int* d_out,
-                          std::int64_t* d_count, const int* d_in, sc::Device::ScratchTree& scratch) {
+                              std::int64_t* d_count, const int* d_in, sc::Device::ScratchTree& scratch) {
   std::vector<int> got(std::max<std::int64_t>(s.n, 1), static_cast<int>(0xABABABAB));
   std::int64_t count = -1;
   sc::RunArgs a;
@@ -160,7 +162,12 @@ void time_version(Context& c, const sc::Version& v, const SizeRun& s, int block,
     a.in = d_in;
     a.count = d_count;
     a.scratch = &scratch;
-    row.stats = common::bench_gpu([&](cudaStream_t st) { a.stream = st; v.run(a); }, c.stream, c.bench, c.flusher.get());
+    row.stats = common::bench_gpu(
+        [&](cudaStream_t st) {
+          a.stream = st;
+          v.run(a);
+        },
+        c.stream, c.bench, c.flusher.get());
     const common::CostModel cost = v.cost(s.n, s.kept, block);
     row.predicted_ms = common::predict(cost, c.spec).total_ms;
   } else {
@@ -257,17 +264,20 @@ void end_to_end_rows(Context& c, const std::vector<const sc::Version*>& vs, cons
       CUDA_CHECK(cudaMemcpyAsync(h_out, d_out.get(), count * sizeof(int), cudaMemcpyDeviceToHost, st));
     };
     ResultRow r = base_row(c, *v, n, params_of(*v, block), "end_to_end");
-    common::run_guarded(r, true, [&] {
-      work(c.stream);  // sizes the scratch, checks
-      CUDA_CHECK(cudaStreamSynchronize(c.stream));
-      const auto cr = sc::check_output(s.op, n, s.reference.data(), s.kept, h_out, count);
-      r.verdict = common::Verdict::pass_if(cr.ok, cr.message);
-      if (common::is_pass(r)) {
-        r.stats = common::bench_gpu(work, c.stream, c.bench);
-        r.metric = minimal_bytes(s.op, n, s.kept) / (r.stats.median_ms * 1e-3) / 1e9;
-        r.metric_unit = "GB/s";
-      }
-    }, v->needs);
+    common::run_guarded(
+        r, true,
+        [&] {
+          work(c.stream);  // sizes the scratch, checks
+          CUDA_CHECK(cudaStreamSynchronize(c.stream));
+          const auto cr = sc::check_output(s.op, n, s.reference.data(), s.kept, h_out, count);
+          r.verdict = common::Verdict::pass_if(cr.ok, cr.message);
+          if (common::is_pass(r)) {
+            r.stats = common::bench_gpu(work, c.stream, c.bench);
+            r.metric = minimal_bytes(s.op, n, s.kept) / (r.stats.median_ms * 1e-3) / 1e9;
+            r.metric_unit = "GB/s";
+          }
+        },
+        v->needs);
     rows.push_back(r);
   }
 }
@@ -295,14 +305,15 @@ void fill_ratios(common::RowList& rows, std::size_t from) {
 }
 
 void print_header(const Context& c, const std::vector<std::int64_t>& sizes) {
-  std::cout << "stream_compaction: scan, compaction, radix sort  (seed " << c.opt.seed << ", "
-            << sizes.size() << " sizes)\n";
+  std::cout << "stream_compaction: scan, compaction, radix sort  (seed " << c.opt.seed << ", " << sizes.size()
+            << " sizes)\n";
   if (c.gpu) {
     std::cout << "device: " << common::describe(c.device) << "\n"
               << "measured ceilings: copy " << c.ceilings.copy_gbs << " GB/s (read+write), FP32 FMA "
               << c.ceilings.fma_gflops << " GFLOP/s, lone launch " << c.ceilings.launch_us << " us\n";
   } else {
-    std::cout << "device: " << common::gpu_unavailable_reason() << ": CPU versions run, GPU versions are listed as skipped\n";
+    std::cout << "device: " << common::gpu_unavailable_reason()
+              << ": CPU versions run, GPU versions are listed as skipped\n";
   }
   std::cout << "effective GB/s counts the bytes any implementation must move (scan 8n, compaction 4n+4k,\n"
                "sort 32n); %ceil is that over the measured copy bandwidth; pred ms is the version's own\n"
@@ -317,16 +328,21 @@ int run(const common::CliOptions& opt) {
   const std::vector<const sc::Version*> selected = common::select_versions(sc::versions(), c.opt.versions);
   std::vector<sc::Op> ops;
   for (const auto& o : common::split(c.opt.extra["op"], ',')) {
-    if (o == "all") ops = {sc::Op::Scan, sc::Op::Compact, sc::Op::Sort, sc::Op::SortPairs};
-    else if (o == "scan") ops.push_back(sc::Op::Scan);
-    else if (o == "compact") ops.push_back(sc::Op::Compact);
-    else if (o == "sort") ops.push_back(sc::Op::Sort);
-    else if (o == "sort-pairs") ops.push_back(sc::Op::SortPairs);
-    else throw common::UsageError("--op: unknown operation '" + o + "' (scan, compact, sort, sort-pairs, all)");
+    if (o == "all")
+      ops = {sc::Op::Scan, sc::Op::Compact, sc::Op::Sort, sc::Op::SortPairs};
+    else if (o == "scan")
+      ops.push_back(sc::Op::Scan);
+    else if (o == "compact")
+      ops.push_back(sc::Op::Compact);
+    else if (o == "sort")
+      ops.push_back(sc::Op::Sort);
+    else if (o == "sort-pairs")
+      ops.push_back(sc::Op::SortPairs);
+    else
+      throw common::UsageError("--op: unknown operation '" + o + "' (scan, compact, sort, sort-pairs, all)");
   }
   const int block = static_cast<int>(c.opt.extra_int("block", 16, 1024));
-  if (block & (block - 1))
-    throw common::UsageError("--block must be a power of two in [16, 1024]");
+  if (block & (block - 1)) throw common::UsageError("--block must be a power of two in [16, 1024]");
   const std::int64_t sort_cpu_max = c.opt.extra_int("sort-cpu-max-n", 0, std::int64_t{1} << 40);
   // flags this run would not read are refused rather than ignored
   if (c.opt.was_given("sort-cpu-max-n") && std::find(ops.begin(), ops.end(), sc::Op::Sort) == ops.end() &&
@@ -350,7 +366,8 @@ int run(const common::CliOptions& opt) {
   std::string left_out;
   if (c.opt.sizes.empty() && c.opt.input.empty()) sizes = common::fit_default_sizes(sizes, 24.0, 24.0, left_out);
   for (std::int64_t n : sizes)
-    common::check_fits_in_memory("--n " + std::to_string(n), 24.0 * static_cast<double>(n), 24.0 * static_cast<double>(n));
+    common::check_fits_in_memory("--n " + std::to_string(n), 24.0 * static_cast<double>(n),
+                                 24.0 * static_cast<double>(n));
   if (!c.opt.input.empty()) {
     file_input = read_int32_file(c.opt.input);
     sizes = {static_cast<std::int64_t>(file_input.size())};
@@ -370,7 +387,6 @@ int run(const common::CliOptions& opt) {
   print_header(c, sizes);
   if (!left_out.empty()) std::cout << "sizes: " << left_out << "\n\n";
 
-
   common::RowList rows, stage, e2e, sweep;
   rows.push_back(common::meta_row("stream_compaction", c));
   rows.back().params = "seed=" + std::to_string(c.opt.seed);  // exact: a 64-bit seed is not a double
@@ -388,9 +404,12 @@ int run(const common::CliOptions& opt) {
       common::NvtxRange range((std::string(sc::op_name(op)) + " n=" + std::to_string(n)).c_str());
       SizeRun s{op, n, file_input.empty() ? make_input(op, n, c.opt.seed) : file_input, {}, 0};
       s.reference.resize(std::max<std::int64_t>(n, 1));
-      if (op == sc::Op::Scan) sc::Host::scan(n, s.reference.data(), s.input.data());
-      else if (op == sc::Op::Compact) s.kept = sc::Host::compact_without_scan(n, s.reference.data(), s.input.data());
-      else sc::Host::reference_radix_sort(n, s.reference.data(), s.input.data());
+      if (op == sc::Op::Scan)
+        sc::Host::scan(n, s.reference.data(), s.input.data());
+      else if (op == sc::Op::Compact)
+        s.kept = sc::Host::compact_without_scan(n, s.reference.data(), s.input.data());
+      else
+        sc::Host::reference_radix_sort(n, s.reference.data(), s.input.data());
 
       common::DeviceBuffer<int> d_in, d_out;
       common::DeviceBuffer<std::int64_t> d_count;
@@ -412,23 +431,30 @@ int run(const common::CliOptions& opt) {
       for (const auto* v : vs) {
         progress.step(v->name + " n=" + std::to_string(n));
         ResultRow r = base_row(c, *v, n, params_of(*v, block));
-        if (v->needs_gpu && !c.gpu) r.verdict = common::no_gpu_verdict();
-        else if (v->needs_gpu && !gpu_skip.empty()) r.verdict = common::Verdict::skip(gpu_skip);
+        if (v->needs_gpu && !c.gpu)
+          r.verdict = common::no_gpu_verdict();
+        else if (v->needs_gpu && !gpu_skip.empty())
+          r.verdict = common::Verdict::skip(gpu_skip);
         else if ((op == sc::Op::Sort || op == sc::Op::SortPairs) && !v->needs_gpu && n > sort_cpu_max)
           r.verdict = common::Verdict::skip("std::sort above --sort-cpu-max-n");
         else {
           common::NvtxRange vr(v->name.c_str());
-          common::run_guarded(r, v->needs_gpu, [&] {
-            r.verdict = check_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch);
-            if (common::is_pass(r)) time_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, r);
-            if (common::is_pass(r) && v->has_stages && v->needs_gpu)
-              stage_rows(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, stage);
-          }, v->needs);
+          common::run_guarded(
+              r, v->needs_gpu,
+              [&] {
+                r.verdict = check_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch);
+                if (common::is_pass(r))
+                  time_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, r);
+                if (common::is_pass(r) && v->has_stages && v->needs_gpu)
+                  stage_rows(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, stage);
+              },
+              v->needs);
         }
         rows.push_back(r);
       }
       fill_ratios(rows, first);
-      if (c.gpu && gpu_skip.empty() && common::gpu_unusable_reason().empty() && c.opt.flag("end-to-end") && n == *std::max_element(sizes.begin(), sizes.end()))
+      if (c.gpu && gpu_skip.empty() && common::gpu_unusable_reason().empty() && c.opt.flag("end-to-end") &&
+          n == *std::max_element(sizes.begin(), sizes.end()))
         end_to_end_rows(c, vs, s, block, e2e);
     }
   }

@@ -37,12 +37,11 @@
 namespace sc = StreamCompaction;
 namespace mg = StreamCompaction::MultiGpu;
 
-
 namespace {
 
 const char* const kProgram = "stream_compaction_multi_gpu";
 const char* const kMultiName = "sort_multi_gpu";  // the rows of this program, beside the registry's sorts
-constexpr int kSkipped = 77;                       // too few GPUs: ctest's SKIP_RETURN_CODE
+constexpr int kSkipped = 77;                      // too few GPUs: ctest's SKIP_RETURN_CODE
 
 std::vector<std::string> g_args;  // argv, for the launcher to start its ranks with
 
@@ -64,9 +63,15 @@ int launch(int ranks) {
     std::vector<std::string> args = {g_args[0]};
     for (std::size_t i = 1; i < g_args.size(); ++i) {
       const std::string& a = g_args[i];
-      if (a == "--launch") { ++i; continue; }
+      if (a == "--launch") {
+        ++i;
+        continue;
+      }
       if (a.rfind("--launch=", 0) == 0) continue;
-      if (r > 0 && a == "--csv") { ++i; continue; }  // rank 0 writes the CSV
+      if (r > 0 && a == "--csv") {
+        ++i;
+        continue;
+      }  // rank 0 writes the CSV
       if (r > 0 && a.rfind("--csv=", 0) == 0) continue;
       args.push_back(a);
     }
@@ -147,7 +152,8 @@ int run(const common::CliOptions& opt) {
   if (locals.empty()) throw common::UsageError("--local: '" + local + "' is not one of cub, onesweep, both");
   if (opt.sizes.size() > 1) throw common::UsageError("--n: one size (the total over all ranks)");
   const std::int64_t n = opt.sizes.empty() ? (std::int64_t{1} << 30) : opt.sizes.front();
-  if (n < 0 || n >= (std::int64_t{1} << 32)) throw common::UsageError("--n: " + std::to_string(n) + " keys (0 to 2^32 - 1)");
+  if (n < 0 || n >= (std::int64_t{1} << 32))
+    throw common::UsageError("--n: " + std::to_string(n) + " keys (0 to 2^32 - 1)");
 
   // Environment (and ceilings) before NCCL: rank 0 measures them while the others wait in init.
   const common::Environment envinfo = lead ? common::detect_environment() : common::Environment{};
@@ -157,7 +163,8 @@ int run(const common::CliOptions& opt) {
   } else if (env.world == 1 || std::getenv("NCCL_COMM_ID")) {
     mg::nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");  // with NCCL_COMM_ID: the same id on every rank
   } else {
-    throw std::runtime_error(who + " (" + env.source + "): no NCCL unique id. Start the ranks with --launch P, or set " +
+    throw std::runtime_error(who + " (" + env.source +
+                             "): no NCCL unique id. Start the ranks with --launch P, or set " +
                              "NCCL_COMM_ID=<host of rank 0>:<free port> on every rank");
   }
   ncclComm_t comm;
@@ -200,7 +207,9 @@ int run(const common::CliOptions& opt) {
     common::Verdict verdict = common::Verdict::pass();
     if (k > 0) {  // two independent sorts of the same keys must agree
       const std::uint64_t bad = mg::count_mismatches(ref[0].get(), ref[k].get(), n, s);
-      if (bad) verdict = common::Verdict::fail(std::to_string(bad) + " keys differ from " + mg::local_sort_name(locals[0]) + "'s sort");
+      if (bad)
+        verdict = common::Verdict::fail(std::to_string(bad) + " keys differ from " + mg::local_sort_name(locals[0]) +
+                                        "'s sort");
     }
     if (n <= (std::int64_t{1} << 26)) {  // and against the host where that is quick
       std::vector<std::uint32_t> h(n), g(n);
@@ -210,11 +219,12 @@ int run(const common::CliOptions& opt) {
       std::sort(h.begin(), h.end());
       if (h != g) verdict = common::Verdict::fail("differs from std::sort");
     }
-    common::ResultRow r = common::make_row("stream_compaction", v->name, v->idea, n, params + " gpus=1",
-                                           envinfo.device.name, v->role == common::Role::library ? "library" : "version");
+    common::ResultRow r =
+        common::make_row("stream_compaction", v->name, v->idea, n, params + " gpus=1", envinfo.device.name,
+                         v->role == common::Role::library ? "library" : "version");
     r.verdict = verdict;
-    r.stats = common::bench_gpu([&](cudaStream_t st) { mg::local_sort(locals[k], all.get(), ref[k].get(), n, scratch, st); },
-                                s, bo);
+    r.stats = common::bench_gpu(
+        [&](cudaStream_t st) { mg::local_sort(locals[k], all.get(), ref[k].get(), n, scratch, st); }, s, bo);
     one_gpu_ms[k] = r.stats.median_ms;
     r.metric = n / (r.stats.median_ms * 1e-3) / 1e9;
     r.metric_unit = "Gkeys/s";
@@ -225,7 +235,8 @@ int run(const common::CliOptions& opt) {
   // Together
   bool all_pass = true;
   for (std::size_t k = 0; k < locals.size(); ++k) {
-    say(std::string(kMultiName) + " on " + std::to_string(env.world) + " GPUs, local sort " + mg::local_sort_name(locals[k]));
+    say(std::string(kMultiName) + " on " + std::to_string(env.world) + " GPUs, local sort " +
+        mg::local_sort_name(locals[k]));
     mg::Sorter sorter(comm, env.rank, env.world, partition);
     const std::int64_t held = sorter.sort(mine.get(), end - begin, locals[k]);
     const std::vector<std::int64_t> helds = all_gather<std::int64_t>(held, comm, s, env.world);
@@ -240,8 +251,10 @@ int run(const common::CliOptions& opt) {
     std::uint64_t bad_total = 0;
     for (auto b : bads) bad_total += b;
     common::Verdict verdict = common::Verdict::pass();
-    if (total != n) verdict = common::Verdict::fail("the ranks hold " + std::to_string(total) + " keys, not " + std::to_string(n));
-    else if (bad_total) verdict = common::Verdict::fail(std::to_string(bad_total) + " keys differ from the one-GPU sort");
+    if (total != n)
+      verdict = common::Verdict::fail("the ranks hold " + std::to_string(total) + " keys, not " + std::to_string(n));
+    else if (bad_total)
+      verdict = common::Verdict::fail(std::to_string(bad_total) + " keys differ from the one-GPU sort");
     all_pass = all_pass && verdict.ok();
 
     // Timed: after a barrier, CUDA events from the first kernel to the merge, the slowest rank's
@@ -263,7 +276,8 @@ int run(const common::CliOptions& opt) {
     std::vector<double> alone;
     {
       const mg::Phases& p = phases.back();  // the same input every rep: the same bucket sizes
-      common::DeviceBuffer<std::uint32_t> a(std::max<std::int64_t>(p.sent, 1)), b(std::max<std::int64_t>(p.received, 1));
+      common::DeviceBuffer<std::uint32_t> a(std::max<std::int64_t>(p.sent, 1)),
+          b(std::max<std::int64_t>(p.received, 1));
       const std::vector<std::int64_t> sends = all_gather<std::int64_t>(p.sent, comm, s, env.world);
       common::Event e0, e1;
       for (int rep = 0; rep < 6 && env.world == 2; ++rep) {
@@ -287,10 +301,10 @@ int run(const common::CliOptions& opt) {
         "stream_compaction", kMultiName,
         "sample sort over NCCL, one process per GPU: splitters from all-gathered samples, bucket scatter, all-to-all "
         "overlapped with sorting the kept bucket, sort what arrived, merge",
-        n, params + " gpus=" + std::to_string(env.world) + " local=" + mg::local_sort_name(locals[k]) +
+        n,
+        params + " gpus=" + std::to_string(env.world) + " local=" + mg::local_sort_name(locals[k]) +
             (partition == mg::Partition::automatic ? "" : " partition=" + opt.extra.at("partition")),
-        envinfo.device.name,
-        "version");
+        envinfo.device.name, "version");
     r.verdict = verdict;
     r.stats = common::summarize(totals);
     r.metric = n / (r.stats.median_ms * 1e-3) / 1e9;
@@ -298,7 +312,7 @@ int run(const common::CliOptions& opt) {
     r.speedup_vs_prev = one_gpu_ms[k] / r.stats.median_ms;  // x its own local sort on one GPU
     r.ceiling = "linear_scaling";
     r.pct_of_ceiling = 100.0 * r.speedup_vs_prev / env.world;
-    auto phase = [&](double mg::Phases::*f) {
+    auto phase = [&](double mg::Phases::* f) {
       std::vector<double> x;
       for (const auto& p : phases) x.push_back(p.*f);
       return median_of(x);
@@ -329,9 +343,10 @@ int run(const common::CliOptions& opt) {
   common::print_table(std::cout, rows);
   for (const auto& r : rows)
     if (r.version == kMultiName) {
-      std::printf("%s %s: %.3f ms (%.2fx one GPU); phases (ms, rank 0):", r.version.c_str(), r.params.c_str(), r.stats.median_ms,
-                  r.speedup_vs_prev);
-      for (const auto& m : r.metrics) std::printf(" %s=%.3f%s", m.name.c_str(), m.value, m.unit == "ms" ? "" : m.unit.c_str());
+      std::printf("%s %s: %.3f ms (%.2fx one GPU); phases (ms, rank 0):", r.version.c_str(), r.params.c_str(),
+                  r.stats.median_ms, r.speedup_vs_prev);
+      for (const auto& m : r.metrics)
+        std::printf(" %s=%.3f%s", m.name.c_str(), m.value, m.unit == "ms" ? "" : m.unit.c_str());
       std::printf("\n");
     }
   return common::finish_run(std::cout, kProgram, rows, opt.csv);
@@ -346,11 +361,13 @@ int main(int argc, char** argv) {
       {kProgram,
        "The multi-GPU sample sort, one process per GPU, timed against one GPU sorting everything, each rank's slice "
        "checked against the one-GPU result.",
-       {{"launch", "start P ranks on this machine's GPUs 0..P-1 (else: one rank, or the rank a launcher's environment names)",
+       {{"launch",
+         "start P ranks on this machine's GPUs 0..P-1 (else: one rank, or the rank a launcher's environment names)",
          true, "0"},
         {"dist", "keys: uniform, few (4 values), sorted, reversed", true, "uniform"},
         {"local", "the sort each GPU runs: cub, onesweep or both", true, "both"},
-        {"partition", "auto or matched: rank keys within a bucket by ballots (up to 8 ranks) or by a warp match (above)", true,
+        {"partition",
+         "auto or matched: rank keys within a bucket by ballots (up to 8 ranks) or by a warp match (above)", true,
          "auto"}},
        {"sweep", "cold", "input", "version"}},
       run);

@@ -32,7 +32,8 @@ struct Candidate {
   std::string name;
   sc::Op op;
   bool library;  // the operation's baseline (x lib)
-  std::function<void(std::int64_t n, int* out, std::int64_t* count, const int* in, dev::ScratchTree&, cudaStream_t)> run;
+  std::function<void(std::int64_t n, int* out, std::int64_t* count, const int* in, dev::ScratchTree&, cudaStream_t)>
+      run;
 };
 
 template <typename V>
@@ -56,7 +57,8 @@ std::vector<Candidate> candidates() {
   };
   for (const auto& v : sc::versions()) {
     if (!v.needs_gpu || v.block_tunable || v.has_stages) continue;
-    const auto scan_variants = listed([&] { return v.scan_variants ? v.scan_variants() : std::vector<dev::ScanVariant>{}; });
+    const auto scan_variants =
+        listed([&] { return v.scan_variants ? v.scan_variants() : std::vector<dev::ScanVariant>{}; });
     const auto compact_variants =
         listed([&] { return v.compact_variants ? v.compact_variants() : std::vector<dev::CompactVariant>{}; });
     if (!scan_variants.empty()) {
@@ -65,20 +67,22 @@ std::vector<Candidate> candidates() {
                      [f = t.scan](auto n, int* o, auto*, const int* i, auto& s, auto st) { f(n, o, i, s, st); }});
     } else if (!compact_variants.empty()) {
       for (const auto& t : compact_variants)
-        c.push_back({v.name + "[" + shape(t) + "]", v.op, false,
-                     [f = t.compact](auto n, int* o, auto* k, const int* i, auto& s, auto st) { f(n, o, k, i, s, st); }});
+        c.push_back(
+            {v.name + "[" + shape(t) + "]", v.op, false,
+             [f = t.compact](auto n, int* o, auto* k, const int* i, auto& s, auto st) { f(n, o, k, i, s, st); }});
     } else {
-      c.push_back({v.name, v.op, v.role == common::Role::library,
-                   [run = v.run](std::int64_t n, int* o, std::int64_t* k, const int* i, dev::ScratchTree& s, cudaStream_t st) {
-                     sc::RunArgs a;
-                     a.n = n;
-                     a.out = o;
-                     a.in = i;
-                     a.count = k;
-                     a.scratch = &s;
-                     a.stream = st;
-                     run(a);
-                   }});
+      c.push_back(
+          {v.name, v.op, v.role == common::Role::library,
+           [run = v.run](std::int64_t n, int* o, std::int64_t* k, const int* i, dev::ScratchTree& s, cudaStream_t st) {
+             sc::RunArgs a;
+             a.n = n;
+             a.out = o;
+             a.in = i;
+             a.count = k;
+             a.scratch = &s;
+             a.stream = st;
+             run(a);
+           }});
     }
   }
   return c;
@@ -96,12 +100,14 @@ int run(const common::CliOptions& opt) {
       opt.sizes.empty() ? common::fit_default_sizes({std::int64_t{1} << 28}, 24.0, 24.0, left_out) : opt.sizes;
   if (fitted.empty()) throw common::UsageError("no tuning size fits this machine: " + left_out);
   const std::int64_t n = fitted.front();
-  common::check_fits_in_memory("--n " + std::to_string(n), 24.0 * static_cast<double>(n), 24.0 * static_cast<double>(n));
+  common::check_fits_in_memory("--n " + std::to_string(n), 24.0 * static_cast<double>(n),
+                               24.0 * static_cast<double>(n));
   if (!left_out.empty()) std::cout << "size: " << left_out << "\n";
   const common::Environment env = common::detect_environment();
   const auto& device = env.device;
   const auto& ceil = env.ceilings;
-  std::printf("tuning at n = %lld on %s, copy %.0f GB/s\n\n", static_cast<long long>(n), device.name.c_str(), ceil.copy_gbs);
+  std::printf("tuning at n = %lld on %s, copy %.0f GB/s\n\n", static_cast<long long>(n), device.name.c_str(),
+              ceil.copy_gbs);
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreate(&stream));
   common::DeviceBuffer<int> d_in(n), d_out(n);
@@ -114,21 +120,26 @@ int run(const common::CliOptions& opt) {
     for (auto& x : in) {
       s = s * 6364136223846793005ULL + 1442695040888963407ULL;
       const auto r = static_cast<std::uint32_t>(s >> 32);
-      x = op == sc::Op::Scan ? static_cast<int>(r % 50) : op == sc::Op::Compact ? static_cast<int>(r % 4) : static_cast<int>(r);
+      x = op == sc::Op::Scan      ? static_cast<int>(r % 50)
+          : op == sc::Op::Compact ? static_cast<int>(r % 4)
+                                  : static_cast<int>(r);
     }
     std::int64_t kept = 0;
-    if (op == sc::Op::Scan) sc::Host::scan(n, ref.data(), in.data());
-    else if (op == sc::Op::Compact) kept = sc::Host::compact_without_scan(n, ref.data(), in.data());
-    else sc::Host::reference_radix_sort(n, ref.data(), in.data());
+    if (op == sc::Op::Scan)
+      sc::Host::scan(n, ref.data(), in.data());
+    else if (op == sc::Op::Compact)
+      kept = sc::Host::compact_without_scan(n, ref.data(), in.data());
+    else
+      sc::Host::reference_radix_sort(n, ref.data(), in.data());
     CUDA_CHECK(cudaMemcpy(d_in.get(), in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
     const std::size_t first = rows.size();
     library_ms = common::kNoValue;
     for (const auto& c : candidates()) {
       if (c.op != op) continue;
       dev::ScratchTree scratch;
-      common::ResultRow r = common::make_row("stream_compaction", c.name, "tile-shape tuning", n,
-                                             std::string("op=") + sc::op_name(op), device.name,
-                                             c.library ? "library" : "version", "tune");
+      common::ResultRow r =
+          common::make_row("stream_compaction", c.name, "tile-shape tuning", n, std::string("op=") + sc::op_name(op),
+                           device.name, c.library ? "library" : "version", "tune");
       r.ceiling = "copy_bandwidth";
       // an unwritten handout exercise, a GPU without the version's hardware (v6 below sm_90) or a failure: its own row status
       common::run_guarded(r, true, [&] {
@@ -141,8 +152,9 @@ int run(const common::CliOptions& opt) {
         const auto cr = sc::check_output(op, n, ref.data(), kept, got.data(), count);
         r.verdict = common::Verdict::pass_if(cr.ok, cr.message);
         if (!cr.ok) return;
-        r.stats = common::bench_gpu([&](cudaStream_t st) { c.run(n, d_out.get(), d_count.get(), d_in.get(), scratch, st); },
-                                    stream, common::BenchOptions{});
+        r.stats =
+            common::bench_gpu([&](cudaStream_t st) { c.run(n, d_out.get(), d_count.get(), d_in.get(), scratch, st); },
+                              stream, common::BenchOptions{});
         const double bytes = op == sc::Op::Scan      ? 8.0 * n
                              : op == sc::Op::Compact ? 4.0 * (n + kept)
                              : op == sc::Op::Sort    ? 32.0 * n
@@ -165,7 +177,7 @@ int run(const common::CliOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return common::driver_main(argc, argv,
-                             {"stream_compaction_tune", "Times every tile shape of the single-pass kernels next to CUB.", {}},
-                             run);
+  return common::driver_main(
+      argc, argv, {"stream_compaction_tune", "Times every tile shape of the single-pass kernels next to CUB.", {}},
+      run);
 }

@@ -41,7 +41,9 @@ Common::PerformanceTimer& timer() {
   static Common::PerformanceTimer t;
   return t;
 }
-void scan(int n, int* odata, const int* idata) { timed_scan(timer(), Device::scan_naive, n, odata, idata, "Naive::scan"); }
+void scan(int n, int* odata, const int* idata) {
+  timed_scan(timer(), Device::scan_naive, n, odata, idata, "Naive::scan");
+}
 }  // namespace Naive
 
 namespace Efficient {
@@ -60,8 +62,8 @@ int compact(int n, int* odata, const int* idata) {
   Device::ScratchTree scratch;
   CUDA_CHECK(cudaMemcpy(d_in.get(), idata, n * sizeof(int), cudaMemcpyHostToDevice));
   auto run = [&] {
-    Device::compact_map_scan_scatter(Device::scan_work_efficient, n, d_out.get(), d_count.get(), d_in.get(),
-                                     scratch, nullptr);
+    Device::compact_map_scan_scatter(Device::scan_work_efficient, n, d_out.get(), d_count.get(), d_in.get(), scratch,
+                                     nullptr);
   };
   run();
   timer().startGpuTimer();
@@ -79,7 +81,9 @@ Common::PerformanceTimer& timer() {
   static Common::PerformanceTimer t;
   return t;
 }
-void scan(int n, int* odata, const int* idata) { timed_scan(timer(), Device::scan_thrust, n, odata, idata, "Thrust::scan"); }
+void scan(int n, int* odata, const int* idata) {
+  timed_scan(timer(), Device::scan_thrust, n, odata, idata, "Thrust::scan");
+}
 }  // namespace Thrust
 
 }  // namespace StreamCompaction

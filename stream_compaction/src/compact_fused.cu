@@ -20,16 +20,16 @@ namespace {
 // between polls.
 constexpr int kDefaultBlock = 128;
 constexpr int kDefaultItems = 47;
-static_assert(kDefaultBlock * kDefaultItems == tiles::kLookback, "the tests' tile sizes (tuning.hpp) follow this shape");
+static_assert(kDefaultBlock * kDefaultItems == tiles::kLookback,
+              "the tests' tile sizes (tuning.hpp) follow this shape");
 constexpr int kDefaultFirstDelay = 1245;
 constexpr int kDefaultPollDelay = 648;
 
 template <int kBlock, int kItems, int kFirstDelay, int kPollDelay>
-__global__ void __launch_bounds__(kBlock) fused_compact_kernel(std::int64_t n, int* __restrict__ out,
-                                                               std::int64_t* __restrict__ count,
-                                                               const int* __restrict__ in,
-                                                               unsigned long long* status,
-                                                               unsigned* tile_counter, unsigned tiles) {
+__global__ void __launch_bounds__(kBlock)
+    fused_compact_kernel(std::int64_t n, int* __restrict__ out, std::int64_t* __restrict__ count,
+                         const int* __restrict__ in, unsigned long long* status, unsigned* tile_counter,
+                         unsigned tiles) {
   using IO = TileIO<kBlock, kItems>;
   __shared__ int tile[IO::kTile];
   __shared__ int scan_tmp[kBlock / 32 + 1];
@@ -67,7 +67,8 @@ void launch_fused_compact(std::int64_t n, int* out, std::int64_t* count, const i
   }
   const unsigned tiles = grid_for(n, kBlock * kItems);
   const LookbackState lb = prepare_lookback(scratch, tiles, stream);
-  fused_compact_kernel<kBlock, kItems, kFirstDelay, kPollDelay><<<tiles, kBlock, 0, stream>>>(n, out, count, in, lb.status, lb.tile_counter, tiles);
+  fused_compact_kernel<kBlock, kItems, kFirstDelay, kPollDelay>
+      <<<tiles, kBlock, 0, stream>>>(n, out, count, in, lb.status, lb.tile_counter, tiles);
   CUDA_CHECK_LAST();
 }
 
@@ -92,7 +93,8 @@ const std::vector<CompactVariant>& fused_compact_variants() {
 void compact_fused(std::int64_t n, int* out, std::int64_t* count, const int* in, ScratchTree& scratch,
                    cudaStream_t stream) {
   // EXERCISE BEGIN body
-  launch_fused_compact<kDefaultBlock, kDefaultItems, kDefaultFirstDelay, kDefaultPollDelay>(n, out, count, in, scratch, stream);
+  launch_fused_compact<kDefaultBlock, kDefaultItems, kDefaultFirstDelay, kDefaultPollDelay>(n, out, count, in, scratch,
+                                                                                            stream);
   // EXERCISE END
 }
 

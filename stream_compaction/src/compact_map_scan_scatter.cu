@@ -35,8 +35,7 @@ void record(cudaEvent_t e, cudaStream_t s) { CUDA_CHECK(cudaEventRecord(e, s)); 
 }  // namespace
 
 void compact_map_scan_scatter(ScanFn scan, std::int64_t n, int* out, std::int64_t* count, const int* in,
-                              ScratchTree& scratch, cudaStream_t stream, int block,
-                              const CompactStageEvents* stages) {
+                              ScratchTree& scratch, cudaStream_t stream, int block, const CompactStageEvents* stages) {
   check_n(n, "compact_map_scan_scatter");
   check_block(block, "compact_map_scan_scatter", false);
   if (n >= (std::int64_t{1} << 32)) throw std::invalid_argument("compact_map_scan_scatter: n must be < 2^32");

@@ -71,7 +71,8 @@ void from_hex(const std::string& text, void* bytes, std::size_t size) {
     throw std::invalid_argument(std::string(kUniqueIdVariable) + " holds " + std::to_string(text.size()) +
                                 " characters, a unique id is " + std::to_string(2 * size) + " hex digits");
   auto* b = static_cast<unsigned char*>(bytes);
-  for (std::size_t i = 0; i < size; ++i) b[i] = static_cast<unsigned char>(16 * value(text[2 * i]) + value(text[2 * i + 1]));
+  for (std::size_t i = 0; i < size; ++i)
+    b[i] = static_cast<unsigned char>(16 * value(text[2 * i]) + value(text[2 * i + 1]));
 }
 
 std::vector<std::uint64_t> choose_splitters(std::vector<std::uint64_t> samples, int parts) {
@@ -94,7 +95,8 @@ const char* dist_name(Dist d) {
     case Dist::few: return "few";
     case Dist::sorted: return "sorted";
     case Dist::reversed: return "reversed";
-    case Dist::uniform: default: return "uniform";
+    case Dist::uniform:
+    default: return "uniform";
   }
 }
 

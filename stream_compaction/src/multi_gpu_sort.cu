@@ -74,10 +74,10 @@ constexpr int kFewBuckets = 8;
 constexpr int kWarps = kBlock / 32;
 
 template <bool kScatter>
-__global__ void __launch_bounds__(kBlock) partition_kernel(const std::uint32_t* __restrict__ keys, std::int64_t n,
-                                                           const std::uint64_t* __restrict__ splitters, int rank,
-                                                           int world, bool few, unsigned* __restrict__ tile_counts,
-                                                           std::uint32_t* __restrict__ out) {
+__global__ void __launch_bounds__(kBlock)
+    partition_kernel(const std::uint32_t* __restrict__ keys, std::int64_t n,
+                     const std::uint64_t* __restrict__ splitters, int rank, int world, bool few,
+                     unsigned* __restrict__ tile_counts, std::uint32_t* __restrict__ out) {
   __shared__ std::uint64_t s_split[kMaxWorld];
   __shared__ unsigned s_count[kMaxWorld];
   __shared__ unsigned s_warp[kWarps][kFewBuckets];
@@ -249,7 +249,8 @@ std::int64_t Sorter::sort(const std::uint32_t* keys, std::int64_t n, LocalSort h
   // 1. splitters: all ranks' samples, the same choice everywhere
   sample_kernel<<<(kSamples + kBlock) / kBlock, kBlock, 0, s>>>(keys, n, rank_, world_, samples_.get());
   CUDA_CHECK(cudaGetLastError());
-  nccl_check(ncclAllGather(samples_.get(), all_samples_.get(), kSamples + 1, ncclUint64, comm_, s), "ncclAllGather (samples)");
+  nccl_check(ncclAllGather(samples_.get(), all_samples_.get(), kSamples + 1, ncclUint64, comm_, s),
+             "ncclAllGather (samples)");
   std::vector<std::uint64_t> gathered(W * (kSamples + 1)), pool;
   CUDA_CHECK(cudaMemcpyAsync(gathered.data(), all_samples_.get(), gathered.size() * sizeof(std::uint64_t),
                              cudaMemcpyDeviceToHost, s));
@@ -257,12 +258,14 @@ std::int64_t Sorter::sort(const std::uint32_t* keys, std::int64_t n, LocalSort h
   for (std::size_t q = 0; q < W; ++q) {
     const std::uint64_t* block = gathered.data() + q * (kSamples + 1);
     if (block[0] > static_cast<std::uint64_t>(kSamples))
-      throw std::runtime_error("multi-GPU sort: rank " + std::to_string(q) + " sent " + std::to_string(block[0]) + " samples");
+      throw std::runtime_error("multi-GPU sort: rank " + std::to_string(q) + " sent " + std::to_string(block[0]) +
+                               " samples");
     pool.insert(pool.end(), block + 1, block + 1 + block[0]);
   }
   const std::vector<std::uint64_t> split = choose_splitters(std::move(pool), world_);
   if (!split.empty())
-    CUDA_CHECK(cudaMemcpyAsync(splitters_.get(), split.data(), split.size() * sizeof(std::uint64_t), cudaMemcpyHostToDevice, s));
+    CUDA_CHECK(cudaMemcpyAsync(splitters_.get(), split.data(), split.size() * sizeof(std::uint64_t),
+                               cudaMemcpyHostToDevice, s));
   splitters_done_.record(s);
 
   // 2. buckets: per-tile counts, scanned into first slots, bucket sizes exchanged:
@@ -273,8 +276,8 @@ std::int64_t Sorter::sort(const std::uint32_t* keys, std::int64_t n, LocalSort h
   tile_counts_.resize(std::max<std::int64_t>(tiles * world_, 1));
   tile_first_.resize(std::max<std::int64_t>(tiles * world_, 1));
   if (n > 0) {
-    partition_kernel<false><<<static_cast<unsigned>(tiles), kBlock, 0, s>>>(keys, n, splitters_.get(), rank_, world_, few,
-                                                                             tile_counts_.get(), nullptr);
+    partition_kernel<false><<<static_cast<unsigned>(tiles), kBlock, 0, s>>>(keys, n, splitters_.get(), rank_, world_,
+                                                                            few, tile_counts_.get(), nullptr);
     CUDA_CHECK(cudaGetLastError());
     std::size_t bytes = 0;
     CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, tile_counts_.get(), tile_first_.get(), tiles * world_, s));
@@ -298,14 +301,15 @@ std::int64_t Sorter::sort(const std::uint32_t* keys, std::int64_t n, LocalSort h
     received += m[q * W + rank_];
   }
   if (total_sent != static_cast<std::uint64_t>(n))
-    throw std::runtime_error("multi-GPU sort: the buckets hold " + std::to_string(total_sent) + " of " + std::to_string(n) + " keys");
+    throw std::runtime_error("multi-GPU sort: the buckets hold " + std::to_string(total_sent) + " of " +
+                             std::to_string(n) + " keys");
   const std::uint64_t kept = m[rank_ * W + rank_];
   const std::uint64_t held = kept + received;
 
   // 3. scatter into buckets, then the all-to-all on its own stream
   if (n > 0) {
-    partition_kernel<true><<<static_cast<unsigned>(tiles), kBlock, 0, s>>>(keys, n, splitters_.get(), rank_, world_, few,
-                                                                            tile_first_.get(), part_.get());
+    partition_kernel<true><<<static_cast<unsigned>(tiles), kBlock, 0, s>>>(keys, n, splitters_.get(), rank_, world_,
+                                                                           few, tile_first_.get(), part_.get());
     CUDA_CHECK(cudaGetLastError());
   }
   partition_done_.record(s);
@@ -344,19 +348,20 @@ std::int64_t Sorter::sort(const std::uint32_t* keys, std::int64_t n, LocalSort h
     local_sort(how, received_.get(), received_sorted_.get(), static_cast<std::int64_t>(received), scratch_, s);
     received_sorted_done_.record(s);
     if (kept == 0) {
-      CUDA_CHECK(cudaMemcpyAsync(out_.get(), received_sorted_.get(), received * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, s));
+      CUDA_CHECK(cudaMemcpyAsync(out_.get(), received_sorted_.get(), received * sizeof(std::uint32_t),
+                                 cudaMemcpyDeviceToDevice, s));
     } else {
 #if CUB_VERSION >= 200800
       std::size_t bytes = 0;
       CUDA_CHECK(cub::DeviceMerge::MergeKeys(nullptr, bytes, kept_sorted_.get(), static_cast<std::int64_t>(kept),
                                              received_sorted_.get(), static_cast<std::int64_t>(received), out_.get(),
                                              ::cuda::std::less<>{}, s));
-      CUDA_CHECK(cub::DeviceMerge::MergeKeys(scratch_.get(bytes), bytes, kept_sorted_.get(), static_cast<std::int64_t>(kept),
-                                             received_sorted_.get(), static_cast<std::int64_t>(received), out_.get(),
-                                             ::cuda::std::less<>{}, s));
+      CUDA_CHECK(cub::DeviceMerge::MergeKeys(
+          scratch_.get(bytes), bytes, kept_sorted_.get(), static_cast<std::int64_t>(kept), received_sorted_.get(),
+          static_cast<std::int64_t>(received), out_.get(), ::cuda::std::less<>{}, s));
 #else
-      thrust::merge(thrust::cuda::par_nosync.on(s), kept_sorted_.get(), kept_sorted_.get() + kept, received_sorted_.get(),
-                    received_sorted_.get() + received, out_.get());
+      thrust::merge(thrust::cuda::par_nosync.on(s), kept_sorted_.get(), kept_sorted_.get() + kept,
+                    received_sorted_.get(), received_sorted_.get() + received, out_.get());
 #endif
     }
   }

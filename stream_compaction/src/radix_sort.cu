@@ -61,10 +61,9 @@ __global__ void __launch_bounds__(kBlock) upsweep_kernel(std::int64_t n, const i
   counts[threadIdx.x * std::int64_t{gridDim.x} + blockIdx.x] = hist[threadIdx.x];
 }
 
-__global__ void __launch_bounds__(kBlock) downsweep_kernel(std::int64_t n, int* __restrict__ out,
-                                                           const int* __restrict__ in, int shift,
-                                                           std::int64_t keys_per_block,
-                                                           const int* __restrict__ offsets) {
+__global__ void __launch_bounds__(kBlock)
+    downsweep_kernel(std::int64_t n, int* __restrict__ out, const int* __restrict__ in, int shift,
+                     std::int64_t keys_per_block, const int* __restrict__ offsets) {
   __shared__ int s_keys[kTile];
   __shared__ int s_warp_hist[kWarps][kBuckets];
   __shared__ int s_run[kBuckets];         // where this block's next key of each digit goes

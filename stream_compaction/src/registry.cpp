@@ -44,7 +44,7 @@ CostModel cost_work_efficient(std::int64_t n, std::int64_t, int) {
     const double active = double(padded / stride);
     // from stride 16 on every access lands in its own 32-byte sector
     bytes += std::min(full, 64.0 * active) + std::min(full, 32.0 * active);  // up-sweep: 2 reads, 1 write
-    bytes += 2 * std::min(full, 64.0 * active);                               // down-sweep: 2 reads, 2 writes
+    bytes += 2 * std::min(full, 64.0 * active);                              // down-sweep: 2 reads, 2 writes
     launches += 2;
   }
   return {0, bytes, double(launches)};
@@ -86,7 +86,9 @@ void run_cpu_compact_scan(const RunArgs& a) { *a.count = Host::compact_with_scan
 void run_std_sort(const RunArgs& a) { Host::sort(a.n, a.out, a.in); }
 
 template <Device::ScanFn Scan>
-void run_scan(const RunArgs& a) { Scan(a.n, a.out, a.in, *a.scratch, a.stream, a.block); }
+void run_scan(const RunArgs& a) {
+  Scan(a.n, a.out, a.in, *a.scratch, a.stream, a.block);
+}
 template <Device::ScanFn Scan>
 void run_compact(const RunArgs& a) {
   Device::compact_map_scan_scatter(Scan, a.n, a.out, a.count, a.in, *a.scratch, a.stream, a.block, a.stages);
@@ -97,7 +99,9 @@ void run_cub_select(const RunArgs& a) { Device::compact_cub(a.n, a.out, a.count,
 void run_radix(const RunArgs& a) { Device::sort_radix(a.n, a.out, a.in, *a.scratch, a.stream); }
 void run_cub_sort(const RunArgs& a) { Device::sort_cub(a.n, a.out, a.in, *a.scratch, a.stream); }
 template <void (*Sort)(std::int64_t, int*, const int*, Device::ScratchTree&, cudaStream_t)>
-void run_sort(const RunArgs& a) { Sort(a.n, a.out, a.in, *a.scratch, a.stream); }
+void run_sort(const RunArgs& a) {
+  Sort(a.n, a.out, a.in, *a.scratch, a.stream);
+}
 
 }  // namespace
 
@@ -107,6 +111,7 @@ const std::vector<Version>& versions() {
   using common::kOnGpu;
   using common::Role;
   const common::Needs tma = common::needs_sm(90, "TMA bulk copy");
+  // clang-format off: the registry is a table, one entry per line
   static const std::vector<Version> table = {
       // {{id, name, file, idea, role, where it runs[, needs]}, op, block size, stages, run, cost[, scan / compact tile variants]}
       {{"cpu", "scan_cpu", "src/cpu.cpp", "sequential exclusive scan, one pass", Role::reference, kOnCpu}, Op::Scan, kFixedBlock, kOnePiece, run_cpu_scan, cost_none},
@@ -139,6 +144,7 @@ const std::vector<Version>& versions() {
       {{"v1", "sort_pairs_onesweep", "src/sort_onesweep.cu", "the one-sweep sort moving an int32 value with every key", Role::version, kOnGpu}, Op::SortPairs, kFixedBlock, kOnePiece, run_sort<sort_pairs_onesweep>, cost_onesweep_pairs},
       {{"cub", "sort_pairs_cub", "src/sort_onesweep.cu", "library: cub::DeviceRadixSort::SortPairs", Role::library, kOnGpu}, Op::SortPairs, kFixedBlock, kOnePiece, run_sort<sort_pairs_cub>, cost_onesweep_pairs},
   };
+  // clang-format on
   return table;
 }
 

@@ -33,7 +33,8 @@ void sort_pairs_cub(std::int64_t n, int* out, const int* in, ScratchTree& scratc
   int* keys_out = scratch.nested().here().as<int>(n);
   std::size_t bytes = 0;
   CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, in, keys_out, in, out, n, 0, 32, stream));
-  CUDA_CHECK(cub::DeviceRadixSort::SortPairs(scratch.here().get(bytes), bytes, in, keys_out, in, out, n, 0, 32, stream));
+  CUDA_CHECK(
+      cub::DeviceRadixSort::SortPairs(scratch.here().get(bytes), bytes, in, keys_out, in, out, n, 0, 32, stream));
 }
 
 }  // namespace Device

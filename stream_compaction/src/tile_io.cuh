@@ -26,8 +26,7 @@ struct TileIO {
   static_assert(sizeof(T) == 4, "tiles move 4-byte elements in 16-byte vectors");
 
   // Reads in[base, base + kTile) (zeros past n) into v; smem holds kTile values.
-  __device__ static void load(const T* __restrict__ in, std::int64_t base, std::int64_t n, T* smem,
-                              T (&v)[ITEMS]) {
+  __device__ static void load(const T* __restrict__ in, std::int64_t base, std::int64_t n, T* smem, T (&v)[ITEMS]) {
     const std::int64_t remaining = n - base;
     if (remaining >= kTile && (reinterpret_cast<std::uintptr_t>(in) & 15) == 0) {
       const int4* src = reinterpret_cast<const int4*>(in + base);
@@ -44,8 +43,7 @@ struct TileIO {
   }
 
   // Writes v (blocked) to out[base, min(n, base + kTile)).
-  __device__ static void store(T* __restrict__ out, std::int64_t base, std::int64_t n, T* smem,
-                               const T (&v)[ITEMS]) {
+  __device__ static void store(T* __restrict__ out, std::int64_t base, std::int64_t n, T* smem, const T (&v)[ITEMS]) {
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) smem[threadIdx.x * ITEMS + k] = v[k];
     __syncthreads();

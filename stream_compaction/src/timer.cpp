@@ -44,8 +44,8 @@ void PerformanceTimer::endGpuTimer() {
   gpu_running_ = false;
   CUDA_CHECK(cudaEventRecord(static_cast<cudaEvent_t>(stop_event_)));
   CUDA_CHECK(cudaEventSynchronize(static_cast<cudaEvent_t>(stop_event_)));
-  CUDA_CHECK(cudaEventElapsedTime(&gpu_ms_, static_cast<cudaEvent_t>(start_event_),
-                                  static_cast<cudaEvent_t>(stop_event_)));
+  CUDA_CHECK(
+      cudaEventElapsedTime(&gpu_ms_, static_cast<cudaEvent_t>(start_event_), static_cast<cudaEvent_t>(stop_event_)));
 }
 
 }  // namespace Common

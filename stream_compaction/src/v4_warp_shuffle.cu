@@ -21,8 +21,8 @@ constexpr int kItems = 15;
 using IO = TileIO<kBlock, kItems>;
 static_assert(kBlock * kItems == tiles::kWarpShuffle, "the tests' tile sizes (tuning.hpp) follow this shape");
 
-__global__ void __launch_bounds__(kBlock) tile_reduce_kernel(std::int64_t n, const int* __restrict__ in,
-                                                             int* __restrict__ tile_sums) {
+__global__ void __launch_bounds__(kBlock)
+    tile_reduce_kernel(std::int64_t n, const int* __restrict__ in, int* __restrict__ tile_sums) {
   __shared__ int warp_sums[kBlock / 32];
   const std::int64_t base = blockIdx.x * std::int64_t{IO::kTile};
   const std::int64_t remaining = n - base;
@@ -41,9 +41,9 @@ __global__ void __launch_bounds__(kBlock) tile_reduce_kernel(std::int64_t n, con
   if (threadIdx.x == 0) tile_sums[blockIdx.x] = sum;
 }
 
-__global__ void __launch_bounds__(kBlock) tile_scan_kernel(std::int64_t n, int* __restrict__ out,
-                                                           const int* __restrict__ in,
-                                                           const int* __restrict__ tile_offsets) {
+__global__ void __launch_bounds__(kBlock)
+    tile_scan_kernel(std::int64_t n, int* __restrict__ out, const int* __restrict__ in,
+                     const int* __restrict__ tile_offsets) {
   __shared__ int tile[IO::kTile];
   __shared__ int scan_tmp[kBlock / 32 + 1];
   const std::int64_t base = blockIdx.x * std::int64_t{IO::kTile};

@@ -23,14 +23,14 @@ constexpr int kDefaultBlock = 128;
 constexpr int kDefaultItems = 47;
 constexpr int kDefaultFirstDelay = 1245;
 constexpr int kDefaultPollDelay = 648;
-static_assert(kDefaultBlock * kDefaultItems == tiles::kLookback, "the tests' tile sizes (tuning.hpp) follow this shape");
+static_assert(kDefaultBlock * kDefaultItems == tiles::kLookback,
+              "the tests' tile sizes (tuning.hpp) follow this shape");
 
 // T: int or unsigned (wrap-around sums either way).
 template <int kBlock, int kItems, int kFirstDelay, int kPollDelay, typename T>
-__global__ void __launch_bounds__(kBlock) lookback_scan_kernel(std::int64_t n, T* __restrict__ out,
-                                                               const T* __restrict__ in,
-                                                               unsigned long long* status,
-                                                               unsigned* tile_counter) {
+__global__ void __launch_bounds__(kBlock)
+    lookback_scan_kernel(std::int64_t n, T* __restrict__ out, const T* __restrict__ in, unsigned long long* status,
+                         unsigned* tile_counter) {
   using IO = TileIO<kBlock, kItems, T>;
   __shared__ T tile[IO::kTile];
   __shared__ T scan_tmp[kBlock / 32 + 1];
@@ -64,7 +64,8 @@ void launch_lookback_scan(std::int64_t n, T* out, const T* in, ScratchTree& scra
   const unsigned tiles = grid_for(n, kBlock * kItems);
   // status words and the tile counter, cleared in one memset
   const LookbackState lb = prepare_lookback(scratch, tiles, stream);
-  lookback_scan_kernel<kBlock, kItems, kFirstDelay, kPollDelay, T><<<tiles, kBlock, 0, stream>>>(n, out, in, lb.status, lb.tile_counter);
+  lookback_scan_kernel<kBlock, kItems, kFirstDelay, kPollDelay, T>
+      <<<tiles, kBlock, 0, stream>>>(n, out, in, lb.status, lb.tile_counter);
   CUDA_CHECK_LAST();
 }
 
@@ -88,13 +89,15 @@ const std::vector<ScanVariant>& lookback_scan_variants() {
 
 void scan_lookback(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int) {
   // EXERCISE BEGIN body
-  launch_lookback_scan<kDefaultBlock, kDefaultItems, kDefaultFirstDelay, kDefaultPollDelay>(n, out, in, scratch, stream);
+  launch_lookback_scan<kDefaultBlock, kDefaultItems, kDefaultFirstDelay, kDefaultPollDelay>(n, out, in, scratch,
+                                                                                            stream);
   // EXERCISE END
 }
 
 void scan_lookback(std::int64_t n, unsigned* out, const unsigned* in, ScratchTree& scratch, cudaStream_t stream) {
   // EXERCISE BEGIN body
-  launch_lookback_scan<kDefaultBlock, kDefaultItems, kDefaultFirstDelay, kDefaultPollDelay>(n, out, in, scratch, stream);
+  launch_lookback_scan<kDefaultBlock, kDefaultItems, kDefaultFirstDelay, kDefaultPollDelay>(n, out, in, scratch,
+                                                                                            stream);
   // EXERCISE END
 }
 

@@ -76,9 +76,18 @@ static_assert(DefaultPolicy::kTile == tiles::kTma, "the tests' tile sizes (tunin
 // The shapes stream_compaction_tune compares.
 template <typename F>
 void for_each_tma_policy(F&& f) {
-  f(TmaPolicy<8, 8, 2>{}), f(TmaPolicy<8, 8, 3>{}), f(TmaPolicy<16, 8, 2>{}), f(TmaPolicy<8, 8, 2, 1500>{});
-  f(TmaPolicy<4, 4, 2>{}), f(TmaPolicy<4, 4, 2, 1000>{}), f(TmaPolicy<4, 4, 3, 1000>{}), f(TmaPolicy<4, 8, 2, 1000>{});
-  f(TmaPolicy<8, 4, 2, 1000>{}), f(TmaPolicy<4, 2, 4, 1000>{}), f(TmaPolicy<4, 4, 2, 2000>{}), f(TmaPolicy<8, 4, 3, 1500>{});
+  f(TmaPolicy<8, 8, 2>{});
+  f(TmaPolicy<8, 8, 3>{});
+  f(TmaPolicy<16, 8, 2>{});
+  f(TmaPolicy<8, 8, 2, 1500>{});
+  f(TmaPolicy<4, 4, 2>{});
+  f(TmaPolicy<4, 4, 2, 1000>{});
+  f(TmaPolicy<4, 4, 3, 1000>{});
+  f(TmaPolicy<4, 8, 2, 1000>{});
+  f(TmaPolicy<8, 4, 2, 1000>{});
+  f(TmaPolicy<4, 2, 4, 1000>{});
+  f(TmaPolicy<4, 4, 2, 2000>{});
+  f(TmaPolicy<8, 4, 3, 1500>{});
 }
 
 // The look-back done by all consumer threads at once: thread i reads the status of tile t-1-i,
@@ -150,7 +159,7 @@ struct TmaAgent {
   const std::int64_t n;
   const unsigned warp = common::warp_id(), lane = common::lane_id();
   const int seg = static_cast<int>(warp) * P::kSegment;  // the warp's segment of a tile
-  unsigned it = 0;  // tiles this block has taken so far
+  unsigned it = 0;                                       // tiles this block has taken so far
   // the tile in hand
   unsigned s = 0, t = 0;  // its stage and index
   std::int64_t base = 0, remaining = 0;
@@ -325,8 +334,10 @@ __global__ void __launch_bounds__(P::kThreads)
     a.scan_segment();
     a.warp_offsets();
     a.look_back(status);
-    if (kCompact) a.store_compact(out, count, tiles);
-    else a.store_scan(out, vector_out);
+    if (kCompact)
+      a.store_compact(out, count, tiles);
+    else
+      a.store_scan(out, vector_out);
   }
 }
 
@@ -352,14 +363,17 @@ void launch_tma(std::int64_t n, int* out, std::int64_t* count, const int* in, Sc
     common::require_smem(reinterpret_cast<const void*>(kernel), P::kSmemBytes, who);
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm[dev], kernel, P::kThreads, P::kSmemBytes));
     if (blocks_per_sm[dev] < 1)
-      throw std::runtime_error(std::string(who) + ": a block of " + std::to_string(P::kSmemBytes) + " bytes of shared memory does not fit on this GPU");
+      throw std::runtime_error(std::string(who) + ": a block of " + std::to_string(P::kSmemBytes) +
+                               " bytes of shared memory does not fit on this GPU");
   }
   const unsigned tiles = grid_for(n, P::kTile);
-  const unsigned grid = static_cast<unsigned>(std::min<std::int64_t>(tiles, std::int64_t{blocks_per_sm[dev]} * common::current_sm_count()));
+  const unsigned grid = static_cast<unsigned>(
+      std::min<std::int64_t>(tiles, std::int64_t{blocks_per_sm[dev]} * common::current_sm_count()));
   const LookbackState lb = prepare_lookback(scratch, tiles, stream);
   const bool bulk_in = (reinterpret_cast<std::uintptr_t>(in) & 15) == 0;
   const bool vector_out = (reinterpret_cast<std::uintptr_t>(out) & 15) == 0;
-  kernel<<<grid, P::kThreads, P::kSmemBytes, stream>>>(n, out, count, in, lb.status, lb.tile_counter, tiles, bulk_in, vector_out);
+  kernel<<<grid, P::kThreads, P::kSmemBytes, stream>>>(n, out, count, in, lb.status, lb.tile_counter, tiles, bulk_in,
+                                                       vector_out);
   CUDA_CHECK_LAST();
 }
 

@@ -71,9 +71,9 @@ TEST(Cli, DriverMainMapsOutcomesToExitCodes) {
   };
   auto ok = [](const common::CliOptions& o) { return o.extra.at("op") == "scan" ? 0 : 7; };
   EXPECT_EQ(call({"--op", "scan"}, ok), 0);
-  EXPECT_EQ(call({}, ok), 7);                  // the run's own status passes through
+  EXPECT_EQ(call({}, ok), 7);                                                   // the run's own status passes through
   EXPECT_EQ(call({"--help"}, [](const common::CliOptions&) { return 9; }), 0);  // help never runs
-  EXPECT_EQ(call({"--bogus"}, ok), 2);         // bad flag
+  EXPECT_EQ(call({"--bogus"}, ok), 2);                                          // bad flag
   EXPECT_EQ(call({}, [](const common::CliOptions&) -> int { throw common::UsageError("bad value"); }), 2);
   EXPECT_EQ(call({}, [](const common::CliOptions&) -> int { throw std::runtime_error("file missing"); }), 1);
 }
@@ -111,7 +111,8 @@ TEST(Cli, NumbersRejectJunkNonFiniteAndOutOfRange) {
   EXPECT_DOUBLE_EQ(common::parse_number("0.01", "eps", 0, 1), 0.01);
   EXPECT_DOUBLE_EQ(common::parse_number("-2.5e-3", "guess", -10, 10), -2.5e-3);
   EXPECT_DOUBLE_EQ(common::parse_number("1E2", "x", 0, 1000), 100.0);
-  for (const char* bad : {"abc", "0.01abc", "", " 1", "1 ", "inf", "-inf", "nan", "NaN", "1e999", "0x10", "1,5", "--1"}) {
+  for (const char* bad :
+       {"abc", "0.01abc", "", " 1", "1 ", "inf", "-inf", "nan", "NaN", "1e999", "0x10", "1,5", "--1"}) {
     try {
       common::parse_number(bad, "eps", -1e300, 1e300);
       ADD_FAILURE() << "'" << bad << "' accepted";

@@ -158,61 +158,62 @@ COURSE_TEST(BlockPrimitives, MinMaxAndMultiValueReductionsOverLaneGroupsAndBlock
 COURSE_TEST(GroupByKey, RunsCountsOffsetsAndStableOrderMatchTheHost) {
   REQUIRE_GPU();
   for (common::GroupSort sort : {common::GroupSort::cub, common::GroupSort::onesweep}) {
-  SCOPED_TRACE(common::group_sort_name(sort));
-  common::GroupByKey<std::uint32_t, int> g(sort);
-  std::uint32_t state = 12345;
-  auto next = [&] { return state = state * 1664525u + 1013904223u; };
-  struct Case {
-    int n;
-    std::uint32_t key_range;  // keys in [0, key_range)
-  };
-  for (const Case c : {Case{0, 1}, Case{1, 1}, Case{1000, 1}, Case{4097, 1u << 30}, Case{100003, 977}, Case{7, 3}}) {
-    std::vector<std::uint32_t> keys(c.n);
-    std::vector<int> values(c.n);
-    for (int i = 0; i < c.n; ++i) {
-      keys[i] = next() % c.key_range;
-      values[i] = i;
-    }
-    g.resize(c.n);
-    if (c.n) {
-      CUDA_CHECK(cudaMemcpy(g.keys(), keys.data(), c.n * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
-      CUDA_CHECK(cudaMemcpy(g.values(), values.data(), c.n * sizeof(int), cudaMemcpyHostToDevice));
-    }
-    int end_bit = 1;
-    while (end_bit < 32 && (1u << end_bit) < c.key_range) ++end_bit;
-    g.group(c.n, nullptr, end_bit);
-    int runs = -1;
-    CUDA_CHECK(cudaMemcpy(&runs, g.num_runs(), sizeof(int), cudaMemcpyDeviceToHost));
-    std::vector<int> order(c.n), counts(c.n + 1), offsets(c.n + 1);
-    std::vector<std::uint32_t> unique(std::max(runs, 0));
-    if (c.n) CUDA_CHECK(cudaMemcpy(order.data(), g.sorted_values(), c.n * sizeof(int), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(counts.data(), g.counts(), (c.n + 1) * sizeof(int), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(offsets.data(), g.offsets(), (c.n + 1) * sizeof(int), cudaMemcpyDeviceToHost));
-    if (runs > 0) CUDA_CHECK(cudaMemcpy(unique.data(), g.unique(), runs * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
-    std::vector<int> want(c.n);
-    std::iota(want.begin(), want.end(), 0);
-    std::stable_sort(want.begin(), want.end(), [&](int a, int b) { return keys[a] < keys[b]; });
-    EXPECT_EQ(order, want) << "n = " << c.n;  // stable: equal keys keep their input order
-    std::vector<std::uint32_t> want_unique;
-    std::vector<int> want_counts;
-    for (int i = 0; i < c.n; ++i) {
-      if (i == 0 || keys[want[i]] != keys[want[i - 1]]) {
-        want_unique.push_back(keys[want[i]]);
-        want_counts.push_back(0);
+    SCOPED_TRACE(common::group_sort_name(sort));
+    common::GroupByKey<std::uint32_t, int> g(sort);
+    std::uint32_t state = 12345;
+    auto next = [&] { return state = state * 1664525u + 1013904223u; };
+    struct Case {
+      int n;
+      std::uint32_t key_range;  // keys in [0, key_range)
+    };
+    for (const Case c : {Case{0, 1}, Case{1, 1}, Case{1000, 1}, Case{4097, 1u << 30}, Case{100003, 977}, Case{7, 3}}) {
+      std::vector<std::uint32_t> keys(c.n);
+      std::vector<int> values(c.n);
+      for (int i = 0; i < c.n; ++i) {
+        keys[i] = next() % c.key_range;
+        values[i] = i;
       }
-      ++want_counts.back();
+      g.resize(c.n);
+      if (c.n) {
+        CUDA_CHECK(cudaMemcpy(g.keys(), keys.data(), c.n * sizeof(std::uint32_t), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(g.values(), values.data(), c.n * sizeof(int), cudaMemcpyHostToDevice));
+      }
+      int end_bit = 1;
+      while (end_bit < 32 && (1u << end_bit) < c.key_range) ++end_bit;
+      g.group(c.n, nullptr, end_bit);
+      int runs = -1;
+      CUDA_CHECK(cudaMemcpy(&runs, g.num_runs(), sizeof(int), cudaMemcpyDeviceToHost));
+      std::vector<int> order(c.n), counts(c.n + 1), offsets(c.n + 1);
+      std::vector<std::uint32_t> unique(std::max(runs, 0));
+      if (c.n) CUDA_CHECK(cudaMemcpy(order.data(), g.sorted_values(), c.n * sizeof(int), cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(counts.data(), g.counts(), (c.n + 1) * sizeof(int), cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(offsets.data(), g.offsets(), (c.n + 1) * sizeof(int), cudaMemcpyDeviceToHost));
+      if (runs > 0)
+        CUDA_CHECK(cudaMemcpy(unique.data(), g.unique(), runs * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+      std::vector<int> want(c.n);
+      std::iota(want.begin(), want.end(), 0);
+      std::stable_sort(want.begin(), want.end(), [&](int a, int b) { return keys[a] < keys[b]; });
+      EXPECT_EQ(order, want) << "n = " << c.n;  // stable: equal keys keep their input order
+      std::vector<std::uint32_t> want_unique;
+      std::vector<int> want_counts;
+      for (int i = 0; i < c.n; ++i) {
+        if (i == 0 || keys[want[i]] != keys[want[i - 1]]) {
+          want_unique.push_back(keys[want[i]]);
+          want_counts.push_back(0);
+        }
+        ++want_counts.back();
+      }
+      ASSERT_EQ(runs, static_cast<int>(want_unique.size())) << "n = " << c.n;
+      EXPECT_EQ(unique, want_unique) << "n = " << c.n;
+      int at = 0;
+      for (int r = 0; r <= c.n; ++r) {
+        const int want_count = r < runs ? want_counts[r] : 0;
+        EXPECT_EQ(counts[r], want_count) << "n = " << c.n << ", run " << r;
+        if (r <= runs) EXPECT_EQ(offsets[r], at) << "n = " << c.n << ", run " << r;
+        at += want_count;
+      }
     }
-    ASSERT_EQ(runs, static_cast<int>(want_unique.size())) << "n = " << c.n;
-    EXPECT_EQ(unique, want_unique) << "n = " << c.n;
-    int at = 0;
-    for (int r = 0; r <= c.n; ++r) {
-      const int want_count = r < runs ? want_counts[r] : 0;
-      EXPECT_EQ(counts[r], want_count) << "n = " << c.n << ", run " << r;
-      if (r <= runs) EXPECT_EQ(offsets[r], at) << "n = " << c.n << ", run " << r;
-      at += want_count;
-    }
-  }
-  EXPECT_THROW(g.group(static_cast<int>(g.capacity()) + 1, nullptr), std::invalid_argument);
+    EXPECT_THROW(g.group(static_cast<int>(g.capacity()) + 1, nullptr), std::invalid_argument);
   }
 }
 
@@ -257,8 +258,8 @@ TEST(Requirements, AFutureArchitectureIsSkippedWithTheGpuNamed) {
   EXPECT_THROW(common::require(common::needs_sm(990, "x")), common::Unsupported);
   EXPECT_EQ(common::unmet(common::Needs{}), "");
   EXPECT_EQ(common::unmet(common::needs_sm(common::device_sm(), "this GPU's own")), "")
-      << "the build's code for this GPU must be compiled for it (CMAKE_CUDA_ARCHITECTURES=" << common::built_architectures()
-      << ")";
+      << "the build's code for this GPU must be compiled for it (CMAKE_CUDA_ARCHITECTURES="
+      << common::built_architectures() << ")";
 }
 
 TEST(Requirements, TheLoadedCodeIsReadFromTheKernel) {
@@ -266,7 +267,7 @@ TEST(Requirements, TheLoadedCodeIsReadFromTheKernel) {
   const common::CodeArch a = common::code_arch();
   const common::CodeArch k = common::code_arch(reinterpret_cast<const void*>(smem_hungry_kernel));
   EXPECT_GT(a.ptx, 0);
-  EXPECT_LE(a.ptx, common::device_sm());   // PTX of a newer architecture cannot run here
+  EXPECT_LE(a.ptx, common::device_sm());  // PTX of a newer architecture cannot run here
   EXPECT_LE(a.binary, common::device_sm());
   EXPECT_EQ(a.ptx, k.ptx);  // one CMAKE_CUDA_ARCHITECTURES for the whole project
 }
@@ -281,7 +282,9 @@ TEST(Requirements, SharedMemoryOverTheLimitIsASkipWithSizeAndLimit) {
     ADD_FAILURE() << "no Unsupported for " << optin + 16 << " B";
   } catch (const common::Unsupported& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find("hungry: needs " + std::to_string(optin + 16) + " B of shared memory per block"), std::string::npos) << what;
+    EXPECT_NE(what.find("hungry: needs " + std::to_string(optin + 16) + " B of shared memory per block"),
+              std::string::npos)
+        << what;
     EXPECT_NE(what.find("allows at most " + std::to_string(optin) + " B"), std::string::npos) << what;
   }
   // what fits is raised and launches

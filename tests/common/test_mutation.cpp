@@ -27,8 +27,9 @@ std::string floats(std::initializer_list<float> v) {
 
 // Valid seeds: ascii, binary and binary_compressed (one LZF literal run) PCDs with an intensity.
 std::vector<std::string> pcd_seeds() {
-  const std::string head = "VERSION 0.7\nFIELDS x y z intensity\nSIZE 4 4 4 4\nTYPE F F F F\nCOUNT 1 1 1 1\n"
-                           "WIDTH 2\nHEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS 2\n";
+  const std::string head =
+      "VERSION 0.7\nFIELDS x y z intensity\nSIZE 4 4 4 4\nTYPE F F F F\nCOUNT 1 1 1 1\n"
+      "WIDTH 2\nHEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS 2\n";
   std::vector<std::string> s;
   s.push_back(head + "DATA ascii\n1.5 2 3 10\n-4 5e-1 6 20\n");
   s.push_back(head + "DATA binary\n" + floats({1.5f, 2, 3, 10, -4, 0.5f, 6, 20}));
@@ -44,31 +45,34 @@ std::vector<std::string> pcd_seeds() {
 
 std::string mutate(std::string s, std::mt19937& rng) {
   static const char* numbers[] = {"0", "-1", "4294967296", "1099511627775", "99999999999999999999", "nan", "2", "1e9"};
-  static const char* lines[] = {"FIELDS x\n", "COUNT 3 1 1 1\n", "DATA binary\n", "POINTS 7\n", "SIZE 8 8 8 8\n",
-                                "TYPE U I F F\n", "WIDTH 0\n", "HEIGHT 9\n", "FIELDS x y z x\n", "\n"};
+  static const char* lines[] = {
+      "FIELDS x\n",     "COUNT 3 1 1 1\n", "DATA binary\n", "POINTS 7\n",       "SIZE 8 8 8 8\n",
+      "TYPE U I F F\n", "WIDTH 0\n",       "HEIGHT 9\n",    "FIELDS x y z x\n", "\n"};
   std::uniform_int_distribution<int> op(0, 7);
   const int rounds = 1 + static_cast<int>(rng() % 3);
   for (int r = 0; r < rounds && !s.empty(); ++r) {
     const std::size_t at = rng() % s.size();
     switch (op(rng)) {
-      case 0: s[at] = static_cast<char>(rng()); break;                                   // any byte
-      case 1: s[at] = "0123456789 \n.-e"[rng() % 15]; break;                            // a plausible one
-      case 2: s.resize(at); break;                                                       // truncated
-      case 3: s.insert(at, s.substr(rng() % s.size(), rng() % 16)); break;               // a slice again
-      case 4: s.insert(s.find('\n', at) == std::string::npos ? s.size() : s.find('\n', at) + 1, lines[rng() % 10]); break;
-      case 5: {                                                                          // a number swapped
+      case 0: s[at] = static_cast<char>(rng()); break;                      // any byte
+      case 1: s[at] = "0123456789 \n.-e"[rng() % 15]; break;                // a plausible one
+      case 2: s.resize(at); break;                                          // truncated
+      case 3: s.insert(at, s.substr(rng() % s.size(), rng() % 16)); break;  // a slice again
+      case 4:
+        s.insert(s.find('\n', at) == std::string::npos ? s.size() : s.find('\n', at) + 1, lines[rng() % 10]);
+        break;
+      case 5: {  // a number swapped
         const std::size_t d = s.find_first_of("0123456789", at);
         if (d == std::string::npos) break;
         const std::size_t e = s.find_first_not_of("0123456789", d);
         s.replace(d, (e == std::string::npos ? s.size() : e) - d, numbers[rng() % 8]);
         break;
       }
-      case 6: {                                                                          // the file ends
-        const std::size_t nl = s.find('\n', at);                                          // with a line
-        if (nl != std::string::npos) s.resize(nl);                                        // and no newline
+      case 6: {                                     // the file ends
+        const std::size_t nl = s.find('\n', at);    // with a line
+        if (nl != std::string::npos) s.resize(nl);  // and no newline
         break;
       }
-      default: s.erase(at, 1 + rng() % 8); break;                                        // bytes dropped
+      default: s.erase(at, 1 + rng() % 8); break;  // bytes dropped
     }
   }
   return s;
@@ -121,9 +125,12 @@ TEST(Mutation, KittiAndLabelReadersParseOrThrowTheirOwnError) {
 
 TEST(Mutation, CommandLinesParseOrThrowUsageError) {
   std::mt19937 rng(11);
-  static const char* tokens[] = {"--n", "2^70", "1<<63", "--reps", "-1", "0", "--csv", "", "--seed", "99999999999999999999",
-                                 "--version", ",", "=", "--", "--x=1", "--quick=1", "--sizes", "1,,2", "2^20-3", "abc",
-                                 "--cell", "1e999", "--steps", "3.5", "--input", "--list", "1e-3", "--cell=nan"};
+  static const char* tokens[] = {"--n",       "2^70",    "1<<63",     "--reps", "-1",
+                                 "0",         "--csv",   "",          "--seed", "99999999999999999999",
+                                 "--version", ",",       "=",         "--",     "--x=1",
+                                 "--quick=1", "--sizes", "1,,2",      "2^20-3", "abc",
+                                 "--cell",    "1e999",   "--steps",   "3.5",    "--input",
+                                 "--list",    "1e-3",    "--cell=nan"};
   const std::vector<common::ExtraFlag> extras = {{"cell", "cell", true, "0.5"}, {"steps", "steps", true, "10"}};
   for (int k = 0; k < 3000; ++k) {
     std::vector<std::string> args = {"prog"};

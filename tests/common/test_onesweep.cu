@@ -33,8 +33,10 @@ std::vector<Key> random_keys(std::int64_t n, std::uint64_t seed, int distinct_bi
 template <typename Key>
 std::uint64_t sort_bits(Key k, int begin, int end) {
   std::uint64_t u;
-  if constexpr (std::is_same<Key, int>::value) u = static_cast<std::uint32_t>(k) ^ 0x80000000u;
-  else u = static_cast<std::uint64_t>(k);
+  if constexpr (std::is_same<Key, int>::value)
+    u = static_cast<std::uint32_t>(k) ^ 0x80000000u;
+  else
+    u = static_cast<std::uint64_t>(k);
   u >>= begin;
   const int width = end - begin;
   return width >= 64 ? u : u & ((std::uint64_t{1} << width) - 1);
@@ -57,8 +59,8 @@ void check_pairs(const std::vector<Key>& keys, int begin, int end, std::int64_t 
   CUDA_CHECK(cudaMemset(k_out.get(), 0xab, m * sizeof(Key)));
   CUDA_CHECK(cudaMemset(v_out.get(), 0xab, m * sizeof(int)));
   common::Scratch scratch;
-  common::Onesweep<Key, int, PairsPolicy>::sort(n, k_in.get(), k_out.get(), v_in.get(), v_out.get(), begin, end, scratch,
-                                                nullptr, narrow_below);
+  common::Onesweep<Key, int, PairsPolicy>::sort(n, k_in.get(), k_out.get(), v_in.get(), v_out.get(), begin, end,
+                                                scratch, nullptr, narrow_below);
   std::vector<Key> got_k(m);
   std::vector<int> got_v(m);
   CUDA_CHECK(cudaMemcpy(got_k.data(), k_out.get(), n * sizeof(Key), cudaMemcpyDeviceToHost));
@@ -69,8 +71,8 @@ void check_pairs(const std::vector<Key>& keys, int begin, int end, std::int64_t 
   }
   // keys only: the same order of keys
   CUDA_CHECK(cudaMemset(k_out.get(), 0xab, m * sizeof(Key)));
-  common::Onesweep<Key, void, KeysPolicy>::sort(n, k_in.get(), k_out.get(), nullptr, nullptr, begin, end, scratch, nullptr,
-                                                narrow_below);
+  common::Onesweep<Key, void, KeysPolicy>::sort(n, k_in.get(), k_out.get(), nullptr, nullptr, begin, end, scratch,
+                                                nullptr, narrow_below);
   CUDA_CHECK(cudaMemcpy(got_k.data(), k_out.get(), n * sizeof(Key), cudaMemcpyDeviceToHost));
   for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(got_k[i], keys[order[i]]) << "keys only, n " << n << " position " << i;
 }
@@ -100,7 +102,8 @@ COURSE_TEST(Onesweep, EveryRankingAndTileShapeSortsTheSame) {
   using B = Policy<512, 15, 2, Rank::ballot, true>;
   using C = Policy<384, 12, 3, Rank::atomic_or, true>;
   using D = Policy<256, 10, 2, Rank::match_any>;
-  for (std::int64_t n : {std::int64_t{1}, std::int64_t{3071}, std::int64_t{4096}, std::int64_t{7681}, std::int64_t{100003}}) {
+  for (std::int64_t n :
+       {std::int64_t{1}, std::int64_t{3071}, std::int64_t{4096}, std::int64_t{7681}, std::int64_t{100003}}) {
     check_pairs<unsigned, A, B>(random_keys<unsigned>(n, 29 + n, 64), 0, 32);
     check_pairs<unsigned, C, D>(random_keys<unsigned>(n, 31 + n, 7), 0, 32);
     check_pairs<std::uint64_t, D, A>(random_keys<std::uint64_t>(n, 37 + n, 64), 5, 60);
@@ -143,8 +146,12 @@ TEST(Onesweep, BadArgumentsThrowClearErrors) {
   REQUIRE_GPU();
   common::DeviceBuffer<int> a(8), b(8);
   common::Scratch s;
-  EXPECT_THROW(common::Onesweep<int>::sort(-1, a.get(), b.get(), nullptr, nullptr, 0, 32, s, nullptr), std::invalid_argument);
-  EXPECT_THROW(common::Onesweep<int>::sort(8, a.get(), b.get(), nullptr, nullptr, 0, 33, s, nullptr), std::invalid_argument);
-  EXPECT_THROW(common::Onesweep<int>::sort(8, a.get(), b.get(), nullptr, nullptr, 9, 8, s, nullptr), std::invalid_argument);
-  EXPECT_THROW(common::Onesweep<int>::sort(8, a.get(), a.get(), nullptr, nullptr, 0, 32, s, nullptr), std::invalid_argument);
+  EXPECT_THROW(common::Onesweep<int>::sort(-1, a.get(), b.get(), nullptr, nullptr, 0, 32, s, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(common::Onesweep<int>::sort(8, a.get(), b.get(), nullptr, nullptr, 0, 33, s, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(common::Onesweep<int>::sort(8, a.get(), b.get(), nullptr, nullptr, 9, 8, s, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(common::Onesweep<int>::sort(8, a.get(), a.get(), nullptr, nullptr, 0, 32, s, nullptr),
+               std::invalid_argument);
 }

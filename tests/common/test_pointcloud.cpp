@@ -45,7 +45,8 @@ TEST(PointCloudReal, KittiBinAndLabels) {
   EXPECT_EQ(pc.intensity.size(), pc.size());
   const auto labels = common::read_semantickitti_labels(data("semantickitti_04_000056/000056.label"), pc.size());
   EXPECT_EQ(labels.size(), 125822u);
-  EXPECT_THROW(common::read_semantickitti_labels(data("semantickitti_04_000056/000056.label"), 125821), common::PointCloudError);
+  EXPECT_THROW(common::read_semantickitti_labels(data("semantickitti_04_000056/000056.label"), 125821),
+               common::PointCloudError);
 }
 
 TEST(PointCloudReal, PcdAsciiBinaryAndCompressedAgree) {
@@ -78,23 +79,30 @@ TEST(PointCloudReal, OrganizedOusterScanDropsNoReturns) {
 }
 
 TEST(PointCloudMalformed, RejectedWithFileAndReason) {
-  EXPECT_NE(error_of(write_file("bad.bin", std::string(20, '\0'))).find("not a whole number of 16-byte points"), std::string::npos);
+  EXPECT_NE(error_of(write_file("bad.bin", std::string(20, '\0'))).find("not a whole number of 16-byte points"),
+            std::string::npos);
   EXPECT_NE(error_of(write_file("empty.bin", "")).find("empty file"), std::string::npos);
   EXPECT_NE(error_of(write_file("nohdr.pcd", "hello world\n")).find("unknown header line"), std::string::npos);
-  EXPECT_NE(error_of(write_file("nodata.pcd", std::string(kHeader3) + "WIDTH 2\nHEIGHT 1\nPOINTS 2\n")).find("before its DATA"),
+  EXPECT_NE(error_of(write_file("nodata.pcd", std::string(kHeader3) + "WIDTH 2\nHEIGHT 1\nPOINTS 2\n"))
+                .find("before its DATA"),
             std::string::npos);
-  EXPECT_NE(error_of(write_file("trunc.pcd", std::string(kHeader3) + "WIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA binary\n" + std::string(12, '\0')))
+  EXPECT_NE(error_of(write_file("trunc.pcd", std::string(kHeader3) + "WIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA binary\n" +
+                                                 std::string(12, '\0')))
                 .find("truncated"),
             std::string::npos);
-  EXPECT_NE(error_of(write_file("count.pcd", std::string(kHeader3) + "WIDTH 3\nHEIGHT 1\nPOINTS 2\nDATA ascii\n1 2 3\n4 5 6\n"))
+  EXPECT_NE(error_of(write_file("count.pcd",
+                                std::string(kHeader3) + "WIDTH 3\nHEIGHT 1\nPOINTS 2\nDATA ascii\n1 2 3\n4 5 6\n"))
                 .find("WIDTH x HEIGHT"),
             std::string::npos);
-  EXPECT_NE(error_of(write_file("short.pcd", std::string(kHeader3) + "WIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA ascii\n1 2 3\n4 5\n"))
-                .find("has 2 values"),
+  EXPECT_NE(
+      error_of(write_file("short.pcd", std::string(kHeader3) + "WIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA ascii\n1 2 3\n4 5\n"))
+          .find("has 2 values"),
+      std::string::npos);
+  EXPECT_NE(error_of(write_file("fmt.pcd", std::string(kHeader3) + "WIDTH 1\nHEIGHT 1\nPOINTS 1\nDATA zip\n"))
+                .find("unknown DATA format"),
             std::string::npos);
-  EXPECT_NE(error_of(write_file("fmt.pcd", std::string(kHeader3) + "WIDTH 1\nHEIGHT 1\nPOINTS 1\nDATA zip\n")).find("unknown DATA format"),
-            std::string::npos);
-  EXPECT_NE(error_of(write_file("noxyz.pcd", "FIELDS a b\nSIZE 4 4\nTYPE F F\nWIDTH 1\nHEIGHT 1\nDATA ascii\n1 2\n")).find("no x, y, z"),
+  EXPECT_NE(error_of(write_file("noxyz.pcd", "FIELDS a b\nSIZE 4 4\nTYPE F F\nWIDTH 1\nHEIGHT 1\nDATA ascii\n1 2\n"))
+                .find("no x, y, z"),
             std::string::npos);
   EXPECT_NE(error_of(write_file("x.xyz", "1 2 3\n")).find("unknown point-cloud format"), std::string::npos);
   EXPECT_NE(error_of("/nonexistent/file.bin").find("cannot open"), std::string::npos);
@@ -113,8 +121,8 @@ TEST(Lzf, LiteralRunsAndOverlappingBackReferences) {
   const unsigned char in[] = {2, 'a', 'b', 'c', (4 << 5) | 0, 2, 0, 'X'};
   const auto out = common::lzf_decompress(in, sizeof in, 10, "t");
   EXPECT_EQ(std::string(out.begin(), out.end()), "abcabcabcX");
-  EXPECT_THROW(common::lzf_decompress(in, sizeof in, 9, "t"), common::PointCloudError);   // wrong size
-  const unsigned char bad[] = {(1 << 5), 5};                                                  // reference before start
+  EXPECT_THROW(common::lzf_decompress(in, sizeof in, 9, "t"), common::PointCloudError);  // wrong size
+  const unsigned char bad[] = {(1 << 5), 5};                                             // reference before start
   EXPECT_THROW(common::lzf_decompress(bad, sizeof bad, 3, "t"), common::PointCloudError);
 }
 
@@ -167,14 +175,17 @@ TEST(PointCloudHostile, PcdHeadersAndDataAreCheckedBeforeUse) {
   expect(write_file("wh.pcd", h + "WIDTH 4294967296\nHEIGHT 4294967296\nPOINTS 0\nDATA ascii\n"), "overflows");
   expect(write_file("w40.pcd", h + "WIDTH 1099511627776\nHEIGHT 1\nDATA ascii\n"), "2^40 or more");
   expect(write_file("neg.pcd", h + "WIDTH -5\nHEIGHT 1\nDATA ascii\n"), "not a non-negative integer");
-  expect(write_file("huge.pcd", h + "WIDTH 1099511627775\nHEIGHT 1\nDATA binary\n" + std::string(24, '\0')), "truncated");
+  expect(write_file("huge.pcd", h + "WIDTH 1099511627775\nHEIGHT 1\nDATA binary\n" + std::string(24, '\0')),
+         "truncated");
   expect(write_file("bigpts.pcd", h + "WIDTH 1000000\nHEIGHT 1000000\nDATA ascii\n1 2 3\n"), "cannot fit");
   // duplicate fields, unsupported types, multi-element coordinates
   expect(write_file("dup.pcd", "FIELDS x y z x\nSIZE 4 4 4 4\nTYPE F F F F\nWIDTH 1\nHEIGHT 1\nDATA ascii\n1 2 3 4\n"),
          "listed twice");
-  expect(write_file("itype.pcd", "FIELDS x y z intensity\nSIZE 4 4 4 2\nTYPE F F F F\nWIDTH 1\nHEIGHT 1\nDATA ascii\n1 2 3 4\n"),
+  expect(write_file("itype.pcd",
+                    "FIELDS x y z intensity\nSIZE 4 4 4 2\nTYPE F F F F\nWIDTH 1\nHEIGHT 1\nDATA ascii\n1 2 3 4\n"),
          "TYPE F SIZE 2");
-  expect(write_file("xcount.pcd", "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nCOUNT 2 1 1\nWIDTH 1\nHEIGHT 1\nDATA ascii\n1 2 3 4\n"),
+  expect(write_file("xcount.pcd",
+                    "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nCOUNT 2 1 1\nWIDTH 1\nHEIGHT 1\nDATA ascii\n1 2 3 4\n"),
          "COUNT 2");
   // trailing data after the last point
   expect(write_file("tail_ascii.pcd", h + "WIDTH 1\nHEIGHT 1\nPOINTS 1\nDATA ascii\n1 2 3\n4 5 6\n"), "trailing data");
@@ -187,7 +198,8 @@ TEST(PointCloudHostile, PcdHeadersAndDataAreCheckedBeforeUse) {
   comp += std::string("\x01\x00\x00", 2);
   expect(write_file("bomb.pcd", comp), "is not LZF");
   // and what stays accepted: a trailing newline, a last line without one, 8-byte integer fields
-  const auto ok = common::read_pcd(write_file("ok.pcd", "FIELDS x y z t\nSIZE 4 4 4 8\nTYPE F F F U\nWIDTH 1\nHEIGHT 1\nDATA ascii\n1 2 3 7\n\n"));
+  const auto ok = common::read_pcd(
+      write_file("ok.pcd", "FIELDS x y z t\nSIZE 4 4 4 8\nTYPE F F F U\nWIDTH 1\nHEIGHT 1\nDATA ascii\n1 2 3 7\n\n"));
   EXPECT_EQ(ok.size(), 1u);
   const auto last = common::read_pcd(write_file("last.pcd", h + "WIDTH 1\nHEIGHT 1\nPOINTS 1\nDATA ascii\n1 2 3"));
   EXPECT_EQ(last.size(), 1u);

@@ -39,9 +39,9 @@ TEST(Results, ColumnsAreTheDesignedOnes) {
   EXPECT_EQ(c.front(), "subproject");
   EXPECT_EQ(c[1], "kind");
   EXPECT_EQ(c.back(), "git_sha");
-  for (const char* name : {"version", "role", "params", "median_ms", "samples", "metric", "metric_unit", "pct_of_ceiling",
-                           "ceiling", "speedup_vs_cpu", "speedup_vs_prev", "speedup_vs_library", "predicted_ms", "metrics",
-                           "status", "detail", "device"})
+  for (const char* name : {"version", "role", "params", "median_ms", "samples", "metric", "metric_unit",
+                           "pct_of_ceiling", "ceiling", "speedup_vs_cpu", "speedup_vs_prev", "speedup_vs_library",
+                           "predicted_ms", "metrics", "status", "detail", "device"})
     EXPECT_NE(std::find(c.begin(), c.end(), name), c.end()) << name;
 }
 
@@ -153,8 +153,8 @@ TEST(Results, RatiosComeFromRolesAndTheLadder) {
     r.stats = common::summarize({ms});
     return r;
   };
-  std::vector<common::ResultRow> rows = {row("cpu", "reference", 100), row("v1", "version", 50), row("lib", "library", 20),
-                                         row("v2", "version", 10), row("v3", "version", 25)};
+  std::vector<common::ResultRow> rows = {row("cpu", "reference", 100), row("v1", "version", 50),
+                                         row("lib", "library", 20), row("v2", "version", 10), row("v3", "version", 25)};
   common::ResultRow untimed = row("v4", "version", 1);
   untimed.stats = {};
   rows.push_back(untimed);
@@ -166,17 +166,17 @@ TEST(Results, RatiosComeFromRolesAndTheLadder) {
   EXPECT_DOUBLE_EQ(rows[1].speedup_vs_prev, 2);
   EXPECT_DOUBLE_EQ(rows[2].speedup_vs_cpu, 5);
   EXPECT_TRUE(std::isnan(rows[2].speedup_vs_prev));  // the library is not a step
-  EXPECT_DOUBLE_EQ(rows[3].speedup_vs_prev, 5);       // v1 -> v2, the library skipped
+  EXPECT_DOUBLE_EQ(rows[3].speedup_vs_prev, 5);      // v1 -> v2, the library skipped
   EXPECT_DOUBLE_EQ(rows[3].speedup_vs_library, 2);
-  EXPECT_DOUBLE_EQ(rows[4].speedup_vs_prev, 2);       // builds on v1
-  EXPECT_TRUE(std::isnan(rows[5].speedup_vs_cpu));    // untimed rows are left alone
+  EXPECT_DOUBLE_EQ(rows[4].speedup_vs_prev, 2);     // builds on v1
+  EXPECT_TRUE(std::isnan(rows[5].speedup_vs_cpu));  // untimed rows are left alone
 }
 
 // The four states have one CSV word each and read back; the console text keeps the detail; a row
 // nobody judged is not a pass.
 TEST(Results, StatusWordsRoundTripAndAnUnjudgedRowIsNotAPass) {
-  for (common::Status st : {common::Status::pass, common::Status::fail, common::Status::skipped,
-                            common::Status::not_implemented})
+  for (common::Status st :
+       {common::Status::pass, common::Status::fail, common::Status::skipped, common::Status::not_implemented})
     EXPECT_EQ(common::parse_status(common::status_name(st)), st);
   EXPECT_THROW(common::parse_status("PASS"), std::invalid_argument);
   EXPECT_THROW(common::parse_status(""), std::invalid_argument);

@@ -13,7 +13,7 @@ TEST(Roofline, ReferenceTableHasTheCourseGpus) {
 
 TEST(Roofline, MemoryBoundPrediction) {
   const common::GpuSpec g{"x", 1000.0, 1000.0, 2.0, false};  // 1 TFLOP/s, 1 TB/s, 2 us
-  const auto p = common::predict({1e6, 1e9, 1}, g);         // 1 us of math, 1 ms of bytes
+  const auto p = common::predict({1e6, 1e9, 1}, g);          // 1 us of math, 1 ms of bytes
   EXPECT_NEAR(p.memory_ms, 1.0, 1e-12);
   EXPECT_NEAR(p.compute_ms, 1e-3, 1e-12);
   EXPECT_NEAR(p.total_ms, 1.002, 1e-12);

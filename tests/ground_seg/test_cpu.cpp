@@ -29,8 +29,7 @@ common::PointCloud cloud(const std::vector<std::array<float, 3>>& pts) {
 // n points within 0.1 m of (cx, cy), which must be a cell centre: -50 + (i + 0.5) * 0.3
 template <typename F>
 void add_cell(std::vector<std::array<float, 3>>& pts, float cx, float cy, int n, F zf) {
-  for (int k = 0; k < n; ++k)
-    pts.push_back({cx + 0.1f * std::sin(k * 1.3f), cy + 0.1f * std::cos(k * 0.7f), zf(k)});
+  for (int k = 0; k < n; ++k) pts.push_back({cx + 0.1f * std::sin(k * 1.3f), cy + 0.1f * std::cos(k * 0.7f), zf(k)});
 }
 
 Result run(const std::vector<std::array<float, 3>>& pts, bool improved = false, Params p = {}) {
@@ -93,9 +92,9 @@ COURSE_TEST(GroundSegCpu, CarRoofFoolsTheVarianceRuleButNotTheImprovedOne) {
     roof_improved += roof && improved.is_ground[i];
     road_lost += !roof && var_rule.is_ground[i] && !improved.is_ground[i];
   }
-  EXPECT_GT(roof_variance, 100u);   // the known failure
-  EXPECT_EQ(roof_improved, 0u);  // fixed
-  EXPECT_EQ(road_lost, 0u);      // without losing road
+  EXPECT_GT(roof_variance, 100u);  // the known failure
+  EXPECT_EQ(roof_improved, 0u);    // fixed
+  EXPECT_EQ(road_lost, 0u);        // without losing road
 }
 
 COURSE_TEST(GroundSegCpu, EmptyCloudAllOutsideAndOnePoint) {
@@ -185,7 +184,8 @@ COURSE_TEST(GroundSegScore, PatchworkConvention) {
 
 COURSE_TEST(GroundSegReal, VarianceRuleReproducesTheCrossCheckOn04_000056) {
   const std::string base = common::data_dir() + "/semantickitti_04_000056/000056";
-  if (!common::file_exists(base + ".bin")) GTEST_SKIP() << "real data not found: " << base << ".bin (set COURSE_DATA_DIR)";
+  if (!common::file_exists(base + ".bin"))
+    GTEST_SKIP() << "real data not found: " << base << ".bin (set COURSE_DATA_DIR)";
   const auto pc = common::read_kitti_bin(base + ".bin");
   const auto labels = common::read_semantickitti_labels(base + ".label", pc.size());
   Params p;  // variance 0.01, height 0.2, point threshold 3
@@ -208,7 +208,7 @@ COURSE_TEST(GroundSegSim, ImprovedRuleRemovesRaisedFlatSurfacesWithoutLosingReca
     const auto var_rule = score(scan.cloud, segment_cpu(scan.cloud, p).is_ground, scan.labels);
     p.improved = true;
     const auto improved = score(scan.cloud, segment_cpu(scan.cloud, p).is_ground, scan.labels);
-    EXPECT_GT(var_rule.fp, 50u) << s;            // car roofs and one-beam wall cells are there to fail on
+    EXPECT_GT(var_rule.fp, 50u) << s;  // car roofs and one-beam wall cells are there to fail on
     EXPECT_LT(improved.fp, var_rule.fp / 4) << s;
     EXPECT_GE(improved.recall(), var_rule.recall() - 1e-9) << s;
   }

@@ -54,8 +54,8 @@ COURSE_TEST(GpuForces, MultiBodyShapesOnEqualAndUnequalMasses) {
     for (const std::string masses : {"equal", "unequal", "equal or zero"}) {
       Bodies b = make_plummer(n, 900 + n);
       for (std::size_t j = 0; j < n; ++j) {
-        if (masses == "unequal") b.m[j] *= 0.5f + float(j % 7) / 6.f;      // 0.5x .. 1.5x
-        if (masses == "equal or zero" && j % 5 == 3) b.m[j] = 0.f;  // massless, as multi-GPU padding
+        if (masses == "unequal") b.m[j] *= 0.5f + float(j % 7) / 6.f;  // 0.5x .. 1.5x
+        if (masses == "equal or zero" && j % 5 == 3) b.m[j] = 0.f;     // massless, as multi-GPU padding
       }
       const std::string what = " n=" + std::to_string(n) + " " + masses + " masses";
       for (const auto& k : multi_body_variants()) {

@@ -45,7 +45,8 @@ TEST(SnapshotCsv, RejectsMalformedFilesWithFileLineAndReason) {
             std::string::npos);
   // ids are whole non-negative integers: nothing is cast silently
   for (const char* id : {"nan", "1.7", "1e3", "-4", "", "99999999999999999999"})
-    EXPECT_NE(error_of(std::string("x,y,z,vx,vy,vz,m,id\n1,2,3,4,5,6,7,") + id + "\n").find("snap.csv:2: id is not a non-negative integer"),
+    EXPECT_NE(error_of(std::string("x,y,z,vx,vy,vz,m,id\n1,2,3,4,5,6,7,") + id + "\n")
+                  .find("snap.csv:2: id is not a non-negative integer"),
               std::string::npos)
         << id;
 }

@@ -64,13 +64,15 @@ TEST(CpuForces, ZeroSofteningIsRejected) {
 TEST(CpuIntegrators, TenStepEnergyDriftWithinBounds) {
   for (Integrator i : {Integrator::ExplicitEuler, Integrator::SymplecticEuler, Integrator::Leapfrog}) {
     Bodies b = drift_test_system();
-    const double drift = run_and_measure_drift(b, i, [](Bodies& s, const Params& p) { cpu_simulate(s, p, cpu_accelerations); });
+    const double drift =
+        run_and_measure_drift(b, i, [](Bodies& s, const Params& p) { cpu_simulate(s, p, cpu_accelerations); });
     EXPECT_LE(drift, drift_bound(i)) << integrator_name(i);
   }
 }
 
 TEST(CpuIntegrators, TwoBodyCircularOrbitHasTheAnalyticPeriod) {
-  const double period = measure_two_body_period([](Bodies& s, const Params& p) { cpu_simulate(s, p, cpu_accelerations); });
+  const double period =
+      measure_two_body_period([](Bodies& s, const Params& p) { cpu_simulate(s, p, cpu_accelerations); });
   EXPECT_NEAR(period, 2 * M_PI, 2 * M_PI * 1e-4);
 }
 

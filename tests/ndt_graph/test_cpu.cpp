@@ -88,10 +88,11 @@ TEST_P(PclReference, DeviceSolverOptionsLandOnTheReference) {
   // same path.
   EXPECT_EQ(compare_to_reference(b, ref, 2.0, 0.1, 3), "") << "parallel line search";
   EXPECT_EQ(b.evaluations, b.iterations + 1) << "the parallel line search takes one pass per iteration";
-  std::printf("  %s: reference %d iterations / %d evaluations; fast-solve %d / %d (%d SVD fallbacks); "
-              "parallel line search %d / %d\n",
-              c.name, ref.iterations, ref.evaluations, a.iterations, a.evaluations, a.solve_fallbacks, b.iterations,
-              b.evaluations);
+  std::printf(
+      "  %s: reference %d iterations / %d evaluations; fast-solve %d / %d (%d SVD fallbacks); "
+      "parallel line search %d / %d\n",
+      c.name, ref.iterations, ref.evaluations, a.iterations, a.evaluations, a.solve_fallbacks, b.iterations,
+      b.evaluations);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, PclReference, ::testing::ValuesIn(reference_pairs()),
@@ -113,11 +114,13 @@ TEST(PclReferenceTrace, RoomTutorialFollowsPclIterationByIteration) {
   }
   ASSERT_EQ(rows.size(), 19u);
   const auto target = common::read_point_cloud(data("pcl_room_scan/room_scan1.pcd"));
-  const auto source = approximate_voxel_grid_filter(common::read_point_cloud(data("pcl_room_scan/room_scan2.pcd")), 0.2f);
+  const auto source =
+      approximate_voxel_grid_filter(common::read_point_cloud(data("pcl_room_scan/room_scan2.pcd")), 0.2f);
   const AlignResult r = align_cpu(build_voxel_map(target, 1.0f), source, NdtParams{}, reference_pairs()[0].guess);
   ASSERT_EQ(r.trace.size(), rows.size());
   for (std::size_t k = 0; k < rows.size(); ++k) {
-    for (int q = 0; q < 6; ++q) EXPECT_NEAR(r.trace[k].pose[q], rows[k][1 + q], 2e-6) << "iteration " << k << " pose " << q;
+    for (int q = 0; q < 6; ++q)
+      EXPECT_NEAR(r.trace[k].pose[q], rows[k][1 + q], 2e-6) << "iteration " << k << " pose " << q;
     EXPECT_NEAR(r.trace[k].score, rows[k][7], 1e-3) << "iteration " << k;
   }
 }
@@ -216,7 +219,7 @@ TEST(Derivatives, GradientAndHessianMatchFiniteDifferences) {
   const double x[3] = {2.3, -1.1, 0.7}, mean[3] = {2.9, -0.4, 0.95};
   const double ic[6] = {2.0, 0.3, -0.2, 1.5, 0.1, 4.0};
   const GaussConstants g = gauss_constants(1.0, 0.55);
-  auto eval = [&](const double (&p)[6], double* sums) {
+  auto eval = [&](const double(&p)[6], double* sums) {
     std::fill(sums, sums + kSums, 0.0);
     AngleDerivatives ad;
     angle_derivatives(p, ad);
@@ -244,7 +247,8 @@ TEST(Derivatives, GradientAndHessianMatchFiniteDifferences) {
     EXPECT_NEAR(s0[kGradient + i], (sp[0] - sm[0]) / (2 * h), 1e-6) << "gradient " << i;
     for (int j = 0; j < 6; ++j) {
       const int a = std::min(i, j), b = std::max(i, j);
-      EXPECT_NEAR(s0[hess_index(a, b)], (sp[kGradient + j] - sm[kGradient + j]) / (2 * h), 1e-5) << "hessian " << i << "," << j;
+      EXPECT_NEAR(s0[hess_index(a, b)], (sp[kGradient + j] - sm[kGradient + j]) / (2 * h), 1e-5)
+          << "hessian " << i << "," << j;
     }
   }
 }
@@ -402,7 +406,8 @@ TEST(PclLibrary, PclsOwnNdtAgreesWithTheReference) {
   ASSERT_TRUE(pcl_available());
   int ran = 0;
   for (const ReferencePair& c : reference_pairs()) {
-    if (std::string(c.name) == "koide_unfiltered" || std::string(c.name) == "kitti00_0_1_vg02") continue;  // 1-4 s each in PCL
+    if (std::string(c.name) == "koide_unfiltered" || std::string(c.name) == "kitti00_0_1_vg02")
+      continue;  // 1-4 s each in PCL
     if (!common::file_exists(data(c.target)) || !common::file_exists(data(c.source))) continue;
     const auto target = load_target(c);
     const auto source = load_source(c);

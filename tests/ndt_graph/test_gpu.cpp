@@ -85,8 +85,8 @@ class NdtGpuVersion : public ::testing::TestWithParam<std::string> {
   }
 };
 
-#define REQUIRE_SELECTED_VERSION_RUNNABLE()                                                                  \
-  REQUIRE_VERSION_RUNNABLE(v().name, v().needs);                                                             \
+#define REQUIRE_SELECTED_VERSION_RUNNABLE()      \
+  REQUIRE_VERSION_RUNNABLE(v().name, v().needs); \
   if (!version_selected(v().name)) GTEST_SKIP() << v().name << " is not in NDT_TEST_VERSIONS"
 
 TEST_P(NdtGpuVersion, MatchesTheReferenceOnASimulatedPair) {

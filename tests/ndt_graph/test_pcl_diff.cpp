@@ -45,8 +45,10 @@ PclAlignment pcl_path_of(const std::vector<std::array<double, 6>>& poses) {
 }  // namespace
 
 TEST(PclDifferential, FirstDivergenceNamesTheIterationAndTellsRoundingFromAFault) {
-  const std::vector<std::array<double, 6>> path = {
-      {0, 0, 0, 0, 0, 0}, {0.1, 0.02, 0, 0.001, 0, 0.01}, {0.2, 0.03, 0.01, 0.002, 0.001, 0.02}, {0.25, 0.03, 0.01, 0.002, 0.001, 0.025}};
+  const std::vector<std::array<double, 6>> path = {{0, 0, 0, 0, 0, 0},
+                                                   {0.1, 0.02, 0, 0.001, 0, 0.01},
+                                                   {0.2, 0.03, 0.01, 0.002, 0.001, 0.02},
+                                                   {0.25, 0.03, 0.01, 0.002, 0.001, 0.025}};
   const AlignResult ours = path_of(path);
   Divergence d = first_divergence(ours, pcl_path_of(path));
   EXPECT_EQ(d.iteration, 4) << d.text;  // the same transforms throughout
@@ -99,9 +101,10 @@ TEST(PclDifferential, RecordingsRoundTripAndBadOnesAreNamedByLine) {
     std::getline(f, text);  // the header
     std::getline(f, text);
   }
-  for (const auto& [bad, why] : std::vector<std::pair<std::string, std::string>>{
-           {"CASE a b", ":2: not a recording line"}, {text.substr(0, text.size() - 4), ":2: the trace is cut short"},
-           {text + " 7", ":2: unexpected '7'"}}) {
+  for (const auto& [bad, why] :
+       std::vector<std::pair<std::string, std::string>>{{"CASE a b", ":2: not a recording line"},
+                                                        {text.substr(0, text.size() - 4), ":2: the trace is cut short"},
+                                                        {text + " 7", ":2: unexpected '7'"}}) {
     {
       std::ofstream f(path);
       f << "# header\n" << bad << "\n";
@@ -143,7 +146,8 @@ TEST(PclDifferential, FiltersAndMapsAreBitForBitPclsOnASimulatedScan) {
   }
   for (float res : {0.5f, 1.0f, 2.0f}) {
     const MapDiff m = compare_map(scan, res);
-    EXPECT_TRUE(m.same()) << "resolution " << res << ": " << m.first << " (inverse covariances within " << m.max_icov_rel << ")";
+    EXPECT_TRUE(m.same()) << "resolution " << res << ": " << m.first << " (inverse covariances within "
+                          << m.max_icov_rel << ")";
   }
 }
 
@@ -154,9 +158,11 @@ TEST(PclDifferential, SeededRandomCasesAgreeWithPclOrSeparateOnlyByRounding) {
   o.cases = 6;
   o.seed = 20261124;
   const Report r = run(o);
-  if (r.rows.empty()) GTEST_SKIP() << "no data: the pairs are not in " << common::data_dir() << " (set COURSE_DATA_DIR)";
+  if (r.rows.empty())
+    GTEST_SKIP() << "no data: the pairs are not in " << common::data_dir() << " (set COURSE_DATA_DIR)";
   EXPECT_TRUE(r.filters_and_maps_agree) << (r.filter_lines.empty() ? "" : r.filter_lines.front());
-  if (!voxel_grid_matches_pcl_bitwise()) GTEST_SKIP() << "no Boost spreadsort here: the VoxelGrid is not PCL's to the bit";
+  if (!voxel_grid_matches_pcl_bitwise())
+    GTEST_SKIP() << "no Boost spreadsort here: the VoxelGrid is not PCL's to the bit";
   int agree = 0;
   for (const Row& row : r.rows) {
     EXPECT_NE(row.verdict, Verdict::differs) << row.pair << " case " << row.case_index << ": " << row.detail;

@@ -13,8 +13,8 @@
 inline const std::vector<std::int64_t>& test_sizes() {
   static const std::vector<std::int64_t> all = [] {
     namespace t = StreamCompaction::Device::tiles;
-    std::vector<std::int64_t> v = {0, 1, 2, 3, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, (1 << 16) - 1, (1 << 16) + 1,
-                                   (1 << 20) + 7};
+    std::vector<std::int64_t> v = {
+        0, 1, 2, 3, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, (1 << 16) - 1, (1 << 16) + 1, (1 << 20) + 7};
     for (std::int64_t tile : {t::kSharedMem, t::kWarpShuffle, t::kLookback, t::kTma, t::kRadix})
       for (std::int64_t n : {tile - 1, tile, tile + 1, 2 * tile + 1}) v.push_back(n);
     std::sort(v.begin(), v.end());

@@ -27,9 +27,12 @@ std::vector<int> reference_for(sc::Op op, const std::vector<int>& in, std::int64
   const std::int64_t n = static_cast<std::int64_t>(in.size());
   std::vector<int> ref(std::max<std::int64_t>(n, 1));
   kept = 0;
-  if (op == sc::Op::Scan) sc::Host::scan(n, ref.data(), in.data());
-  else if (op == sc::Op::Compact) kept = sc::Host::compact_without_scan(n, ref.data(), in.data());
-  else sc::Host::reference_radix_sort(n, ref.data(), in.data());
+  if (op == sc::Op::Scan)
+    sc::Host::scan(n, ref.data(), in.data());
+  else if (op == sc::Op::Compact)
+    kept = sc::Host::compact_without_scan(n, ref.data(), in.data());
+  else
+    sc::Host::reference_radix_sort(n, ref.data(), in.data());
   return ref;
 }
 
@@ -96,8 +99,8 @@ TEST_P(GpuEveryVersion, MatchesTheCpuAtEverySize) {
   }
   COURSE_SKIP_NOTED();
 }
-INSTANTIATE_TEST_SUITE_P(Sc, GpuEveryVersion, ::testing::ValuesIn(gpu_versions([](const sc::Version&) { return true; })),
-                         param_name);
+INSTANTIATE_TEST_SUITE_P(Sc, GpuEveryVersion,
+                         ::testing::ValuesIn(gpu_versions([](const sc::Version&) { return true; })), param_name);
 
 using GpuBlockTunable = GpuVersion;
 TEST_P(GpuBlockTunable, WorksFrom16To1024Threads) {
@@ -109,7 +112,8 @@ TEST_P(GpuBlockTunable, WorksFrom16To1024Threads) {
     }
   COURSE_SKIP_NOTED();
 }
-INSTANTIATE_TEST_SUITE_P(Sc, GpuBlockTunable, ::testing::ValuesIn(gpu_versions([](const sc::Version& v) { return v.block_tunable; })),
+INSTANTIATE_TEST_SUITE_P(Sc, GpuBlockTunable,
+                         ::testing::ValuesIn(gpu_versions([](const sc::Version& v) { return v.block_tunable; })),
                          param_name);
 
 using GpuScanVersion = GpuVersion;
@@ -119,7 +123,8 @@ TEST_P(GpuScanVersion, SumsPastInt32WrapLikeTheCpu) {
   EXPECT_TRUE(run_and_check(v(), in).ok) << v().name;
   COURSE_SKIP_NOTED();
 }
-INSTANTIATE_TEST_SUITE_P(Sc, GpuScanVersion, ::testing::ValuesIn(gpu_versions([](const sc::Version& v) { return v.op == sc::Op::Scan; })),
+INSTANTIATE_TEST_SUITE_P(Sc, GpuScanVersion,
+                         ::testing::ValuesIn(gpu_versions([](const sc::Version& v) { return v.op == sc::Op::Scan; })),
                          param_name);
 
 using GpuCompactVersion = GpuVersion;
@@ -133,8 +138,10 @@ TEST_P(GpuCompactVersion, AllKeptNoneKeptAlternating) {
   EXPECT_TRUE(run_and_check(v(), alt).ok) << v().name << " alternating";
   COURSE_SKIP_NOTED();
 }
-INSTANTIATE_TEST_SUITE_P(Sc, GpuCompactVersion,
-                         ::testing::ValuesIn(gpu_versions([](const sc::Version& v) { return v.op == sc::Op::Compact; })), param_name);
+INSTANTIATE_TEST_SUITE_P(Sc, GpuCompactVersion, ::testing::ValuesIn(gpu_versions([](const sc::Version& v) {
+                           return v.op == sc::Op::Compact;
+                         })),
+                         param_name);
 
 using GpuSortVersion = GpuVersion;
 TEST_P(GpuSortVersion, NegativeEqualAndPresortedKeys) {
@@ -148,8 +155,9 @@ TEST_P(GpuSortVersion, NegativeEqualAndPresortedKeys) {
   for (const auto* in : {&neg, &same, &sorted, &extremes}) EXPECT_TRUE(run_and_check(v(), *in).ok) << v().name;
   COURSE_SKIP_NOTED();
 }
-INSTANTIATE_TEST_SUITE_P(Sc, GpuSortVersion,
-                         ::testing::ValuesIn(gpu_versions([](const sc::Version& v) { return v.op == sc::Op::Sort || v.op == sc::Op::SortPairs; })),
+INSTANTIATE_TEST_SUITE_P(Sc, GpuSortVersion, ::testing::ValuesIn(gpu_versions([](const sc::Version& v) {
+                           return v.op == sc::Op::Sort || v.op == sc::Op::SortPairs;
+                         })),
                          param_name);
 
 // The unsigned overload (ground_seg's cell offsets) is the same kernel on another type: values
@@ -159,7 +167,8 @@ COURSE_TEST(GpuScan, UnsignedLookbackScanMatchesTheHost) {
   const std::int64_t t = sc::Device::tiles::kLookback;
   for (std::int64_t n : {std::int64_t{1}, t - 1, t, t + 1, 3 * t + 17, std::int64_t{1} << 20}) {
     std::vector<unsigned> h(n);
-    for (std::int64_t i = 0; i < n; ++i) h[i] = (i % 7 == 0) ? 0x7fffffffu + static_cast<unsigned>(i) : static_cast<unsigned>(i % 1000);
+    for (std::int64_t i = 0; i < n; ++i)
+      h[i] = (i % 7 == 0) ? 0x7fffffffu + static_cast<unsigned>(i) : static_cast<unsigned>(i % 1000);
     common::DeviceBuffer<unsigned> d_in(n), d_out(n);
     CUDA_CHECK(cudaMemcpy(d_in.get(), h.data(), n * sizeof(unsigned), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(d_out.get(), 0xab, n * sizeof(unsigned)));

@@ -52,8 +52,8 @@ class L2Flusher {
 // taken until should_stop.
 BenchStats bench_loop(const std::function<double(bool recording)>& sample, const BenchOptions& o);
 
-BenchStats bench_gpu(const std::function<void(cudaStream_t)>& work, cudaStream_t stream,
-                     const BenchOptions& options, L2Flusher* flusher = nullptr);
+BenchStats bench_gpu(const std::function<void(cudaStream_t)>& work, cudaStream_t stream, const BenchOptions& options,
+                     L2Flusher* flusher = nullptr);
 BenchStats bench_cpu(const std::function<void()>& work, const BenchOptions& options);
 
 // Host wall clock since construction or the last restart().
@@ -61,7 +61,9 @@ class WallTimer {
  public:
   WallTimer() : t0_(std::chrono::steady_clock::now()) {}
   void restart() { t0_ = std::chrono::steady_clock::now(); }
-  double elapsed_ms() const { return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count(); }
+  double elapsed_ms() const {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+  }
 
  private:
   std::chrono::steady_clock::time_point t0_;

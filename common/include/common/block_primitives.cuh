@@ -30,15 +30,21 @@ __device__ __forceinline__ T warp_inclusive_scan(T v) {
 // Reduction operators for the reductions below (any associative, commutative operation works).
 struct Sum {
   template <typename T>
-  __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 struct Min {
   template <typename T>
-  __device__ __forceinline__ T operator()(T a, T b) const { return b < a ? b : a; }
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    return b < a ? b : a;
+  }
 };
 struct Max {
   template <typename T>
-  __device__ __forceinline__ T operator()(T a, T b) const { return a < b ? b : a; }
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    return a < b ? b : a;
+  }
 };
 
 // Butterfly reduction over aligned groups of WIDTH lanes (a power of two, at most 32): every lane

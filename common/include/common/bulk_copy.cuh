@@ -53,9 +53,10 @@ __device__ __forceinline__ void mbarrier_arrive(std::uint64_t* bar) {
 // Arrives and tells the barrier to also wait for `bytes` delivered by bulk copies.
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint64_t* bar, unsigned bytes) {
 #ifndef COURSE_BULK_COPY_UNAVAILABLE
-  asm volatile("{\n\t.reg .b64 st;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(smem_addr(bar)),
-               "r"(bytes)
-               : "memory");
+  asm volatile(
+      "{\n\t.reg .b64 st;\n\tmbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n\t}" ::"r"(smem_addr(bar)),
+      "r"(bytes)
+      : "memory");
 #else
   __trap();
 #endif

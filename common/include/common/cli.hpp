@@ -32,7 +32,7 @@ struct CliOptions {
   std::uint64_t seed = 20261121;
   std::string input;
   std::map<std::string, std::string> extra;  // every ExtraFlag, defaulted
-  std::vector<std::string> given;             // the ExtraFlags on the command line, in order
+  std::vector<std::string> given;            // the ExtraFlags on the command line, in order
 
   // A flag set on the command line: a common one ("n", "sweep", "cold", "input", "version",
   // "reps") or an ExtraFlag.
@@ -57,8 +57,8 @@ double parse_number(const std::string& text, const std::string& flag, double lo,
 std::vector<std::string> split(const std::string& text, char sep);
 CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraFlag>& extras = {});
 // `ignored`: common flags the program has no use for, left out of the text.
-std::string usage(const std::string& program, const std::string& summary,
-                  const std::vector<ExtraFlag>& extras = {}, const std::vector<std::string>& ignored = {});
+std::string usage(const std::string& program, const std::string& summary, const std::vector<ExtraFlag>& extras = {},
+                  const std::vector<std::string>& ignored = {});
 
 // The shape of every driver's main(): parse the command line, answer --help with the usage, run,
 // and turn a UsageError (from parsing or from the run) into the message + usage + exit 2 and any

@@ -52,8 +52,8 @@ CompareResult compare_close(const T* got, const double* ref, std::int64_t n, Tol
       if (r.first_bad < 0) {
         r.first_bad = i;
         std::ostringstream os;
-        os << "element " << i << ": got " << g << ", expected " << ref[i] << " (atol " << tol.atol
-           << ", rtol " << tol.rtol << ")";
+        os << "element " << i << ": got " << g << ", expected " << ref[i] << " (atol " << tol.atol << ", rtol "
+           << tol.rtol << ")";
         r.message = os.str();
       }
       ++r.bad_count;

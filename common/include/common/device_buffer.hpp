@@ -57,7 +57,9 @@ class Scratch {
     return buffer_.get();
   }
   template <typename T>
-  T* as(std::size_t count) { return static_cast<T*>(get(count * sizeof(T))); }
+  T* as(std::size_t count) {
+    return static_cast<T*>(get(count * sizeof(T)));
+  }
   std::size_t capacity() const { return buffer_.size(); }
 
  private:

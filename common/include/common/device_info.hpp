@@ -14,15 +14,15 @@ struct DeviceInfo {
   std::string name;
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
-  int sm_clock_khz = 0;       // cudaDevAttrClockRate
-  int mem_clock_khz = 0;      // cudaDevAttrMemoryClockRate (0 where the driver does not say)
+  int sm_clock_khz = 0;   // cudaDevAttrClockRate
+  int mem_clock_khz = 0;  // cudaDevAttrMemoryClockRate (0 where the driver does not say)
   int mem_bus_width_bits = 0;
   std::size_t global_mem_bytes = 0;
   std::size_t l2_bytes = 0;
   std::size_t smem_per_sm_bytes = 0;
   int fp32_lanes_per_sm = 0;
   double theoretical_fp32_gflops() const;  // lanes * SMs * clock * 2 (FMA)
-  double theoretical_mem_gbs() const;       // DDR: 2 * mem clock * bus width / 8
+  double theoretical_mem_gbs() const;      // DDR: 2 * mem clock * bus width / 8
 };
 
 // True when the CUDA runtime sees a device and this build has code for it. Never throws: no driver

@@ -13,24 +13,24 @@
 
 #include "common/exercise.hpp"
 
-#define COURSE_DEVICE_STUB_FILE(tag)                                                              \
-  namespace {                                                                                     \
-  namespace course_device_stub_##tag {                                                            \
-  __device__ int hit_line;                                                                        \
-  inline int take() {                                                                             \
-    int line = 0;                                                                                 \
-    if (cudaMemcpyFromSymbol(&line, hit_line, sizeof line) != cudaSuccess) {                      \
-      (void)cudaGetLastError();                                                                   \
-      return 0;                                                                                   \
-    }                                                                                             \
-    if (line != 0) {                                                                              \
-      const int zero = 0;                                                                         \
-      (void)cudaMemcpyToSymbol(hit_line, &zero, sizeof zero);                                     \
-    }                                                                                             \
-    return line;                                                                                  \
-  }                                                                                               \
-  [[maybe_unused]] const bool registered = ::common::register_device_stub(__FILE__, &take);       \
-  }                                                                                               \
+#define COURSE_DEVICE_STUB_FILE(tag)                                                          \
+  namespace {                                                                                 \
+  namespace course_device_stub_##tag {                                                        \
+    __device__ int hit_line;                                                                  \
+    inline int take() {                                                                       \
+      int line = 0;                                                                           \
+      if (cudaMemcpyFromSymbol(&line, hit_line, sizeof line) != cudaSuccess) {                \
+        (void)cudaGetLastError();                                                             \
+        return 0;                                                                             \
+      }                                                                                       \
+      if (line != 0) {                                                                        \
+        const int zero = 0;                                                                   \
+        (void)cudaMemcpyToSymbol(hit_line, &zero, sizeof zero);                               \
+      }                                                                                       \
+      return line;                                                                            \
+    }                                                                                         \
+    [[maybe_unused]] const bool registered = ::common::register_device_stub(__FILE__, &take); \
+  }                                                                                           \
   }
 
 #define COURSE_DEVICE_NOT_IMPLEMENTED(tag) (::course_device_stub_##tag::hit_line = __LINE__)

@@ -82,7 +82,8 @@ class GroupByKey {
   // Sorts the first n (key, value) pairs by the key's bits [0, end_bit) and finds the runs.
   void group(int n, cudaStream_t s, int end_bit = static_cast<int>(8 * sizeof(Key))) {
     if (n < 0 || static_cast<std::size_t>(n) > capacity_)
-      throw std::invalid_argument("GroupByKey: " + std::to_string(n) + " entries, capacity " + std::to_string(capacity_));
+      throw std::invalid_argument("GroupByKey: " + std::to_string(n) + " entries, capacity " +
+                                  std::to_string(capacity_));
     CUDA_CHECK(cudaMemsetAsync(counts_.get(), 0, (static_cast<std::size_t>(n) + 1) * sizeof(int), s));
     if (n == 0) {
       CUDA_CHECK(cudaMemsetAsync(offsets_.get(), 0, sizeof(int), s));
@@ -92,7 +93,8 @@ class GroupByKey {
     // one temporary allocation for the sort, the run-length encoding and the scan (sized first:
     // a grouping built per frame then allocates once, not once per step)
     std::size_t b1 = 0, b2 = 0, b3 = 0;
-    if (sort_ == GroupSort::onesweep) b1 = Onesweep<Key, Value>::scratch_bytes(n, 0, end_bit);
+    if (sort_ == GroupSort::onesweep)
+      b1 = Onesweep<Key, Value>::scratch_bytes(n, 0, end_bit);
     else
       CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, b1, keys_.get(), sorted_keys_.get(), values_.get(),
                                                  sorted_values_.get(), n, 0, end_bit, s));

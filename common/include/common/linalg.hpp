@@ -23,67 +23,71 @@ namespace la {
 // covariances, 6x6 Newton Hessians), and exact zeros stay zero.
 template <int N>
 COMMON_HD void sym_eigen(double (&a)[N][N], double (&w)[N], double (&v)[N][N]) {
-COMMON_UNROLL
-  for (int i = 0; i < N; ++i)
-COMMON_UNROLL
+  COMMON_UNROLL
+  for (int i = 0; i < N; ++i) {
+    COMMON_UNROLL
     for (int j = 0; j < N; ++j) v[i][j] = i == j ? 1.0 : 0.0;
+  }
   for (int sweep = 0; sweep < 64; ++sweep) {
     double off = 0, diag = 0;
-COMMON_UNROLL
+    COMMON_UNROLL
     for (int i = 0; i < N; ++i) {
       diag += a[i][i] * a[i][i];
-COMMON_UNROLL
+      COMMON_UNROLL
       for (int j = i + 1; j < N; ++j) off += a[i][j] * a[i][j];
     }
     if (off == 0 || off <= 1e-34 * diag) break;
     // Unrolled so every index is a compile-time constant: the matrices stay in registers when
     // this runs in one GPU thread instead of going through local memory.
-COMMON_UNROLL
-    for (int p = 0; p < N; ++p)
-COMMON_UNROLL
+    COMMON_UNROLL
+    for (int p = 0; p < N; ++p) {
+      COMMON_UNROLL
       for (int q = p + 1; q < N; ++q) {
         if (a[p][q] == 0) continue;
         const double theta = (a[q][q] - a[p][p]) / (2 * a[p][q]);
         const double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1));
         const double c = 1 / sqrt(t * t + 1), s = t * c;
-COMMON_UNROLL
+        COMMON_UNROLL
         for (int k = 0; k < N; ++k) {  // A <- A J
           const double akp = a[k][p], akq = a[k][q];
           a[k][p] = c * akp - s * akq;
           a[k][q] = s * akp + c * akq;
         }
-COMMON_UNROLL
+        COMMON_UNROLL
         for (int k = 0; k < N; ++k) {  // A <- J^T A
           const double apk = a[p][k], aqk = a[q][k];
           a[p][k] = c * apk - s * aqk;
           a[q][k] = s * apk + c * aqk;
         }
-COMMON_UNROLL
+        COMMON_UNROLL
         for (int k = 0; k < N; ++k) {
           const double vkp = v[k][p], vkq = v[k][q];
           v[k][p] = c * vkp - s * vkq;
           v[k][q] = s * vkp + c * vkq;
         }
       }
+    }
   }
   for (int i = 0; i < N; ++i) w[i] = a[i][i];
   // Ascending, columns of v following: a stable bubble sort with constant indices (registers on
   // the device), the same permutation an insertion sort gives.
-COMMON_UNROLL
-  for (int i = 0; i < N - 1; ++i)
-COMMON_UNROLL
-    for (int j = 0; j < N - 1 - i; ++j)
+  COMMON_UNROLL
+  for (int i = 0; i < N - 1; ++i) {
+    COMMON_UNROLL
+    for (int j = 0; j < N - 1 - i; ++j) {
       if (w[j] > w[j + 1]) {
         const double tw = w[j];
         w[j] = w[j + 1];
         w[j + 1] = tw;
-COMMON_UNROLL
+        COMMON_UNROLL
         for (int k = 0; k < N; ++k) {
           const double tv = v[k][j];
           v[k][j] = v[k][j + 1];
           v[k][j + 1] = tv;
         }
       }
+    }
+  }
 }
 
 // Minimum-norm least-squares solution of the symmetric system A x = b, as Eigen's
@@ -99,17 +103,17 @@ COMMON_HD int sym_solve_pinv(const double (&a_in)[N][N], const double (&b)[N], d
   for (int i = 0; i < N; ++i) wmax = fmax(wmax, fabs(w[i]));
   const double threshold = wmax * N * DBL_EPSILON;
   int rank = 0;
-COMMON_UNROLL
+  COMMON_UNROLL
   for (int i = 0; i < N; ++i) x[i] = 0;
-COMMON_UNROLL
+  COMMON_UNROLL
   for (int k = 0; k < N; ++k) {
     if (!(fabs(w[k]) > threshold)) continue;
     ++rank;
     double proj = 0;
-COMMON_UNROLL
+    COMMON_UNROLL
     for (int i = 0; i < N; ++i) proj += v[i][k] * b[i];
     proj /= w[k];
-COMMON_UNROLL
+    COMMON_UNROLL
     for (int i = 0; i < N; ++i) x[i] += proj * v[i][k];
   }
   return rank;
@@ -121,7 +125,8 @@ COMMON_UNROLL
 // unwritten, when a pivot falls below `min_pivot_ratio` x the largest |entry| of A: near-singular
 // systems are left to sym_solve_pinv, whose rank threshold this does not reproduce.
 template <int N>
-COMMON_HD bool solve_pivoted(const double (&a_in)[N][N], const double (&b_in)[N], double (&x)[N], double min_pivot_ratio) {
+COMMON_HD bool solve_pivoted(const double (&a_in)[N][N], const double (&b_in)[N], double (&x)[N],
+                             double min_pivot_ratio) {
   double a[N][N], b[N], inv_pivot[N], amax = 0;
   COMMON_UNROLL
   for (int i = 0; i < N; ++i) {

@@ -78,8 +78,10 @@ __device__ __forceinline__ unsigned ordered_bits(unsigned k) { return k; }
 __device__ __forceinline__ std::uint64_t ordered_bits(std::uint64_t k) { return k; }
 template <typename Key>
 __device__ __forceinline__ Key padding_key() {
-  if constexpr (std::is_same<Key, int>::value) return 0x7fffffff;
-  else return ~Key{0};
+  if constexpr (std::is_same<Key, int>::value)
+    return 0x7fffffff;
+  else
+    return ~Key{0};
 }
 
 template <typename Key>
@@ -95,14 +97,14 @@ __device__ __forceinline__ unsigned digit_of(Key k, int shift, unsigned mask) {
 // shifts in registers) took 603 M instructions and 1.11 ms and was dropped.
 constexpr int kHistogramThreads = 256;
 template <typename Key>
-__global__ void __launch_bounds__(kHistogramThreads) histogram_kernel(std::int64_t n, const Key* __restrict__ keys,
-                                                                      int begin_bit, int end_bit, int passes,
-                                                                      unsigned* __restrict__ hist) {
+__global__ void __launch_bounds__(kHistogramThreads)
+    histogram_kernel(std::int64_t n, const Key* __restrict__ keys, int begin_bit, int end_bit, int passes,
+                     unsigned* __restrict__ hist) {
   // two private copies (even / odd warps) halve the shared-atomic collisions of repeated keys
   __shared__ unsigned s_hist[2][8][kBins];
   for (int i = threadIdx.x; i < 2 * 8 * kBins; i += kHistogramThreads) (&s_hist[0][0][0])[i] = 0;
   __syncthreads();
-  unsigned (*mine)[kBins] = s_hist[common::warp_id() & 1];
+  unsigned(*mine)[kBins] = s_hist[common::warp_id() & 1];
   const std::int64_t stride = std::int64_t{gridDim.x} * kHistogramThreads;
   for (std::int64_t i = blockIdx.x * std::int64_t{kHistogramThreads} + threadIdx.x; i < n; i += stride) {
     const Key k = keys[i];
@@ -122,8 +124,8 @@ __global__ void __launch_bounds__(kHistogramThreads) histogram_kernel(std::int64
 // hist[p][d] -> first output position of digit d in pass p (one block, one pass after another).
 // A template only so that every file including this header may instantiate it (one definition).
 template <int kOneDefinition = 0>
-__global__ void __launch_bounds__(kBins) bin_offsets_kernel(int passes, const unsigned* __restrict__ hist,
-                                                            unsigned* __restrict__ offsets) {
+__global__ void __launch_bounds__(kBins)
+    bin_offsets_kernel(int passes, const unsigned* __restrict__ hist, unsigned* __restrict__ offsets) {
   __shared__ unsigned tmp[kBins / 32 + 1];
   for (int p = 0; p < passes; ++p) {
     unsigned total;
@@ -150,13 +152,14 @@ struct PassAgent {
       V values[P::kTile];               // then its values
     } stage;
     unsigned match[P::kRank == Rank::atomic_or ? P::kWarps : 1][kBins];  // atomic_or: lanes per digit
-    int counts[kBins];      // kEarly: the tile's count of digit d, before the ranking
-    int tile_start[kBins];  // where digit d's run starts in the tile
+    int counts[kBins];       // kEarly: the tile's count of digit d, before the ranking
+    int tile_start[kBins];   // where digit d's run starts in the tile
     unsigned global[kBins];  // output index of digit d's run minus its start in the tile (n < 2^32)
     int scan_tmp[P::kWarps + 1];
     unsigned tile;
   };
-  static_assert(sizeof(Shared) <= 48 * 1024, "the tile takes more than 48 KB of static shared memory: fewer threads or keys");
+  static_assert(sizeof(Shared) <= 48 * 1024,
+                "the tile takes more than 48 KB of static shared memory: fewer threads or keys");
 
   Shared& s;
   const std::int64_t n;
@@ -172,7 +175,9 @@ struct PassAgent {
   __device__ PassAgent(Shared& shared, std::int64_t n_, int shift_, unsigned mask_)
       : s(shared), n(n_), shift(shift_), mask(mask_) {}
 
-  __device__ int index(int k) const { return static_cast<int>(warp) * 32 * P::kItems + k * 32 + static_cast<int>(lane); }
+  __device__ int index(int k) const {
+    return static_cast<int>(warp) * 32 * P::kItems + k * 32 + static_cast<int>(lane);
+  }
 
   // Tiles are taken in the order blocks start (a counter, not blockIdx), so a tile only ever waits
   // for tiles that are already running.
@@ -447,8 +452,10 @@ struct Onesweep {
     }
     // n < 2^30 fits the 30-bit counts of 32-bit status words (half the look-back traffic); the
     // tests lower `narrow_status_below` to run the 64-bit words at small n
-    if (n < std::min(narrow_status_below, std::int64_t{1} << 30)) run<std::uint32_t>(n, keys_in, keys_out, values_in, values_out, begin_bit, end_bit, passes, scratch, stream);
-    else run<unsigned long long>(n, keys_in, keys_out, values_in, values_out, begin_bit, end_bit, passes, scratch, stream);
+    if (n < std::min(narrow_status_below, std::int64_t{1} << 30))
+      run<std::uint32_t>(n, keys_in, keys_out, values_in, values_out, begin_bit, end_bit, passes, scratch, stream);
+    else
+      run<unsigned long long>(n, keys_in, keys_out, values_in, values_out, begin_bit, end_bit, passes, scratch, stream);
   }
 
   // The temporary storage sort() takes for n keys on bits [begin_bit, end_bit), so that a caller
@@ -498,8 +505,8 @@ struct Onesweep {
     CUDA_CHECK(cudaMemsetAsync(b, 0, l.cleared, stream));
     constexpr int kHist = onesweep::kHistogramThreads;
     const std::int64_t hist_blocks = std::min<std::int64_t>((n + kHist - 1) / kHist, 4 * common::current_sm_count());
-    onesweep::histogram_kernel<Key><<<static_cast<unsigned>(hist_blocks), kHist, 0, stream>>>(
-        n, keys_in, begin_bit, end_bit, passes, hist);
+    onesweep::histogram_kernel<Key>
+        <<<static_cast<unsigned>(hist_blocks), kHist, 0, stream>>>(n, keys_in, begin_bit, end_bit, passes, hist);
     CUDA_CHECK_LAST();
     onesweep::bin_offsets_kernel<><<<1, onesweep::kBins, 0, stream>>>(passes, hist, offsets);
     CUDA_CHECK_LAST();
@@ -512,9 +519,10 @@ struct Onesweep {
       V* dst_v = to_out ? values_out : alt_values;
       const int shift = begin_bit + p * onesweep::kBits;
       const int bits = std::min(onesweep::kBits, end_bit - shift);
-      onesweep::pass_kernel<Key, PassValue, Policy, Word><<<static_cast<unsigned>(tiles), Policy::kThreads, 0, stream>>>(
-          n, src, dst, src_v, dst_v, shift, (1u << bits) - 1u, offsets + p * onesweep::kBins,
-          status + std::size_t(p) * tiles * onesweep::kBins, counters + p);
+      onesweep::pass_kernel<Key, PassValue, Policy, Word>
+          <<<static_cast<unsigned>(tiles), Policy::kThreads, 0, stream>>>(
+              n, src, dst, src_v, dst_v, shift, (1u << bits) - 1u, offsets + p * onesweep::kBins,
+              status + std::size_t(p) * tiles * onesweep::kBins, counters + p);
       CUDA_CHECK_LAST();
       src = dst;
       src_v = dst_v;

@@ -18,11 +18,11 @@ class PointCloudError : public std::runtime_error {
 };
 
 struct PointCloud {
-  std::vector<float> x, y, z, intensity;  // intensity empty when the file has none
-  std::size_t dropped_nonfinite = 0;       // points removed for NaN/inf coordinates
-  std::size_t dropped_no_return = 0;       // organized clouds: points exactly at the origin
-  std::size_t width = 0, height = 1;       // as stored (height > 1: organized)
-  std::vector<std::uint32_t> source_index; // index in the file of each kept point
+  std::vector<float> x, y, z, intensity;    // intensity empty when the file has none
+  std::size_t dropped_nonfinite = 0;        // points removed for NaN/inf coordinates
+  std::size_t dropped_no_return = 0;        // organized clouds: points exactly at the origin
+  std::size_t width = 0, height = 1;        // as stored (height > 1: organized)
+  std::vector<std::uint32_t> source_index;  // index in the file of each kept point
   std::size_t size() const { return x.size(); }
 };
 

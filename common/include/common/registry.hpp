@@ -97,8 +97,8 @@ int list_versions(const std::vector<V>& all, const std::string& csv, std::functi
   for (const auto& v : all) {
     std::string extra = note ? note(v) : std::string();
     if (v.needs.any()) extra += "  [needs " + describe(v.needs) + "]";
-    std::printf("%-9s%-*s%-5s%s  (%s)%s\n", v.id.c_str(), static_cast<int>(w), v.name.c_str(), v.needs_gpu ? "yes" : "no",
-                v.idea.c_str(), v.file.c_str(), extra.c_str());
+    std::printf("%-9s%-*s%-5s%s  (%s)%s\n", v.id.c_str(), static_cast<int>(w), v.name.c_str(),
+                v.needs_gpu ? "yes" : "no", v.idea.c_str(), v.file.c_str(), extra.c_str());
   }
   return 0;
 }

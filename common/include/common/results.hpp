@@ -116,9 +116,9 @@ void write_csv_atomic(const std::string& path, const std::vector<ResultRow>& row
 std::vector<std::vector<std::string>> read_csv(const std::string& path);
 void print_table(std::ostream& os, const std::vector<ResultRow>& rows);
 // A row with the identity columns filled (device, CUDA version, $COURSE_GIT_SHA).
-ResultRow make_row(const std::string& subproject, const std::string& version, const std::string& idea,
-                   std::int64_t n, const std::string& params, const std::string& device,
-                   const std::string& role = "", const std::string& kind = "version");
+ResultRow make_row(const std::string& subproject, const std::string& version, const std::string& idea, std::int64_t n,
+                   const std::string& params, const std::string& device, const std::string& role = "",
+                   const std::string& kind = "version");
 // Writes the CSV (when a path is given), prints "<name>: P PASS, F FAIL, S skipped" (and the
 // NOT IMPLEMENTED count when there are any) and returns
 // the driver's exit status: 1 on any FAIL.

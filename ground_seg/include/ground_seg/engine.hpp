@@ -37,9 +37,9 @@ class FrameEngine final : public FrameRunner {
   // the frame asks for them (downloaded then, for checks).
   Result result() override;
   bool stages_input() const override { return true; }
-  void restage() override;  // the frame's points into pinned memory again (after the last run)
-  double kernel_ms() const override;  // between upload and download, recorded inside the graph
-  float frame_ms() const;             // the whole graph
+  void restage() override;             // the frame's points into pinned memory again (after the last run)
+  double kernel_ms() const override;   // between upload and download, recorded inside the graph
+  float frame_ms() const;              // the whole graph
   const std::uint8_t* labels() const;  // valid after wait()
 
  private:

@@ -36,7 +36,7 @@ using Phases = common::StageTimes;
 // scatter, grouped warp-shuffle / block statistics, tiled classification), buffers allocated per
 // frame, host work between the stages.
 Result segment_gpu_grouped_stats(const common::PointCloud& pc, const Params& p, Phases* phases = nullptr,
-                               Outputs out = Outputs::labels_and_cells);
+                                 Outputs out = Outputs::labels_and_cells);
 // v4: the same stages all on the device, buffers allocated once, pinned memory, one CUDA graph
 // per frame size. Kernel time is recorded inside the graph.
 Result segment_gpu_graph(const common::PointCloud& pc, const Params& p, Phases* phases = nullptr,

@@ -100,12 +100,14 @@ std::string compare_to_reference(const Result& ref, const Result& got);
 // "GSTOPDOWN1", float x_min x_max y_min y_max cell, uint64 n, uint8 has_variance, uint8 has_improved,
 // float x[n], float y[n], uint8 truth[n], [uint8 variance[n]], [uint8 improved[n]].
 void write_topdown_data(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint32_t>& labels,
-                        const std::vector<std::uint8_t>& variance, const std::vector<std::uint8_t>& improved, const Params& p);
+                        const std::vector<std::uint8_t>& variance, const std::vector<std::uint8_t>& improved,
+                        const Params& p);
 // Per-point labels in the input file's order (dropped points count as non-ground): one byte each.
 void write_labels(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground);
 // Non-empty cells as CSV: cell_x, cell_y, centre x, centre y, count, mean, variance, min, max, ground.
 void write_cell_stats_csv(const std::string& path, const CellStats& c, const Params& p);
 // ASCII PLY with x y z and an RGB colour per point (ground green, non-ground grey).
-void write_labelled_ply(const std::string& path, const common::PointCloud& pc, const std::vector<std::uint8_t>& is_ground);
+void write_labelled_ply(const std::string& path, const common::PointCloud& pc,
+                        const std::vector<std::uint8_t>& is_ground);
 
 }  // namespace ground_seg

@@ -23,14 +23,18 @@ struct Version : common::Entry {
 };
 
 // A version that is a function of the frame, as a runner.
-inline std::function<std::unique_ptr<FrameRunner>()> call(Result (*fn)(const common::PointCloud&, const Params&, Outputs)) {
-  return [fn] { return common::make_call_runner<Frame, Result>([fn](const Frame& f) { return fn(*f.cloud, f.params, f.outputs); }); };
+inline std::function<std::unique_ptr<FrameRunner>()> call(Result (*fn)(const common::PointCloud&, const Params&,
+                                                                       Outputs)) {
+  return [fn] {
+    return common::make_call_runner<Frame, Result>([fn](const Frame& f) { return fn(*f.cloud, f.params, f.outputs); });
+  };
 }
 
 inline const std::vector<Version>& versions() {
   using common::kOnCpu;
   using common::kOnGpu;
   using common::Role;
+  // clang-format off: the registry is a table, one entry per line
   static const std::vector<Version> v = {
       // {{id, name, file, idea, role, where it runs}, make a runner[, its frame by phases]}
       {{"cpu", "cpu", "src/cpu.cpp", "the report's algorithm, single thread, float64 sums: the reference", Role::reference, kOnCpu},
@@ -48,6 +52,7 @@ inline const std::vector<Version>& versions() {
        [] { return std::unique_ptr<FrameRunner>(new FrameEngine()); }},
       {{"v5", "v5_streams", "src/v5_streams.cu", "several frames in flight, one graph engine per stream", Role::version, kOnGpu}, nullptr},
   };
+  // clang-format on
   return v;
 }
 

@@ -21,8 +21,8 @@ const char* integrator_name(Integrator i);
 Integrator parse_integrator(const std::string& name);  // throws std::invalid_argument naming it
 
 struct Params {
-  double G = 1.0;        // N-body (Henon) units
-  double eps = 0.01;     // softening length
+  double G = 1.0;     // N-body (Henon) units
+  double eps = 0.01;  // softening length
   double dt = 1e-3;
   int steps = 10;
   Integrator integrator = Integrator::SymplecticEuler;

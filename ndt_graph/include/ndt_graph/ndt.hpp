@@ -42,10 +42,10 @@ common::PointCloud apply_filter(const common::PointCloud& in, Filter f, float le
 // finds a cell's voxel. Host copy; GPU versions upload it (or build their own with build_map_gpu).
 struct VoxelMap {
   float resolution = 1.f;
-  std::vector<Voxel> voxels;           // searchable voxels (>= 6 points), PCL's leaf order
-  std::vector<CellSlot> table;         // cell hash (a power of two of slots, at most half full)
-  std::size_t occupied = 0;            // leaves with at least one point
-  std::size_t valid = 0;               // searchable and not invalidated
+  std::vector<Voxel> voxels;    // searchable voxels (>= 6 points), PCL's leaf order
+  std::vector<CellSlot> table;  // cell hash (a power of two of slots, at most half full)
+  std::size_t occupied = 0;     // leaves with at least one point
+  std::size_t valid = 0;        // searchable and not invalidated
   MapView view(Search s) const;
 };
 constexpr int kMinPointsPerVoxel = 6;
@@ -78,8 +78,8 @@ struct AlignResult {
   double likelihood = 0, score = 0;
   double hessian[6][6] = {};
   double neighbours = 0, pairs = 0;  // at the final pose
-  std::vector<TraceRow> trace;           // row 0: the guess, then one row per iteration
-  std::string reason() const;            // one line: why it stopped
+  std::vector<TraceRow> trace;       // row 0: the guess, then one row per iteration
+  std::string reason() const;        // one line: why it stopped
 };
 AlignResult result_from_state(const SolverState& s, const TraceRow* trace);
 
@@ -87,7 +87,8 @@ AlignResult result_from_state(const SolverState& s, const TraceRow* trace);
 std::vector<float> interleave(const common::PointCloud& pc);
 
 // The CPU reference (float64, one thread) and the same on every core (OpenMP, per-thread sums).
-AlignResult align_cpu(const VoxelMap& map, const common::PointCloud& source, const NdtParams& p, const double (&guess)[6]);
+AlignResult align_cpu(const VoxelMap& map, const common::PointCloud& source, const NdtParams& p,
+                      const double (&guess)[6]);
 AlignResult align_cpu_openmp(const VoxelMap& map, const common::PointCloud& source, const NdtParams& p,
                              const double (&guess)[6]);
 // The same on a source already interleaved (x y z per point), as a prepared version holds it.

@@ -141,7 +141,8 @@ COMMON_HD int cells_per_point(Search s) { return s == Search::radius ? 27 : s ==
 // The cell of a transformed (float) point; false when it lies far outside any map (or is not
 // finite): then it has no neighbours.
 COMMON_HD bool point_cell(const MapView& m, float px, float py, float pz, int& ix, int& iy, int& iz) {
-  const float fx = floorf(px * m.inv_resolution), fy = floorf(py * m.inv_resolution), fz = floorf(pz * m.inv_resolution);
+  const float fx = floorf(px * m.inv_resolution), fy = floorf(py * m.inv_resolution),
+              fz = floorf(pz * m.inv_resolution);
   if (!(fabsf(fx) < 2e6f && fabsf(fy) < 2e6f && fabsf(fz) < 2e6f) || !cell_in_range(static_cast<long long>(fx)) ||
       !cell_in_range(static_cast<long long>(fy)) || !cell_in_range(static_cast<long long>(fz)))
     return false;
@@ -255,10 +256,10 @@ struct PointDerivatives {
 };
 
 COMMON_HD void point_derivatives(const AngleDerivatives& a, const double (&x)[3], bool hessian, PointDerivatives& d) {
-COMMON_UNROLL
+  COMMON_UNROLL
   for (int r = 0; r < 8; ++r) d.pa[r] = a.j[r][0] * x[0] + a.j[r][1] * x[1] + a.j[r][2] * x[2];
   if (!hessian) return;
-COMMON_UNROLL
+  COMMON_UNROLL
   for (int r = 0; r < 15; ++r) d.ph[r] = a.h[r][0] * x[0] + a.h[r][1] * x[1] + a.h[r][2] * x[2];
 }
 
@@ -303,8 +304,8 @@ inline GaussConstants gauss_constants(double resolution, double outlier_ratio) {
 
 // Adds one (point, voxel) pair to the sums (score, gradient, Hessian upper triangle when asked).
 // Returns false for the pairs PCL skips (the scaled exponential outside [0, 1] or NaN).
-COMMON_HD bool accumulate_pair(const PointDerivatives& pd, const double (&xt)[3], const double (&ic)[6], GaussConstants g,
-                               bool hessian, double* sums) {
+COMMON_HD bool accumulate_pair(const PointDerivatives& pd, const double (&xt)[3], const double (&ic)[6],
+                               GaussConstants g, bool hessian, double* sums) {
   const double C[3][3] = {{ic[0], ic[1], ic[2]}, {ic[1], ic[3], ic[4]}, {ic[2], ic[4], ic[5]}};
   double cx[3];
   for (int r = 0; r < 3; ++r) cx[r] = C[r][0] * xt[0] + C[r][1] * xt[1] + C[r][2] * xt[2];
@@ -315,22 +316,23 @@ COMMON_HD bool accumulate_pair(const PointDerivatives& pd, const double (&xt)[3]
   e *= g.d1;
   sums[0] += score_inc;
   double cj[6][3], xcj[6];
-COMMON_UNROLL
+  COMMON_UNROLL
   for (int i = 0; i < 6; ++i) {
-COMMON_UNROLL
+    COMMON_UNROLL
     for (int r = 0; r < 3; ++r) cj[i][r] = jac_dot(pd, i, C[r]);
     xcj[i] = xt[0] * cj[i][0] + xt[1] * cj[i][1] + xt[2] * cj[i][2];
     sums[kGradient + i] += xcj[i] * e;
   }
   if (!hessian) return true;
-COMMON_UNROLL
-  for (int i = 0; i < 6; ++i)
-COMMON_UNROLL
+  COMMON_UNROLL
+  for (int i = 0; i < 6; ++i) {
+    COMMON_UNROLL
     for (int j = i; j < 6; ++j) {
       double h = -g.d2 * xcj[i] * xcj[j];
       if (i >= 3 && j >= 3) h += hblock_dot(pd, hessian_block(i, j), cx);  // x'^T C (block), C symmetric
       sums[hess_index(i, j)] += e * (h + jac_dot(pd, j, cj[i]));
     }
+  }
   return true;
 }
 
@@ -366,7 +368,8 @@ COMMON_HD void voxel_from_sums(const double (&sum)[3], const double (&sq)[6], co
     w[0] = floor_value;
     if (w[1] < floor_value) w[1] = floor_value;
     for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) cov[r][c] = V[r][0] * w[0] * V[c][0] + V[r][1] * w[1] * V[c][1] + V[r][2] * w[2] * V[c][2];
+      for (int c = 0; c < 3; ++c)
+        cov[r][c] = V[r][0] * w[0] * V[c][0] + V[r][1] * w[1] * V[c][1] + V[r][2] * w[2] * V[c][2];
   }
   double inv[3][3];
   if (common::la::inverse3(cov, inv) == 0) return;
@@ -387,8 +390,8 @@ COMMON_HD void transform_point(const float (&T)[12], float x, float y, float z, 
 
 // Everything one source point adds to an evaluation at the transform T / angles `ad`.
 // The contribution of one (point, voxel) pair given the point transformed (tx, ty, tz).
-COMMON_HD void accumulate_neighbour(const Voxel& vox, const PointDerivatives& pd, GaussConstants g, bool hessian, float tx,
-                                    float ty, float tz, double* sums) {
+COMMON_HD void accumulate_neighbour(const Voxel& vox, const PointDerivatives& pd, GaussConstants g, bool hessian,
+                                    float tx, float ty, float tz, double* sums) {
   const double xt[3] = {double(tx) - vox.mean[0], double(ty) - vox.mean[1], double(tz) - vox.mean[2]};
   sums[kNeighbours] += 1;
   if (accumulate_pair(pd, xt, vox.icov, g, hessian, sums)) sums[kPairs] += 1;

@@ -32,7 +32,8 @@ struct MapDiff {
   double max_mean_diff = 0, max_icov_rel = 0;
   std::string first;
   bool same(double icov_rel = 1e-9) const {
-    return ours == pcl && missing == 0 && extra == 0 && validity == 0 && max_mean_diff <= 1e-12 && max_icov_rel <= icov_rel;
+    return ours == pcl && missing == 0 && extra == 0 && validity == 0 && max_mean_diff <= 1e-12 &&
+           max_icov_rel <= icov_rel;
   }
 };
 MapDiff compare_map(const common::PointCloud& target, float resolution);
@@ -142,8 +143,9 @@ struct Options {
   int cases = 8;
   std::uint64_t seed = 1;
   double max_m = 0.5, max_deg = 10.0;
-  bool locate = true;   // PCL's derivatives where the reference's path leaves PCL's
-  std::string replay;   // a recording to compare with instead of running PCL (the filters and maps are then not compared)
+  bool locate = true;  // PCL's derivatives where the reference's path leaves PCL's
+  std::string
+      replay;  // a recording to compare with instead of running PCL (the filters and maps are then not compared)
 };
 // Runs the whole comparison; `progress` receives one line per case. Pairs whose files are missing
 // from $COURSE_DATA_DIR are left out and named in `missing`. Throws InputError for unknown names, a

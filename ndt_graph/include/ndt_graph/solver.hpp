@@ -22,7 +22,14 @@
 
 namespace ndt {
 
-enum class Phase : int { initial = 0, first_trial = 1, extra_trial = 2, hessian_only = 3, done = 4, parallel_trial = 5 };
+enum class Phase : int {
+  initial = 0,
+  first_trial = 1,
+  extra_trial = 2,
+  hessian_only = 3,
+  done = 4,
+  parallel_trial = 5
+};
 
 // Most step candidates one evaluation pass of the parallel line search carries.
 constexpr int kMaxCandidates = 4;
@@ -59,7 +66,7 @@ struct EvalRequest {
 };
 
 struct SolverState {
-  double p[6];        // PCL's `transform` 6-vector
+  double p[6];  // PCL's `transform` 6-vector
   double score, grad[6], hess[21];
   double matched, pairs;
   // line search (computeStepLengthMT)
@@ -84,7 +91,7 @@ NDT_HD EvalRequest& request_at(SolverState& s, int k) { return k == 0 ? s.req : 
 // (sin/cos of the float angle rounded from double, which glibc's sinf/cosf return).
 NDT_HD void float_transform(const double (&x)[6], float (&T)[12]) {
   float s[3], c[3];
-COMMON_UNROLL  // the three angles' sin/cos are independent: let them overlap
+  COMMON_UNROLL  // the three angles' sin/cos are independent: let them overlap
   for (int k = 0; k < 3; ++k) {
     const float a = static_cast<float>(x[3 + k]);
 #if defined(__CUDA_ARCH__)
@@ -109,10 +116,12 @@ COMMON_UNROLL  // the three angles' sin/cos are independent: let them overlap
   float M[3][3], N[3][3];
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j)
-      M[i][j] = fadd_rn(fadd_rn(fmul_rn(R[0][i][0], R[1][0][j]), fmul_rn(R[0][i][1], R[1][1][j])), fmul_rn(R[0][i][2], R[1][2][j]));
+      M[i][j] = fadd_rn(fadd_rn(fmul_rn(R[0][i][0], R[1][0][j]), fmul_rn(R[0][i][1], R[1][1][j])),
+                        fmul_rn(R[0][i][2], R[1][2][j]));
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j < 3; ++j)
-      N[i][j] = fadd_rn(fadd_rn(fmul_rn(M[i][0], R[2][0][j]), fmul_rn(M[i][1], R[2][1][j])), fmul_rn(M[i][2], R[2][2][j]));
+      N[i][j] =
+          fadd_rn(fadd_rn(fmul_rn(M[i][0], R[2][0][j]), fmul_rn(M[i][1], R[2][1][j])), fmul_rn(M[i][2], R[2][2][j]));
   for (int r = 0; r < 3; ++r) {
     for (int k = 0; k < 3; ++k) T[r * 4 + k] = N[r][k];
     T[r * 4 + 3] = static_cast<float>(x[r]);
@@ -169,7 +178,7 @@ NDT_HD double dpsi(double g_a, double g_0) { return g_a - kMu * g_0; }
 
 // updateIntervalMT: true when the interval has converged.
 NDT_HD bool update_interval(double& a_l, double& f_l, double& g_l, double& a_u, double& f_u, double& g_u, double a_t,
-                               double f_t, double g_t) {
+                            double f_t, double g_t) {
   if (f_t > f_l) {
     a_u = a_t;
     f_u = f_t;
@@ -196,14 +205,19 @@ NDT_HD bool update_interval(double& a_l, double& f_l, double& g_l, double& a_u, 
 
 // trialValueSelectionMT: the four endpoint cases of More and Thuente (1994).
 NDT_HD double trial_value(double a_l, double f_l, double g_l, double a_u, double f_u, double g_u, double a_t,
-                             double f_t, double g_t) {
+                          double f_t, double g_t) {
   if (a_t == a_l && a_t == a_u) return a_t;
   int c;
-  if (a_t == a_l) c = 4;
-  else if (f_t > f_l) c = 1;
-  else if (g_t * g_l < 0) c = 2;
-  else if (fabs(g_t) <= fabs(g_l)) c = 3;
-  else c = 4;
+  if (a_t == a_l)
+    c = 4;
+  else if (f_t > f_l)
+    c = 1;
+  else if (g_t * g_l < 0)
+    c = 2;
+  else if (fabs(g_t) <= fabs(g_l))
+    c = 3;
+  else
+    c = 4;
   if (c == 4) {
     const double z = 3 * (f_t - f_u) / (a_t - a_u) - g_t - g_u;
     const double w = sqrt(z * z - g_t * g_u);
@@ -416,7 +430,7 @@ NDT_HD void run_steps(SolverState& s, const SolverConfig& c, TraceRow* trace, in
 // several candidates) and prepares the next request or finishes. `trace`
 // (max_iterations + 1 rows, nullable) receives row 0 at the guess and one row per iteration.
 NDT_HD void solver_advance(SolverState& s, const SolverConfig& c, const double* sums, bool with_hessian,
-                              TraceRow* trace) {
+                           TraceRow* trace) {
   using namespace detail;
   ++s.evaluations;
   switch (static_cast<Phase>(s.phase)) {
@@ -473,8 +487,7 @@ NDT_HD void solver_advance(SolverState& s, const SolverConfig& c, const double* 
       s.have_trial_hessian = 1;
       run_steps(s, c, trace, kEndIteration);
       return;
-    case Phase::done:
-      return;
+    case Phase::done: return;
   }
 }
 

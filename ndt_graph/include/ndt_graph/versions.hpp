@@ -30,9 +30,9 @@ class Runner : public common::Runner<Problem, AlignResult> {};
 using Role = common::Role;
 
 struct Version : common::Entry {
-  double predicted_us_per_eval;  // the launch/sync cost model: what each evaluation should cost
+  double predicted_us_per_eval;                   // the launch/sync cost model: what each evaluation should cost
   std::function<std::unique_ptr<Runner>()> make;  // null: not built here (e.g. PCL missing)
-  std::string unavailable;                         // why make is null
+  std::string unavailable;                        // why make is null
   // > 1: the version runs the parallel line search with this many candidates per pass; it is
   // then checked against the CPU reference run with the same line search (PCL's path is not
   // its path wherever PCL needed extra trials), and its distance from PCL's path is reported.

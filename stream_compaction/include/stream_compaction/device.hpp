@@ -31,9 +31,12 @@ class ScratchTree {
 using ScanFn = void (*)(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int block);
 
 void scan_naive(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int block = 256);
-void scan_work_efficient(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int block = 256);
-void scan_shared_mem(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int block = 256);
-void scan_warp_shuffle(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int block = 0);
+void scan_work_efficient(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream,
+                         int block = 256);
+void scan_shared_mem(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream,
+                     int block = 256);
+void scan_warp_shuffle(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream,
+                       int block = 0);
 void scan_lookback(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream, int block = 0);
 // The same single-pass scan over unsigned counts (e.g. points per cell into cell offsets).
 void scan_lookback(std::int64_t n, unsigned* out, const unsigned* in, ScratchTree& scratch, cudaStream_t stream);

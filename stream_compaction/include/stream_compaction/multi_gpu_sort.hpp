@@ -58,8 +58,10 @@ SC_HD inline int bucket_of(std::uint64_t c, const std::uint64_t* splitters, int 
   int lo = 0, hi = parts - 1;  // binary search: first splitter > c
   while (lo < hi) {
     const int mid = (lo + hi) / 2;
-    if (splitters[mid] <= c) lo = mid + 1;
-    else hi = mid;
+    if (splitters[mid] <= c)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -81,7 +83,8 @@ SC_HD inline std::uint32_t make_key(Dist d, std::uint64_t seed, std::uint64_t g,
     case Dist::few: return static_cast<std::uint32_t>(z % 4);  // four values: long runs of equal keys
     case Dist::sorted: return static_cast<std::uint32_t>(g * 0xFFFFFFFFull / (n > 1 ? n - 1 : 1));
     case Dist::reversed: return static_cast<std::uint32_t>((n - 1 - g) * 0xFFFFFFFFull / (n > 1 ? n - 1 : 1));
-    case Dist::uniform: default: return static_cast<std::uint32_t>(z >> 32);
+    case Dist::uniform:
+    default: return static_cast<std::uint32_t>(z >> 32);
   }
 }
 // The slice [begin, end) of the n input keys that rank `rank` of `world` starts with.

@@ -21,7 +21,7 @@ const char* op_name(Op op);
 
 struct RunArgs {
   std::int64_t n = 0;
-  int* out = nullptr;         // host pointer for CPU versions, device pointer for GPU versions
+  int* out = nullptr;  // host pointer for CPU versions, device pointer for GPU versions
   const int* in = nullptr;
   std::int64_t* count = nullptr;  // compaction: kept count (host or device, as above)
   Device::ScratchTree* scratch = nullptr;

@@ -17,7 +17,7 @@ struct ScanVariant {
   int first_delay_ns;  // sleep before the first look-back poll (0: none)
   int poll_delay_ns;   // sleep between polls (0: spin)
   void (*scan)(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream);
-  int stages = 0;      // v6: shared-memory stages of the bulk-copy ring (0: not pipelined)
+  int stages = 0;  // v6: shared-memory stages of the bulk-copy ring (0: not pipelined)
 };
 struct CompactVariant {
   int block, items;
