@@ -7,6 +7,8 @@ sample files from $COURSE_DATA_DIR beside them; nothing of either is kept in the
 
 usage: make_corpus.py OUT_DIR"""
 
+from __future__ import annotations
+
 import os
 import struct
 import sys
@@ -14,14 +16,14 @@ import sys
 out = sys.argv[1] if len(sys.argv) == 2 else sys.exit(__doc__)
 
 
-def put(target, name, data):
+def put(target: str, name: str, data: bytes | str) -> None:
     d = os.path.join(out, target)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, name), "wb") as f:
         f.write(data if isinstance(data, bytes) else data.encode())
 
 
-def lzf_literals(raw):
+def lzf_literals(raw: bytes) -> bytes:
     """LZF stream of literal runs only (valid liblzf format: a run of n+1 bytes starts with n)."""
     out = b""
     for i in range(0, len(raw), 32):
@@ -30,7 +32,17 @@ def lzf_literals(raw):
     return out
 
 
-def pcd(fields, sizes, types, counts, w, h, data_kind, payload, viewpoint=True):
+def pcd(
+    fields: list[str],
+    sizes: list[int],
+    types: str,
+    counts: list[int],
+    w: int,
+    h: int,
+    data_kind: str,
+    payload: bytes,
+    viewpoint: bool = True,
+) -> bytes:
     head = (
         "VERSION 0.7\nFIELDS "
         + " ".join(fields)

@@ -15,10 +15,13 @@
   scripts/check_handout.py HANDOUT_DIR
 """
 
+from __future__ import annotations
+
 import json
 import os
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import exercise_markers as em
@@ -26,7 +29,7 @@ import handout_path
 from make_handout import ROOT, tracked_files
 
 
-def handout_sources(out):
+def handout_sources(out: str) -> Iterator[tuple[str, str]]:
     for d, dirs, names in os.walk(out):
         dirs[:] = [x for x in dirs if x not in ("build", ".git")]
         for n in names:
@@ -38,7 +41,7 @@ def handout_sources(out):
                 )
 
 
-def outside_student_blocks(text):
+def outside_student_blocks(text: str) -> list[tuple[int, str]]:
     """The lines of a handout file that are not inside a STUDENT block, with their line numbers."""
     out, inside = [], False
     for i, line in enumerate(text.split("\n"), 1):
@@ -51,7 +54,7 @@ def outside_student_blocks(text):
     return out
 
 
-def solution_leaks(subs, included, assigned):
+def solution_leaks(subs: list[str], included: list[str], assigned: set[str]) -> dict[str, str]:
     """{shingle: where} of the solution text of every assigned or withheld region that appears nowhere
     outside such regions in the solution tree (the text a handout must not hold)."""
     wanted = sorted(assigned)
@@ -73,7 +76,7 @@ def solution_leaks(subs, included, assigned):
     return {h: where for h, where in secret.items() if h not in allowed}
 
 
-def idea_signatures(subs, assigned):
+def idea_signatures(subs: list[str], assigned: set[str]) -> dict[str, str]:
     """{regex: exercise} of the assigned exercises' ideas (grading/path.toml)."""
     path = handout_path.Path.load(ROOT)
     signatures = {}
@@ -85,7 +88,9 @@ def idea_signatures(subs, assigned):
     return signatures
 
 
-def file_problems(rel, text, absent, leaks, signatures):
+def file_problems(
+    rel: str, text: str, absent: list[str], leaks: dict[str, str], signatures: dict[str, str]
+) -> list[str]:
     """What is wrong with one handout source: a left-out sub-project's file, a marker, solution text,
     an assigned idea outside a STUDENT block."""
     problems = []
@@ -107,7 +112,7 @@ def file_problems(rel, text, absent, leaks, signatures):
     return problems
 
 
-def main():
+def main() -> int:
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     out = sys.argv[1]

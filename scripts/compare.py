@@ -10,6 +10,8 @@ your version is faster) and your row's status. --all shows every matched kind, n
 versions' headline rows.
 """
 
+from __future__ import annotations
+
 import argparse
 import math
 import os
@@ -20,16 +22,16 @@ import course_csv
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def read(path):
+def read(path: str) -> list[dict[str, str]]:
     return course_csv.read_raw(path)
 
 
-def meta_of(rows):
+def meta_of(rows: list[dict[str, str]]) -> tuple[str, dict[str, float]]:
     m = course_csv.meta_row(rows) or {}
     return m.get("device", ""), {k: v for k, v in course_csv.parse_metrics(m.get("metrics", "")).items() if v == v}
 
 
-def closest_reference(csv_path, ref_dir):
+def closest_reference(csv_path: str, ref_dir: str) -> tuple[str, str]:
     rows = read(csv_path)
     name = os.path.basename(csv_path)
     sub = next((r.get("subproject") for r in rows if r.get("subproject")), "")
@@ -58,7 +60,9 @@ def closest_reference(csv_path, ref_dir):
     return p, f"{rdev}: {why}"
 
 
-def matched(csv_path, ref_path, all_kinds=False):
+def matched(
+    csv_path: str, ref_path: str, all_kinds: bool = False
+) -> list[tuple[dict[str, str], dict[str, str], float | None, float | None]]:
     """[(row, ref_row or None, yours_ms, ref_ms)] for the run's rows (headline rows unless all_kinds)."""
     ref = {(r["kind"], r["version"], r["n"], r["params"]): r for r in read(ref_path) if r.get("kind") != "meta"}
     out = []
@@ -72,7 +76,7 @@ def matched(csv_path, ref_path, all_kinds=False):
     return out
 
 
-def markdown(csv_path, ref_dir, all_kinds=False):
+def markdown(csv_path: str, ref_dir: str, all_kinds: bool = False) -> str:
     """The comparison as a Markdown table (the student's README), or a line saying there is none."""
     ref_path, why = closest_reference(csv_path, ref_dir)
     if not ref_path:
@@ -94,7 +98,7 @@ def markdown(csv_path, ref_dir, all_kinds=False):
     return "\n".join(lines)
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv")
     ap.add_argument("--reference-dir", default=os.path.join(ROOT, "results"))

@@ -28,9 +28,12 @@ In the handout each region of the assignment is a STUDENT block: the student wri
 and the grader takes exactly those lines, spliced into the instructor's own copy of the file.
 """
 
+from __future__ import annotations
+
 import hashlib
 import os
 import re
+from typing import Callable, Sequence
 
 SOURCE_EXT = (".cu", ".cuh", ".cpp", ".hpp", ".h")
 SUBPROJECTS = ("stream_compaction", "nbody", "ground_seg", "ndt_graph")
@@ -38,7 +41,7 @@ SUBPROJECTS = ("stream_compaction", "nbody", "ground_seg", "ndt_graph")
 DEPENDS = {"ground_seg": ("stream_compaction",)}
 
 
-def closure(subprojects):
+def closure(subprojects: list[str]) -> list[str]:
     """The sub-projects a handout of `subprojects` holds: them and what they build on, in course order."""
     want, todo = set(), list(subprojects)
     while todo:
@@ -63,7 +66,18 @@ class MarkerError(Exception):
 
 
 class Region:
-    def __init__(self, path, owners, body, unused, indent, first, last, lines, device=None):
+    def __init__(
+        self,
+        path: str,
+        owners: list[tuple[str, str | None]],
+        body: bool,
+        unused: list[str],
+        indent: str,
+        first: int,
+        last: int,
+        lines: list[str],
+        device: str | None = None,
+    ) -> None:
         self.path, self.owners, self.body, self.unused = path, owners, body, unused
         self.indent, self.first, self.last, self.lines = (
             indent,
@@ -74,7 +88,7 @@ class Region:
         self.device = device  # the stub's return expression in a device function ("" for void), else None
         self.resolve(SUBPROJECTS)
 
-    def resolve(self, included):
+    def resolve(self, included: Sequence[str]) -> Region:
         """Picks the owner for a handout holding `included`: the first owner there, else (withheld) the first."""
         inc = [o for o in self.owners if o[0] in included]
         self.sub, self.exercise = (inc or self.owners)[0]
@@ -82,28 +96,28 @@ class Region:
         return self
 
     @property
-    def key(self):
+    def key(self) -> str:
         return f"{self.sub}/{self.exercise}" if self.exercise else None
 
-    def digest(self):
+    def digest(self) -> str:
         return hashlib.sha256("\n".join(normalize(line) for line in self.lines).encode()).hexdigest()
 
 
-def normalize(line):
+def normalize(line: str) -> str:
     return " ".join(line.split())
 
 
-def subproject_of(path):
+def subproject_of(path: str) -> str | None:
     top = path.split("/", 1)[0]
     return top if top in SUBPROJECTS else None
 
 
-def is_marker(line):
+def is_marker(line: str) -> bool:
     """True for an EXERCISE BEGIN or END line (not for one quoted in a comment)."""
     return bool(_BEGIN.match(line) or _END.match(line))
 
 
-def role(region, selected, included, wanted=()):
+def role(region: Region, selected: list[str], included: list[str], wanted: Sequence[str] = ()) -> str:
     """What a handout holding `included` sub-projects, assigning `selected` (the exercises in `wanted`
     only, when given), does with a region: "assigned" (a STUDENT block), "solved" or "withheld"."""
     region.resolve(included)
@@ -116,7 +130,7 @@ def role(region, selected, included, wanted=()):
     return "assigned"
 
 
-def _owners(path, spec, stem, line_no):
+def _owners(path: str, spec: str, stem: str, line_no: int) -> list[tuple[str, str | None]]:
     sub = subproject_of(path)
     if sub:
         if spec and "/" in spec:
@@ -135,7 +149,7 @@ def _owners(path, spec, stem, line_no):
     return owners
 
 
-def parse(path, text, included=None):
+def parse(path: str, text: str, included: list[str] | None = None) -> list[Region]:
     """The regions of one file, in order, each resolved for a handout holding `included` (default: every
     sub-project). Raises MarkerError on a nested, unclosed or stray marker."""
     regions, open_at = [], None
@@ -193,12 +207,12 @@ _STUDENT_BEGIN = re.compile(r"^\s*// STUDENT BEGIN ([A-Za-z0-9_]+)\b")
 _STUDENT_END = re.compile(r"^\s*// STUDENT END ([A-Za-z0-9_]+)\s*$")
 
 
-def stub_tag(path):
+def stub_tag(path: str) -> str:
     """The identifier of a file's device-stub flag (COURSE_DEVICE_STUB_FILE)."""
     return re.sub(r"\W", "_", os.path.basename(path))
 
 
-def starter_body(r):
+def starter_body(r: Region) -> list[str]:
     """The lines a stubbed region becomes (without markers): nothing at file scope; in a function,
     COURSE_NOT_IMPLEMENTED(), or in a device function the device stub and its return."""
     if not r.body:
@@ -210,19 +224,19 @@ def starter_body(r):
     return [f"{r.indent}{casts}COURSE_NOT_IMPLEMENTED();"]
 
 
-def stub_lines(r):
+def stub_lines(r: Region) -> list[str]:
     """What a student finds in place of region r: the starter body, between STUDENT markers."""
     hint = "write this body" if r.body else "write the kernels and helpers of this step here"
     return student_block(r, starter_body(r), hint)
 
 
-def withheld_lines(r):
+def withheld_lines(r: Region) -> list[str]:
     """A region of a sub-project this handout does not hold: stubbed, not the student's to write."""
     note = f"{r.indent}// withheld from this handout: {r.key or r.sub} (not part of this assignment)"
     return [note] + starter_body(r)
 
 
-def student_block(r, inner, hint="your code"):
+def student_block(r: Region, inner: list[str], hint: str = "your code") -> list[str]:
     return (
         [f"{r.indent}{STUDENT_BEGIN} {r.exercise}: {hint} (only the lines between BEGIN and END are graded)"]
         + list(inner)
@@ -230,7 +244,7 @@ def student_block(r, inner, hint="your code"):
     )
 
 
-def rewrite(path, text, replace):
+def rewrite(path: str, text: str, replace: Callable[[Region], list[str] | None]) -> tuple[str, list[Region]]:
     """The file with each region replaced by replace(region) (a list of lines; None keeps the
     solution's lines without markers); (new_text, replaced_regions). The include of
     common/exercise.hpp is added where a starter body (COURSE_NOT_IMPLEMENTED) needs it."""
@@ -265,13 +279,19 @@ def rewrite(path, text, replace):
     return new_text, replaced
 
 
-def stub_text(path, text, keep=lambda region: False, assigned=lambda region: True, withheld=lambda region: False):
+def stub_text(
+    path: str,
+    text: str,
+    keep: Callable[[Region], bool] = lambda region: False,
+    assigned: Callable[[Region], bool] = lambda region: True,
+    withheld: Callable[[Region], bool] = lambda region: False,
+) -> tuple[str, list[Region]]:
     """The handout's text of a solution file: each assigned region becomes a STUDENT block, holding
     the starter body, or the solution where keep(region) (an exercise filled in, for the self-tests);
     withheld regions are stubbed without a STUDENT block; the others stay solved, without markers.
     (new_text, stubbed_regions): the assigned and withheld regions whose solution was removed."""
 
-    def replace(r):
+    def replace(r: Region) -> list[str] | None:
         if withheld(r):
             return withheld_lines(r)
         if not assigned(r):
@@ -283,11 +303,11 @@ def stub_text(path, text, keep=lambda region: False, assigned=lambda region: Tru
 
 
 class StudentRegion:
-    def __init__(self, exercise, first, last, lines):
+    def __init__(self, exercise: str, first: int, last: int, lines: list[str]) -> None:
         self.exercise, self.first, self.last, self.lines = exercise, first, last, lines
 
 
-def parse_student(path, text):
+def parse_student(path: str, text: str) -> list[StudentRegion]:
     """The STUDENT blocks of a submitted file, in order. Raises MarkerError on a nested, unclosed,
     stray or mismatched marker."""
     blocks, open_at = [], None
@@ -312,7 +332,7 @@ def parse_student(path, text):
     return blocks
 
 
-def shingles(lines, k=3):
+def shingles(lines: list[str], k: int = 3) -> set[str]:
     """Hashes of every k consecutive non-trivial normalized lines (comments and braces dropped)."""
     sig = [normalize(line) for line in lines]
     sig = [line for line in sig if len(line) > 12 and not line.startswith("//")]

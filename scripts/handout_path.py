@@ -4,9 +4,12 @@ is the exercise), the effort to plan for, the prediction to make before measurin
 file's own header, so it is written once) and hints. Used by make_handout.py for the handout's
 READMEs and by tests/grader/test_path.py, which keeps path, rubric and markers in step."""
 
+from __future__ import annotations
+
 import os
 import pathlib
 import re
+from typing import Any
 
 import exercise_markers as em
 from grader.rubric import tomllib
@@ -14,7 +17,7 @@ from grader.rubric import tomllib
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def prediction(text):
+def prediction(text: str) -> str:
     """The prediction of an exercise file: its header comment from 'Prediction'/'Predicted' to the end
     of that sentence group (the header's next blank comment line or its end)."""
     header = []
@@ -28,14 +31,20 @@ def prediction(text):
 
 
 class Path:
-    def __init__(self, steps, rubric, exercise_files, root):
+    def __init__(
+        self,
+        steps: dict[str, list[dict[str, Any]]],
+        rubric: dict[str, dict[str, Any]],
+        exercise_files: dict[str, list[str]],
+        root: str,
+    ) -> None:
         self.steps = steps  # {sub: [{"exercise", "effort", "hints"}]} in order
         self.rubric = rubric  # the rubric's tables, as tomllib reads them
         self.exercise_files = exercise_files  # {"sub/exercise": [files]} from the solution's markers
         self.root = root
 
     @classmethod
-    def load(cls, root=ROOT):
+    def load(cls, root: str = ROOT) -> Path:
         with open(os.path.join(root, "grading", "path.toml"), "rb") as fh:
             steps = tomllib.load(fh)
         with open(os.path.join(root, "grading", "rubric.toml"), "rb") as fh:
@@ -60,7 +69,7 @@ class Path:
                                 files[f"{sub}/{ex}"].append(f)
         return cls(steps, rubric, files, root)
 
-    def versions_of(self, sub, exercise):
+    def versions_of(self, sub: str, exercise: str) -> list[tuple[str, float, float]]:
         """The rubric versions this exercise is the first requirement of: [(version, correct, speed)]."""
         out = []
         for version, rule in self.rubric.get(sub, {}).items():
@@ -68,7 +77,7 @@ class Path:
                 out.append((version, float(rule.get("correct", 0)), float(rule.get("speed", 0))))
         return out
 
-    def unlocks(self, sub, exercise):
+    def unlocks(self, sub: str, exercise: str) -> list[str]:
         """Rubric versions that also need this exercise (besides their own)."""
         return [
             v
@@ -76,7 +85,7 @@ class Path:
             if isinstance(rule, dict) and exercise in rule.get("requires", [])[1:]
         ]
 
-    def own_file(self, sub, exercise):
+    def own_file(self, sub: str, exercise: str) -> str:
         """The exercise's own file: the one named after it, else its first file in the sub-project."""
         files = self.exercise_files.get(f"{sub}/{exercise}", [])
         named = [f for f in files if os.path.splitext(os.path.basename(f))[0] == exercise]
@@ -86,13 +95,13 @@ class Path:
         inside = [f for f in files if f.startswith(sub + "/")]
         return (named or inside or files or [""])[0]
 
-    def prediction_of(self, sub, exercise):
+    def prediction_of(self, sub: str, exercise: str) -> str:
         f = self.own_file(sub, exercise)
         if not f:
             return ""
         return prediction(open(os.path.join(self.root, f), encoding="utf-8").read())
 
-    def render(self, sub, exercises):
+    def render(self, sub: str, exercises: dict[str, dict[str, Any]]) -> str:
         """The README section "Your path" for the exercises of `sub` this handout assigns
         ({"sub/name": {"files": [...]}}), in the path's order."""
         steps = [s for s in self.steps.get(sub, []) if f"{sub}/{s['exercise']}" in exercises]
@@ -128,7 +137,13 @@ class Path:
         return "\n".join(out)
 
 
-def top_readme(template, subs, included, exercises, path):
+def top_readme(
+    template: str,
+    subs: list[str],
+    included: list[str],
+    exercises: dict[str, dict[str, Any]],
+    path: Path,
+) -> str:
     """The handout's top README: the template with its exercise table."""
     rows = ["| sub-project | exercise | files | points |", "|---|---|---|---|"]
     for sub in subs:

@@ -14,6 +14,8 @@
                                        [--expect compact_cpu_scan] [--reference REPORT.json]
 """
 
+from __future__ import annotations
+
 import argparse
 import json
 import os
@@ -21,6 +23,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import exercise_markers as em
 from make_handout import ROOT
@@ -28,7 +31,7 @@ from make_handout import ROOT
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def sh(cmd, cwd=None, log=None):
+def sh(cmd: list[str], cwd: str | None = None, log: str | None = None) -> None:
     print("$ " + " ".join(cmd), flush=True)
     if log:
         with open(log, "w") as fh:
@@ -41,7 +44,7 @@ def sh(cmd, cwd=None, log=None):
         sys.exit(f"handout_selftest: failed ({r.returncode}): {' '.join(cmd)}")
 
 
-def grade(handout, out, extra):
+def grade(handout: str, out: str, extra: list[str]) -> dict[str, Any]:
     """The handout graded by its own grader (a student's self-check: the handout is its own instructor
     tree), as report.json's version rows with "subproject", "version", "status", "points"."""
     sh(
@@ -63,14 +66,14 @@ def grade(handout, out, extra):
     return rep
 
 
-def has_gpu():
+def has_gpu() -> bool:
     try:
         return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
     except OSError:
         return False
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("work")
     ap.add_argument("--subproject", default=",".join(em.SUBPROJECTS), help="the handout's assignment (make_handout.py)")

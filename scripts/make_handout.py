@@ -21,6 +21,8 @@ HANDOUT.json lists the exercises, the withheld regions and a hash of each remove
 scripts/check_handout.py verifies that no solution text is left.
 """
 
+from __future__ import annotations
+
 import argparse
 import json
 import os
@@ -28,6 +30,7 @@ import re
 import shutil
 import subprocess
 import sys
+from typing import Any, Callable
 
 import exercise_markers as em
 import handout_path
@@ -54,7 +57,7 @@ EXCLUDE_FILES = {
 KEEP_SECTIONS = re.compile(r"^(problem|questions|plots)$", re.I)
 
 
-def tracked_files(root):
+def tracked_files(root: str) -> list[str]:
     try:
         # tracked and untracked-but-not-ignored files that exist (a deletion not yet committed is gone)
         out = subprocess.run(
@@ -71,14 +74,14 @@ def tracked_files(root):
         return files
 
 
-def has_markers(root, f):
+def has_markers(root: str, f: str) -> bool:
     if not f.endswith(em.SOURCE_EXT) or f.startswith("tests/"):
         return False
     with open(os.path.join(root, f), encoding="utf-8") as fh:
         return "// EXERCISE BEGIN" in fh.read()
 
 
-def all_regions(root, files, included=None):
+def all_regions(root: str, files: list[str], included: list[str] | None = None) -> list[em.Region]:
     regions = []
     for f in files:
         if has_markers(root, f):
@@ -87,7 +90,7 @@ def all_regions(root, files, included=None):
     return regions
 
 
-def left_out(f, absent):
+def left_out(f: str, absent: list[str]) -> bool:
     """True for a file of a sub-project the handout does not hold: its folder, its tests, its
     results and templates (named after it)."""
     parts = f.split("/")
@@ -103,7 +106,7 @@ def left_out(f, absent):
     return False
 
 
-def rubric_for(text, subprojects):
+def rubric_for(text: str, subprojects: list[str]) -> str:
     """The rubric's public text with only the tables of `subprojects` (and [grading])."""
     text = rubric_public_text(text)
     out, keep = [], True
@@ -116,7 +119,7 @@ def rubric_for(text, subprojects):
     return "\n".join(out)
 
 
-def student_readme(text, subproject, exercises, path):
+def student_readme(text: str, subproject: str, exercises: dict[str, dict[str, Any]], path: handout_path.Path) -> str:
     """The student's README: title, the task, the path through the exercises (points, effort,
     prediction, hints), the kept sections (questions become answer slots), how to submit, and the
     results block that `scripts/run_all.sh --student` fills from the student's own run."""
@@ -218,7 +221,7 @@ def student_readme(text, subproject, exercises, path):
     return "\n".join(out).rstrip() + "\n"
 
 
-def ignored_by_git(path):
+def ignored_by_git(path: str) -> bool:
     """True when path (inside ROOT) is a git-ignored location, so a handout there is never picked up as
     solution source; outside a git checkout only build/ and results/scratch/ count."""
     if path == ROOT:
@@ -236,7 +239,7 @@ def ignored_by_git(path):
     )
 
 
-def prepare_out_dir(out_dir, force):
+def prepare_out_dir(out_dir: str, force: bool) -> str:
     """The handout's folder, absolute and empty: never the solution or an unignored folder inside it."""
     out = os.path.abspath(out_dir)
     if os.path.commonpath([out, ROOT]) == ROOT and not ignored_by_git(out):
@@ -253,7 +256,9 @@ def prepare_out_dir(out_dir, force):
     return out
 
 
-def write_tree(files, out, absent, subs, role):
+def write_tree(
+    files: list[str], out: str, absent: list[str], subs: list[str], role: Callable[[em.Region], str]
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """Copies the handout's files into out, stubbing the marked regions by their role; returns the
     manifest's (exercises, withheld) books."""
     exercises, withheld = {}, {}
@@ -289,7 +294,7 @@ def write_tree(files, out, absent, subs, role):
     return exercises, withheld
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out_dir")
     ap.add_argument(
@@ -319,7 +324,7 @@ def main():
         sys.exit(f"make_handout: --versions: no exercise named {bad} in {', '.join(subs)} (known: {', '.join(known)})")
     out = prepare_out_dir(a.out_dir, a.force)
 
-    def role(region):
+    def role(region: em.Region) -> str:
         return em.role(region, subs, included, wanted)
 
     exercises, withheld = write_tree(files, out, absent, subs, role)

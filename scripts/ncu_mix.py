@@ -16,6 +16,8 @@ unrolled inner loop is spread over its interactions. The nbody registry's
 instructions_per_interaction are the `total` column at n = 2^16 on an H200.
 """
 
+from __future__ import annotations
+
 import argparse
 import csv
 import sys
@@ -33,7 +35,7 @@ METRICS = {
 PER_WARP = {"MUFU", "LDS"}
 
 
-def rows_of(path):
+def rows_of(path: str) -> list[dict[str, str]]:
     lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
     start = next((i for i, line in enumerate(lines) if line.startswith('"ID"')), None)
     if start is None:
@@ -43,7 +45,7 @@ def rows_of(path):
     return [dict(zip(header, r)) for r in table[2:]]  # table[1] holds the units
 
 
-def main():
+def main() -> int | None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     ap.add_argument("--n", type=float, help="bodies per step")
     ap.add_argument("--metrics", action="store_true", help="print the ncu --metrics list and exit")

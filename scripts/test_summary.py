@@ -7,16 +7,22 @@ exercises are all stubs must not read that as done.
     scripts/test_summary.py build/release/junit.xml     # prints the summary; exit 1 if any failed
 """
 
+from __future__ import annotations
+
 import collections
 import re
 import sys
 import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from xml.etree.ElementTree import Element
 
 _NOT_IMPLEMENTED = re.compile(r"not implemented|NOT IMPLEMENTED")
 _REASON = re.compile(r"(?:Skipped\s*\n|skipped: |SKIP\S*\s+)(.+)")
 
 
-def classify(case):
+def classify(case: Element) -> tuple[str, str]:
     """(status, reason) of one <testcase>: passed, failed, not implemented or skipped."""
     out = (case.findtext("system-out") or "") + "\n" + (case.findtext("system-err") or "")
     if case.find("failure") is not None or case.find("error") is not None or case.get("status") == "fail":
@@ -35,7 +41,7 @@ def classify(case):
     return "skipped", reason[:100]
 
 
-def summarize(path):
+def summarize(path: str) -> tuple[collections.Counter, collections.Counter, list[str]]:
     root = ET.parse(path).getroot()
     counts, reasons, failed = collections.Counter(), collections.Counter(), []
     for case in root.iter("testcase"):
@@ -48,7 +54,7 @@ def summarize(path):
     return counts, reasons, failed
 
 
-def main():
+def main() -> int:
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     try:

@@ -6,6 +6,8 @@ STUDENT markers of the assignment's exercise files (scripts/exercise_markers.py)
 replaces the solution's region it stands for. Everything else the student changed is ignored and
 listed ("edited outside the exercises")."""
 
+from __future__ import annotations
+
 import hashlib
 import json
 import os
@@ -14,11 +16,15 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 import exercise_markers as em  # noqa: E402
+
+if TYPE_CHECKING:
+    from exercise_markers import Region, StudentRegion
 
 # Files whose edits matter to grading (sources, build, scripts, the rubric); a student's README
 # answers, results and plots are theirs to change.
@@ -38,20 +44,20 @@ class Assignment:
     files: dict = field(default_factory=dict)  # exercise file -> its solution text
 
     @property
-    def included(self):
+    def included(self) -> list[str]:
         return em.closure(self.subprojects)
 
-    def assigned(self, path, region) -> bool:
+    def assigned(self, path: str, region: Region) -> bool:
         return em.role(region, self.subprojects, self.included, self.exercises) == "assigned"
 
-    def regions(self, path, text):
+    def regions(self, path: str, text: str) -> list[Region]:
         """The file's regions, each resolved for this assignment's handout (its owner, for common/)."""
         return em.parse(path, text, self.included)
 
-    def exercise_files(self):
+    def exercise_files(self) -> list[str]:
         return sorted(self.files)
 
-    def handout_text(self, path) -> str:
+    def handout_text(self, path: str) -> str:
         return em.stub_text(path, self.files[path], assigned=lambda r: self.assigned(path, r))[0]
 
     def digest(self) -> str:
@@ -61,7 +67,7 @@ class Assignment:
         return h.hexdigest()
 
 
-def tracked_files(root):
+def tracked_files(root: str) -> list[str]:
     out = subprocess.run(
         ["git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard"], capture_output=True
     )
@@ -74,7 +80,9 @@ def tracked_files(root):
     return sorted(files)
 
 
-def load_assignment(root, subprojects, exercises=(), handout_manifest=None) -> Assignment:
+def load_assignment(
+    root: str, subprojects: list[str], exercises: Sequence[str] = (), handout_manifest: str | None = None
+) -> Assignment:
     """The assignment: from the instructor's HANDOUT.json when given (what was handed out), else
     every exercise of the sub-projects."""
     if handout_manifest:
@@ -104,7 +112,7 @@ class Splice:
     deleted: list  # handout files the submission lacks (the instructor's are used)
 
 
-def student_blocks(assignment: Assignment, f: str, path: str):
+def student_blocks(assignment: Assignment, f: str, path: str) -> tuple[dict[str, list[StudentRegion]], str]:
     """({exercise: [blocks]}, "") of a submitted exercise file, or ({}, why) when the file is missing,
     not UTF-8, or its STUDENT markers differ from the handout's."""
     if not os.path.isfile(path):
@@ -131,7 +139,12 @@ def student_blocks(assignment: Assignment, f: str, path: str):
     return blocks, ""
 
 
-def splice(assignment: Assignment, submission: str, handout_files=None, stubbed=frozenset()) -> Splice:
+def splice(
+    assignment: Assignment,
+    submission: str,
+    handout_files: tuple[str, list[str]] | None = None,
+    stubbed: frozenset[str] = frozenset(),
+) -> Splice:
     """The assignment's exercise files with the submission's STUDENT blocks in place of the solution's
     regions. handout_files (relative paths of what the handout holds) lists the files compared for
     edits outside the exercises. Exercises in `stubbed` ("sub/name") keep the handout's starter body (their
@@ -146,7 +159,7 @@ def splice(assignment: Assignment, submission: str, handout_files=None, stubbed=
             blocks = {}
         queues = {k: list(v) for k, v in blocks.items()}
 
-        def replace(r, queues=queues, f=f):
+        def replace(r: Region, queues: dict[str, list[StudentRegion]] = queues, f: str = f) -> list[str] | None:
             if not assignment.assigned(f, r):
                 return None
             if r.exercise in queues and queues[r.exercise]:
@@ -169,7 +182,7 @@ def splice(assignment: Assignment, submission: str, handout_files=None, stubbed=
 STARTER_INCLUDES = ('#include "common/exercise.hpp"', '#include "common/exercise_device.cuh"')
 
 
-def outside_text(path, text):
+def outside_text(path: str, text: str) -> str:
     """The text of a handout-shaped file without the inside of its STUDENT blocks."""
     lines, keep, inside = text.split("\n"), [], False
     for line in lines:
@@ -186,7 +199,9 @@ def outside_text(path, text):
     return "\n".join(keep)
 
 
-def compare_tree(assignment, submission, handout_root_files, out):
+def compare_tree(
+    assignment: Assignment, submission: str, handout_root_files: tuple[str, list[str]], out: Splice
+) -> None:
     handout_root, files = handout_root_files
     have = set()
     for d, dirs, names in os.walk(submission):
@@ -209,7 +224,7 @@ def compare_tree(assignment, submission, handout_root_files, out):
     out.edited_outside.sort()
 
 
-def same_file(a, b):
+def same_file(a: str, b: str) -> bool:
     try:
         with open(a, "rb") as fa, open(b, "rb") as fb:
             return fa.read() == fb.read()
@@ -217,7 +232,7 @@ def same_file(a, b):
         return False
 
 
-def clean_tree(assignment: Assignment, spliced: dict, dest: str):
+def clean_tree(assignment: Assignment, spliced: dict, dest: str) -> None:
     """dest: the instructor's source folders (hard links where possible; never written through) with
     the spliced exercise files written in place of theirs."""
     if os.path.exists(dest):
@@ -240,7 +255,7 @@ def clean_tree(assignment: Assignment, spliced: dict, dest: str):
             fh.write(text)
 
 
-def link_or_copy(src, dst):
+def link_or_copy(src: str, dst: str) -> str:
     try:
         os.link(src, dst)
     except OSError:

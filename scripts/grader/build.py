@@ -7,6 +7,8 @@ compile commands, from compile_commands.json, pointed at the student's clean tre
 libraries that hold them are re-archived, and the drivers relinked. Objects are cached by the hash
 of their command and spliced inputs, so an unchanged starter body costs nothing twice."""
 
+from __future__ import annotations
+
 import concurrent.futures as cf
 import hashlib
 import json
@@ -55,26 +57,35 @@ class Plan:
     archives: dict = field(default_factory=dict)  # abs archive -> [abs objects] (ar order)
     drivers: dict = field(default_factory=dict)  # driver rel path (rubric) -> LinkRule
 
-    def object_of_source(self, rel_source):
+    def object_of_source(self, rel_source: str) -> list[str]:
         src = os.path.join(self.root, rel_source)
         return [o for o, r in self.objects.items() if r.source == src]
 
 
-def run_logged(cmd, cwd, log, timeout=None, env=None):
+def run_logged(
+    cmd: list[str], cwd: str, log: str, timeout: float | None = None, env: dict[str, str] | None = None
+) -> int:
     with open(log, "a", encoding="utf-8") as fh:
         fh.write("$ " + " ".join(cmd) + "\n")
         fh.flush()
         return subprocess.run(cmd, cwd=cwd, stdout=fh, stderr=subprocess.STDOUT, timeout=timeout, env=env).returncode
 
 
-def gpu_visible():
+def gpu_visible() -> bool:
     try:
         return subprocess.run(["nvidia-smi", "-L"], capture_output=True).returncode == 0
     except OSError:
         return False
 
 
-def prepare(root, build, drivers, jobs=None, log=None, cuda_arch=None):
+def prepare(
+    root: str,
+    build: str,
+    drivers: list[str],
+    jobs: int | None = None,
+    log: str | None = None,
+    cuda_arch: str | None = None,
+) -> Plan:
     """Configures (if needed) and builds the instructor's tree in `build`: the drivers named in the
     rubric and the kernel recorder. Returns its Plan."""
     root, build = os.path.abspath(root), os.path.abspath(build)
@@ -109,7 +120,7 @@ def prepare(root, build, drivers, jobs=None, log=None, cuda_arch=None):
     return load_plan(root, build, drivers)
 
 
-def load_built(root, build, drivers):
+def load_built(root: str, build: str, drivers: list[str]) -> Plan:
     """The Plan of a build that prepare() already made (a Slurm shard's view): nothing is rebuilt;
     a driver or the build itself missing is an error that names the step to run."""
     missing = [d for d in drivers if d and not os.path.isfile(os.path.join(os.path.abspath(build), d))]
@@ -121,7 +132,7 @@ def load_built(root, build, drivers):
     return load_plan(root, build, drivers)
 
 
-def load_plan(root, build, drivers):
+def load_plan(root: str, build: str, drivers: list[str]) -> Plan:
     root, build = os.path.abspath(root), os.path.abspath(build)
     plan = Plan(root=root, build=build)
     cc_path = os.path.join(build, "compile_commands.json")
@@ -145,7 +156,7 @@ def load_plan(root, build, drivers):
     return plan
 
 
-def read_depfile(path):
+def read_depfile(path: str) -> set[str]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError:
@@ -162,7 +173,7 @@ def read_depfile(path):
     return deps
 
 
-def find_link_rule(build, driver):
+def find_link_rule(build: str, driver: str) -> LinkRule:
     """The link line that writes build/<driver> (CMake's link.txt of its target)."""
     want = os.path.normpath(os.path.join(build, driver))
     sub = os.path.join(build, os.path.dirname(driver), "CMakeFiles")
@@ -178,7 +189,7 @@ def find_link_rule(build, driver):
     raise BuildError(f"no link rule writes {want} (is it built with CMake's Makefile generator?)")
 
 
-def collect_archives(plan, rule):
+def collect_archives(plan: Plan, rule: LinkRule) -> None:
     for tok in rule.command:
         if not tok.endswith(".a"):
             continue
@@ -218,7 +229,16 @@ class StudentBuild:
     log: str = ""
 
 
-def build_student(plan, tree, spliced_rel, out_dir, cache_dir, jobs=None, compile_timeout=300, drivers=None):
+def build_student(
+    plan: Plan,
+    tree: str,
+    spliced_rel: list[str],
+    out_dir: str,
+    cache_dir: str,
+    jobs: int | None = None,
+    compile_timeout: int = 300,
+    drivers: list[str] | None = None,
+) -> StudentBuild:
     """Compiles the translation units of `plan` that depend on a spliced file (the student's clean
     tree `tree`), re-archives the libraries that hold them and relinks `drivers` into out_dir/bin."""
     t0 = time.time()
@@ -231,7 +251,7 @@ def build_student(plan, tree, spliced_rel, out_dir, cache_dir, jobs=None, compil
     res = StudentBuild(ok=True, log=log)
     new_obj = {}
 
-    def compile_one(rule):
+    def compile_one(rule: ObjectRule) -> tuple[ObjectRule, str, int, bool, str]:
         rel = os.path.relpath(rule.output, plan.build)
         dst = os.path.join(out_dir, "obj", rel)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
@@ -255,7 +275,7 @@ def build_student(plan, tree, spliced_rel, out_dir, cache_dir, jobs=None, compil
             os.replace(tmp, cached)
         return rule, dst, p.returncode, False, first_error(p.stdout + p.stderr, tree)
 
-    def blame(rule, err):
+    def blame(rule: ObjectRule, err: str) -> None:
         """The spliced files a failed translation unit includes (the error's own file first)."""
         mine = sorted(os.path.relpath(d, plan.root) for d in rule.deps & spliced_abs.keys())
         first = [f for f in mine if err.startswith(f)]
@@ -302,7 +322,7 @@ def build_student(plan, tree, spliced_rel, out_dir, cache_dir, jobs=None, compil
     return res
 
 
-def rearchive(plan, new_obj, out_dir, log):
+def rearchive(plan: Plan, new_obj: dict[str, str], out_dir: str, log: str) -> dict[str, str]:
     """{instructor's archive: the student's copy} for every library holding a recompiled object, or
     None when ar or ranlib failed."""
     new_archives = {}
@@ -322,7 +342,7 @@ def rearchive(plan, new_obj, out_dir, log):
     return new_archives
 
 
-def link_command(rule, dst, new_archives):
+def link_command(rule: LinkRule, dst: str, new_archives: dict[str, str]) -> list[str]:
     """The driver's link command writing dst, with the student's archives in place of the instructor's."""
     cmd = []
     for i, tok in enumerate(rule.command):
@@ -334,11 +354,11 @@ def link_command(rule, dst, new_archives):
     return cmd
 
 
-def in_archives(plan, obj):
+def in_archives(plan: Plan, obj: str) -> bool:
     return any(obj in members for members in plan.archives.values())
 
 
-def retarget(tok, plan, tree, directory, cwd):
+def retarget(tok: str, plan: Plan, tree: str, directory: str, cwd: str) -> str:
     """A compile-command token pointed at the student's tree: source paths of the instructor's tree
     become the clean tree's; option files are rewritten the same way; the build's paths stay."""
     if tok.startswith("@") or tok.endswith(".rsp"):
@@ -357,7 +377,7 @@ def retarget(tok, plan, tree, directory, cwd):
     return retarget_text(tok, plan, tree)
 
 
-def retarget_text(text, plan, tree):
+def retarget_text(text: str, plan: Plan, tree: str) -> str:
     for d in assemble.SOURCE_DIRS:
         text = text.replace(os.path.join(plan.root, d) + "/", os.path.join(tree, d) + "/")
         if text == os.path.join(plan.root, d):
@@ -365,7 +385,7 @@ def retarget_text(text, plan, tree):
     return text
 
 
-def first_error(text, tree, link=False):
+def first_error(text: str, tree: str, link: bool = False) -> str:
     """The compiler's (or linker's) first error, with the clean tree's paths made relative."""
     lines = [line.replace(tree + "/", "") for line in text.split("\n")]
     pat = re.compile(r"(\berror\b|undefined reference|multiple definition)", re.I)

@@ -21,17 +21,23 @@ Kinds (each a full checkout of the handout with some STUDENT blocks written):
   broken_markers   solution with one STUDENT END marker deleted
 """
 
+from __future__ import annotations
+
 import argparse
 import json
 import os
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 import exercise_markers as em  # noqa: E402
+
+if TYPE_CHECKING:
+    from exercise_markers import Region
 
 ROOT = os.path.dirname(HERE)
 KINDS = (
@@ -107,16 +113,18 @@ CPU_PREFIX = {
 }
 
 
-def included_of(man):
+def included_of(
+    man: dict[str, Any],
+) -> list[str]:
     return man.get("included") or em.closure(man["subprojects"])
 
 
-def solution_regions(root, f, included=None):
+def solution_regions(root: str, f: str, included: list[str] | None = None) -> tuple[str, list[Region]]:
     text = Path(os.path.join(root, f)).read_text(encoding="utf-8")
     return text, em.parse(f, text, included)
 
 
-def fill(handout, root, f, choose):
+def fill(handout: str, root: str, f: str, choose: Callable[[Region, int], list[str] | None]) -> None:
     """Rewrites handout file f from the solution: choose(region, index) -> lines for its STUDENT
     block, or None to leave the handout's starter body. Regions the handout withholds keep its stub."""
     man = json.loads(Path(os.path.join(handout, "HANDOUT.json")).read_text(encoding="utf-8"))
@@ -125,7 +133,7 @@ def fill(handout, root, f, choose):
     assigned = {r.key for r in regions if r.key in man["exercises"]}
     counter = {}
 
-    def replace(r):
+    def replace(r: Region) -> list[str] | None:
         r.resolve(included)
         if r.key not in assigned:
             if not r.in_handout:
@@ -142,7 +150,7 @@ def fill(handout, root, f, choose):
         fh.write(new)
 
 
-def make_student(handout, root, out, kind, tag=""):
+def make_student(handout: str, root: str, out: str, kind: str, tag: str = "") -> str:
     if os.path.exists(out):
         shutil.rmtree(out)
     shutil.copytree(handout, out, ignore=shutil.ignore_patterns("build", ".git"))
@@ -158,7 +166,7 @@ def make_student(handout, root, out, kind, tag=""):
     if kind in BODIES:
         ex, f, body, includes = BODIES[kind]
 
-        def choose(r, i, ex=ex):
+        def choose(r: Region, i: int, ex: str = ex) -> list[str]:
             if r.key != ex:
                 return r.lines
             return body if r.body else r.lines + (INCLUDE_AT_FILE_SCOPE + includes + REOPEN if includes else [])
@@ -203,7 +211,7 @@ def make_student(handout, root, out, kind, tag=""):
     return out
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("handout")
     ap.add_argument("out")

@@ -1,18 +1,24 @@
 """scripts/grade.py: grade a checkout, a folder of students on this machine's GPUs, or a class on
 Slurm. See the top README's "Teaching and grading" for the instructor's workflow."""
 
+from __future__ import annotations
+
 import argparse
 import os
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
 from . import assemble, build, schedule, student
 from . import rubric as rubric_mod
 
+if TYPE_CHECKING:
+    from grader.student import Job
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def parse_args(argv):
+def parse_args(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
         prog="grade.py",
         description=(
@@ -66,7 +72,7 @@ def parse_args(argv):
     return a
 
 
-def select_gpus(spec):
+def select_gpus(spec: str) -> list[str]:
     gpus = schedule.visible_gpus()
     if spec == "all":
         return gpus
@@ -79,7 +85,7 @@ def select_gpus(spec):
     return gpus[:n]
 
 
-def students_in(folder):
+def students_in(folder: str) -> list[tuple[str, str]]:
     try:
         names = sorted(os.listdir(folder))
     except OSError as e:
@@ -89,7 +95,7 @@ def students_in(folder):
     ]
 
 
-def load_job(a, out, build_tree=True):
+def load_job(a: argparse.Namespace, out: str, build_tree: bool = True) -> Job:
     """The grading job of the arguments. build_tree=False (a Slurm shard or the merge step) uses the
     instructor's build as the prepare step left it: shards run at once, and two builds of one
     folder race on CMake's dependency files."""
@@ -143,7 +149,7 @@ def load_job(a, out, build_tree=True):
     )
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     a = parse_args(sys.argv[1:] if argv is None else argv)
     a.instructor = os.path.abspath(a.instructor)
     out = os.path.abspath(a.out)

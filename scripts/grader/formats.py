@@ -5,13 +5,20 @@ report.json keeps every case for the instructor. Per class: grades.csv
 (one column per version) and gradebook.csv (one row per student, one column per sub-project and
 the total: what an LMS imports)."""
 
+from __future__ import annotations
+
 import csv
 import json
 import os
 import tempfile
 import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING, Any
 
 from .model import Status, to_json
+
+if TYPE_CHECKING:
+    from grader.model import StudentReport
+    from grader.rubric import VersionRule
 
 # grades.csv: these columns, then one per graded version (subproject/version).
 GRADES_FIXED_COLUMNS = (
@@ -26,7 +33,7 @@ GRADES_FIXED_COLUMNS = (
 )
 
 
-def atomic_write(path, text):
+def atomic_write(path: str, text: str) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".tmp-")
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
@@ -34,7 +41,7 @@ def atomic_write(path, text):
     os.replace(tmp, path)
 
 
-def write_all(report, out_dir, max_output=4000):
+def write_all(report: StudentReport, out_dir: str, max_output: int = 4000) -> None:
     os.makedirs(out_dir, exist_ok=True)
     atomic_write(os.path.join(out_dir, "report.json"), json.dumps(to_json(report), indent=1) + "\n")
     atomic_write(os.path.join(out_dir, "report.md"), markdown(report))
@@ -42,7 +49,7 @@ def write_all(report, out_dir, max_output=4000):
     atomic_write(os.path.join(out_dir, "junit.xml"), junit(report))
 
 
-def markdown(r):
+def markdown(r: StudentReport) -> str:
     p = r.provenance
     L = [f"# Grade report: {r.student}", "", f"**{r.points:g} / {r.points_max:g} points** on {p.device}.", ""]
     if r.build_error:
@@ -91,7 +98,7 @@ def markdown(r):
     return "\n".join(L)
 
 
-def gradescope(r, max_output=4000):
+def gradescope(r: StudentReport, max_output: int = 4000) -> dict[str, Any]:
     """Gradescope's results.json: one test per graded version (its points, its status, the failing
     case as output), hidden cases by their visibility, and the speed ranking as the leaderboard."""
     tests = []
@@ -142,7 +149,7 @@ def gradescope(r, max_output=4000):
     }
 
 
-def junit(r):
+def junit(r: StudentReport) -> str:
     suite = ET.Element(
         "testsuite",
         name=f"grade.{r.student}",
@@ -166,7 +173,7 @@ def junit(r):
     return ET.tostring(suite, encoding="unicode") + "\n"
 
 
-def class_files(reports, out_dir, rules):
+def class_files(reports: list[StudentReport], out_dir: str, rules: list[VersionRule]) -> None:
     """grades.csv (per version: status and points) and gradebook.csv (per sub-project and total)."""
     subs = []
     for rule in rules:
@@ -217,7 +224,7 @@ def class_files(reports, out_dir, rules):
     write_csv(os.path.join(out_dir, "gradebook.csv"), [points_possible] + book_rows, ["Student"] + subs + ["Total"])
 
 
-def write_csv(path, rows, cols):
+def write_csv(path: str, rows: list[dict[str, str | float | int]], cols: list[str]) -> None:
     import io
 
     buf = io.StringIO()

@@ -12,14 +12,20 @@ mangled name) or to a library namespace (cub::, thrust::, ...). A graded version
 Anything else (a library kernel, another exercise's kernel, a version's of the instructor) makes
 the version "not its own work"."""
 
+from __future__ import annotations
+
 import os
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Collection, Sequence
 
 from .model import KernelUse
 
+if TYPE_CHECKING:
+    from grader.build import Plan
+    from grader.rubric import VersionRule
 _PARENS = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"  # up to two levels of nesting
 _GLOBAL_DEF = re.compile(
     r"__global__\s+(?:__launch_bounds__\s*"
@@ -30,7 +36,7 @@ _GLOBAL_DEF = re.compile(
 _ANON_HASHES = re.compile(r"_GLOBAL__N__[0-9a-f]+_(\d+_\w+?)_[0-9a-f]{8}")
 
 
-def stable_name(mangled):
+def stable_name(mangled: str) -> str:
     """A mangled name without the per-build hashes of anonymous namespaces (they depend on the path
     the file was compiled from: the student's clean tree is not the instructor's)."""
     return _ANON_HASHES.sub(r"_GLOBAL__N__H_\1_H", mangled)
@@ -41,7 +47,7 @@ _ANON = re.compile(r"_GLOBAL__N__[0-9a-f]+_\d+_(\w+?)_[0-9a-f]{8}")
 _STUB = re.compile(r"(\d+)__device_stub__")
 
 
-def kernel_definitions(tree, files):
+def kernel_definitions(tree: str, files: list[str]) -> dict[str, set[str]]:
     """{kernel base name: {relative files that define a __global__ of that name}}."""
     index = {}
     for f in files:
@@ -54,7 +60,7 @@ def kernel_definitions(tree, files):
     return index
 
 
-def demangle(names):
+def demangle(names: list[str]) -> list[str]:
     """Demangled names, in order (c++filt; a name it cannot read stays as it is)."""
     names = list(names)
     if not names:
@@ -70,11 +76,11 @@ def demangle(names):
     return names
 
 
-def _which(tool):
+def _which(tool: str) -> bool:
     return any(os.access(os.path.join(d, tool), os.X_OK) for d in os.environ.get("PATH", "").split(os.pathsep))
 
 
-def qualified_name(demangled):
+def qualified_name(demangled: str) -> tuple[str, str]:
     """ "void ns::(anonymous namespace)::k<int, 4>(int*, long)" -> ("ns::(anonymous namespace)", "k")."""
     s = demangled.strip()
     depth, cut = 0, len(s)
@@ -110,14 +116,19 @@ class Attribution:
     library: str = ""
 
 
-def library_of(demangled, libraries):
+def library_of(demangled: str, libraries: Sequence[str]) -> str:
     """The library namespace a kernel's qualified name lies in ("" for none)."""
     ns, base = qualified_name(demangled)
     full = f"{ns}::{base}" if ns else base
     return next((lib.rstrip(":") for lib in libraries if full.startswith(lib)), "")
 
 
-def attribute(mangled, demangled, index, libraries):
+def attribute(
+    mangled: str,
+    demangled: str,
+    index: dict[str, set[str]],
+    libraries: Sequence[str],
+) -> Attribution:
     lib = library_of(demangled, libraries)
     if lib:
         return Attribution(set(), lib)
@@ -131,7 +142,15 @@ def attribute(mangled, demangled, index, libraries):
     return Attribution(files)
 
 
-def classify(kernels, rule, own_files, exercise_files, index, libraries, harness=None):
+def classify(
+    kernels: list[tuple[str, int]],
+    rule: VersionRule,
+    own_files: set[str],
+    exercise_files: dict[str, str],
+    index: dict[str, set[str]],
+    libraries: Sequence[str],
+    harness: set[str] | None = None,
+) -> list[KernelUse]:
     """[(mangled, launches)] -> [KernelUse] for the version of `rule`. exercise_files maps every
     exercise file of the project to its exercise; harness is the set of mangled names the reference
     run of this version ran (None: no reference record, only own/allowed kernels are known)."""
@@ -159,7 +178,7 @@ def classify(kernels, rule, own_files, exercise_files, index, libraries, harness
     return out
 
 
-def read_log(path):
+def read_log(path: str) -> list[tuple[str, int]] | None:
     """The recorder's log: [(mangled name, launches)], or None when the process left none."""
     try:
         lines = Path(path).read_text(encoding="utf-8", errors="replace").split("\n")
@@ -176,7 +195,7 @@ def read_log(path):
 
 
 # ---- the static check: what a version's objects instantiate and call ----------------------------
-def object_symbols(path):
+def object_symbols(path: str) -> tuple[dict[str, str], set[str]]:
     """({defined mangled symbol: nm type}, {undefined symbols}) of an object file (nm)."""
     p = subprocess.run(["nm", "-P", path], capture_output=True, text=True, errors="replace")
     defined, undefined = {}, set()
@@ -190,7 +209,7 @@ def object_symbols(path):
     return defined, undefined
 
 
-def stub_kernels(symbols):
+def stub_kernels(symbols: dict[str, str]) -> set[str]:
     """The kernels an object instantiates: the names behind its __device_stub__ functions."""
     out = set()
     for s in symbols:
@@ -202,8 +221,16 @@ def stub_kernels(symbols):
 
 
 def static_check(
-    rule, objects, own_files, exercise_files, index, libraries, symbol_owner, harness_symbols=(), entry_points=None
-):
+    rule: VersionRule,
+    objects: list[str],
+    own_files: set[str],
+    exercise_files: dict[str, str],
+    index: dict[str, set[str]],
+    libraries: Sequence[str],
+    symbol_owner: dict[str, tuple[str, bool]],
+    harness_symbols: Collection[str] = (),
+    entry_points: dict[str, set[str]] | None = None,
+) -> list[str]:
     """Findings for one version from its own objects: library or other exercises' kernels it
     instantiates, and calls into other exercises (a function whose body is an exercise, or one
     defined inside an exercise region) or into code that launches library kernels.
@@ -232,11 +259,11 @@ def static_check(
     return findings
 
 
-def short(name, n=140):
+def short(name: str, n: int = 140) -> str:
     return name if len(name) <= n else name[: n - 3] + "..."
 
 
-def symbol_owners(plan, libraries):
+def symbol_owners(plan: Plan, libraries: Sequence[str]) -> dict[str, tuple[str, bool]]:
     """{defined function symbol: (relative source, its object instantiates library kernels)} over
     the instructor's archived objects."""
     out = {}

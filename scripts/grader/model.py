@@ -1,9 +1,11 @@
 """The grader's typed results: a status enum and dataclasses, serialized to JSON in one place."""
 
+from __future__ import annotations
+
 import dataclasses
 import enum
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any
 
 
 class Status(enum.Enum):
@@ -45,7 +47,7 @@ class CaseResult:
     command: str = ""
     seconds: float = 0.0
     rows_passed: int = 0
-    timed_ms: Optional[float] = None
+    timed_ms: float | None = None
     timed_case: str = ""
     log: str = ""
     kernels: list = field(default_factory=list)  # [KernelUse]
@@ -62,9 +64,9 @@ class VersionGrade:
     points_correct_max: float
     points_speed: float
     points_speed_max: float
-    ms: Optional[float] = None
-    reference_ms: Optional[float] = None
-    ratio_to_reference: Optional[float] = None
+    ms: float | None = None
+    reference_ms: float | None = None
+    ratio_to_reference: float | None = None
     timed_case: str = ""
     speed_note: str = ""
     visibility: str = "visible"
@@ -119,7 +121,7 @@ class StudentReport:
     def points_max(self) -> float:
         return round(sum(g.points_max for g in self.grades), 2)
 
-    def by_subproject(self) -> "dict[str, tuple[float, float]]":
+    def by_subproject(self) -> dict[str, tuple[float, float]]:
         out: dict = {}
         for g in self.grades:
             p, m = out.get(g.subproject, (0.0, 0.0))
@@ -127,7 +129,7 @@ class StudentReport:
         return out
 
 
-def to_json(obj):
+def to_json(obj: Any) -> Any:
     """Dataclasses and enums as plain JSON values (statuses by their text)."""
     if isinstance(obj, enum.Enum):
         return obj.value
@@ -147,7 +149,7 @@ def to_json(obj):
 def report_from_json(d: dict) -> StudentReport:
     """The inverse of to_json for a StudentReport (the Slurm merge step reads the shards' reports)."""
 
-    def case(c):
+    def case(c: dict[str, Any]) -> CaseResult:
         c = dict(c)
         c["status"] = Status(c["status"])
         c["kernels"] = [KernelUse(**k) for k in c.get("kernels", [])]

@@ -1,12 +1,14 @@
 """The rubric (grading/rubric.toml): points per version, the visible and hidden cases each version
 runs, secret seeds, time and resource limits, and the fixed maximum of an assignment."""
 
+from __future__ import annotations
+
 import hashlib
 import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any
 
 try:
     import tomllib  # Python >= 3.11
@@ -67,7 +69,7 @@ class Limits:
     memory_limit_gb: float = 32.0  # host resident memory of the driver's process group
     output_limit_kb: int = 256  # what is kept of a run's output (head and tail)
 
-    def time_limit(self, reference_seconds: Optional[float]) -> float:
+    def time_limit(self, reference_seconds: float | None) -> float:
         if reference_seconds is None:
             return self.timeout_s
         return max(self.timeout_min_s, self.timeout_factor * reference_seconds)
@@ -83,7 +85,7 @@ class Rubric:
     libraries: tuple
     versions: list = field(default_factory=list)  # [VersionRule] in rubric order
 
-    def select(self, subprojects=None, versions=None) -> list:
+    def select(self, subprojects: list[str] | None = None, versions: list[str] | None = None) -> list[VersionRule]:
         out = []
         for v in self.versions:
             if subprojects and v.subproject not in subprojects:
@@ -104,7 +106,7 @@ def secret_seed(secret: str, subproject: str, case: str, seed: int) -> int:
     return int(h[:8], 16)
 
 
-def load(path: str, secret: Optional[str] = None) -> Rubric:
+def load(path: str, secret: str | None = None) -> Rubric:
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
@@ -168,7 +170,9 @@ def load(path: str, secret: Optional[str] = None) -> Rubric:
     return rub
 
 
-def hidden_case(path, sub, version, index, h, secret, own_args):
+def hidden_case(
+    path: str, sub: str, version: str, index: int, h: dict[str, Any], secret: str, own_args: bool
+) -> list[Case]:
     """The hidden case h for one version, or nothing when it does not apply to the version (a
     hidden case runs the sub-project's driver arguments; a version with its own arguments takes
     it only when the case names it in `versions`)."""

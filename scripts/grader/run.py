@@ -2,6 +2,8 @@
 objects), under a time limit, a memory limit on the process group and a cap on what is kept of
 its output, with the kernel recorder injected when a GPU is used."""
 
+from __future__ import annotations
+
 import contextlib
 import os
 import signal
@@ -10,11 +12,17 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import course_csv
 from course_csv import Status as RowStatus
 
 from .model import CaseResult, Status
+
+if TYPE_CHECKING:
+    from io import BufferedReader
+
+    from grader.rubric import Case, VersionRule
 
 
 @dataclass
@@ -48,13 +56,13 @@ class RawRun:
 class CappedLog:
     """Keeps the first and the last `limit` bytes of a stream and counts the rest."""
 
-    def __init__(self, stream, path, limit):
+    def __init__(self, stream: BufferedReader, path: str, limit: int) -> None:
         self.stream, self.path, self.limit = stream, path, limit
         self.head, self.tail, self.total = bytearray(), bytearray(), 0
         self.thread = threading.Thread(target=self._pump, daemon=True)
         self.thread.start()
 
-    def _pump(self):
+    def _pump(self) -> None:
         while True:
             chunk = self.stream.read(65536)
             if not chunk:
@@ -67,7 +75,7 @@ class CappedLog:
             if chunk:
                 self.tail = (self.tail + chunk)[-self.limit :]
 
-    def finish(self, header):
+    def finish(self, header: str) -> None:
         self.thread.join(timeout=5)
         with open(self.path, "wb") as fh:
             fh.write(header.encode())
@@ -78,7 +86,7 @@ class CappedLog:
             fh.write(bytes(self.tail))
 
 
-def group_rss_gb(pgid):
+def group_rss_gb(pgid: int) -> float:
     """Resident memory of every process in the process group (from /proc)."""
     total = 0
     for pid in os.listdir("/proc"):
@@ -165,7 +173,7 @@ def execute(spec: RunSpec) -> RawRun:
     )
 
 
-def case_label(row):
+def case_label(row: dict[str, str]) -> str:
     parts = [f"n={row['n']}"] if row.get("n") not in (None, "", "0") or not row.get("params") else []
     if row.get("params"):
         parts.append(row["params"])
@@ -174,7 +182,7 @@ def case_label(row):
     return " ".join(parts) or "the run"
 
 
-def row_verdict(row: dict) -> "tuple[RowStatus, str]":
+def row_verdict(row: dict) -> tuple[RowStatus, str]:
     """(status, detail) of a driver's row; a status word the driver cannot have written is a failure."""
     try:
         return course_csv.status_of(row), row.get("detail") or ""
@@ -182,7 +190,7 @@ def row_verdict(row: dict) -> "tuple[RowStatus, str]":
         return RowStatus.FAIL, f"unreadable row: {e}"
 
 
-def judge(raw: RawRun, version, case, spec) -> CaseResult:
+def judge(raw: RawRun, version: str, case: Case, spec: RunSpec) -> CaseResult:
     """The case's status from the driver's rows and exit."""
     mine = [r for r in raw.rows if r.get("version") == version and r.get("kind") != "meta"]
     status = [(row_verdict(r), r) for r in mine]
@@ -235,7 +243,7 @@ def judge(raw: RawRun, version, case, spec) -> CaseResult:
     return res
 
 
-def log_line(path, index):
+def log_line(path: str, index: int) -> str:
     try:
         lines = [
             line
@@ -247,7 +255,7 @@ def log_line(path, index):
         return ""
 
 
-def timed_row(rows, version, rule):
+def timed_row(rows: list[dict[str, str]], version: str, rule: VersionRule) -> dict[str, str] | None:
     """The row whose time is compared with the reference: passed, timed, of the rule's timed kind,
     matching timed_params, the largest n."""
     cands = [

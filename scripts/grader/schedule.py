@@ -1,6 +1,8 @@
 """Many students: on the GPUs of one machine (one student per GPU at a time, builds overlapping the
 runs), or across a Slurm cluster (a job array of shards and a merge step)."""
 
+from __future__ import annotations
+
 import json
 import os
 import queue
@@ -9,12 +11,19 @@ import subprocess
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import formats, student
 from .model import Status, report_from_json
 
+if TYPE_CHECKING:
+    from types import SimpleNamespace
 
-def visible_gpus():
+    from grader.model import StudentReport
+    from grader.student import Job
+
+
+def visible_gpus() -> list[str]:
     """The GPU indices this process may use (CUDA_VISIBLE_DEVICES, else nvidia-smi's list)."""
     env = os.environ.get("CUDA_VISIBLE_DEVICES")
     if env is not None:
@@ -30,7 +39,7 @@ def visible_gpus():
         return []
 
 
-def device_envs(gpus):
+def device_envs(gpus: list[str]) -> list[dict[str, str]]:
     """One environment per device slot: a GPU each (CUDA_VISIBLE_DEVICES), or the CPU alone."""
     base = dict(os.environ)
     if not gpus:
@@ -39,12 +48,14 @@ def device_envs(gpus):
     return [dict(base, CUDA_VISIBLE_DEVICES=g, COURSE_GRADER_GPU="1") for g in gpus]
 
 
-def references(job, envs, progress=print):
+def references(
+    job: Job, envs: list[dict[str, str]], progress: Callable[[str], None] = print
+) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
     """The reference record of every device slot (computed in parallel, once per device and commit)."""
     recs = [None] * len(envs)
     ids = [student.device_identity(e) for e in envs]
 
-    def one(i):
+    def one(i: int) -> None:
         recs[i] = student.reference_record(job, envs[i], ids[i][1], progress)
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(len(envs))]
@@ -55,7 +66,7 @@ def references(job, envs, progress=print):
     return recs, ids
 
 
-def gradable(records):
+def gradable(records: list[dict[str, Any]]) -> tuple[set[str], dict[str, str]]:
     """The versions the reference grades on every device of the job (correct there; or not
     implemented, where a handout grades itself), and why the others not."""
     keys = None
@@ -69,7 +80,15 @@ def gradable(records):
     return keys or set(), why
 
 
-def grade_item(job, item, env, rec, dev, keep, progress):
+def grade_item(
+    job: Job,
+    item: student.Prepared | tuple[str, str, str, str],
+    env: dict[str, str],
+    rec: dict[str, Any],
+    dev: tuple[str, str, str],
+    keep: bool,
+    progress: Callable[[str], None],
+) -> tuple[str, StudentReport]:
     """(name, report) of one prepared student on one device slot; a builder's error tuple, or an
     exception while grading, becomes a harness-error report (the class goes on)."""
     if isinstance(item, tuple):
@@ -87,7 +106,14 @@ def grade_item(job, item, env, rec, dev, keep, progress):
     return name, rep
 
 
-def grade_class(job, students, gpus, build_workers=2, keep=False, progress=print):
+def grade_class(
+    job: Job,
+    students: list[tuple[str, str]],
+    gpus: list[str],
+    build_workers: int = 2,
+    keep: bool = False,
+    progress: Callable[[str], None] = print,
+) -> tuple[list[StudentReport], float, set[str]]:
     """Grades [(name, path)] on the device slots of `gpus`; writes each student's files as they finish
     and the class files at the end, with the reference records it used (references.json, which the
     Slurm merge step reads). Returns (reports, seconds, gradable set)."""
@@ -104,7 +130,7 @@ def grade_class(job, students, gpus, build_workers=2, keep=False, progress=print
     ready = queue.Queue(maxsize=max(2, 2 * len(envs)))
     reports, lock = [], threading.Lock()
 
-    def builder():
+    def builder() -> None:
         while True:
             try:
                 name, path = todo.get_nowait()
@@ -115,7 +141,7 @@ def grade_class(job, students, gpus, build_workers=2, keep=False, progress=print
             except Exception as e:  # a harness problem with this student: reported, the class goes on
                 ready.put(("error", name, path, f"{type(e).__name__}: {e}"))
 
-    def runner(slot):
+    def runner(slot: int) -> None:
         env, rec, dev = envs[slot], recs[slot], ids[slot]
         while True:
             item = ready.get()
@@ -149,7 +175,9 @@ def grade_class(job, students, gpus, build_workers=2, keep=False, progress=print
     return reports, seconds, keep_keys
 
 
-def write_timing(out, n, gpus, seconds, t_ref, reports):
+def write_timing(
+    out: str, n: int, gpus: int, seconds: float, t_ref: float, reports: list[StudentReport]
+) -> dict[str, float | None]:
     rec = {
         "students": n,
         "gpus": gpus,
@@ -164,12 +192,14 @@ def write_timing(out, n, gpus, seconds, t_ref, reports):
     return rec
 
 
-def shard(students, index, count):
+def shard(students: list[tuple[str, str]], index: int, count: int) -> list[tuple[str, str]]:
     return [s for i, s in enumerate(sorted(students)) if i % count == index]
 
 
 # ---- Slurm ------------------------------------------------------------------------------------
-def slurm_scripts(out, grade_cmd, shards, sbatch_opts, gpus_per_task):
+def slurm_scripts(
+    out: str, grade_cmd: list[str], shards: int, sbatch_opts: list[str], gpus_per_task: int
+) -> dict[str, str]:
     """Writes the prepare, array and merge batch scripts under OUT/slurm/."""
     d = os.path.join(out, "slurm")
     os.makedirs(d, exist_ok=True)
@@ -190,10 +220,10 @@ def slurm_scripts(out, grade_cmd, shards, sbatch_opts, gpus_per_task):
     return {k: os.path.join(d, k) for k in files}
 
 
-def slurm_submit(scripts, progress=print):
+def slurm_submit(scripts: dict[str, str], progress: Callable[[str], None] = print) -> tuple[str, str, str]:
     """prepare -> array (afterok) -> merge (afterany: a failed shard still leaves the others' grades)."""
 
-    def sbatch(*args):
+    def sbatch(*args: str) -> str:
         p = subprocess.run(["sbatch", "--parsable"] + list(args), capture_output=True, text=True)
         if p.returncode != 0:
             raise RuntimeError(f"sbatch {' '.join(args)}: {p.stderr.strip()}")
@@ -206,7 +236,12 @@ def slurm_submit(scripts, progress=print):
     return prep, arr, merge
 
 
-def merge(job, shards, students=(), progress=print):
+def merge(
+    job: Job | SimpleNamespace,
+    shards: int,
+    students: Sequence[tuple[str, str]] = (),
+    progress: Callable[[str], None] = print,
+) -> tuple[list[StudentReport], list[int], list[str]]:
     """The class files from the shards' reports (OUT/shards/<i>/): the versions graded are those the
     reference graded correct on every shard's GPU, the same maximum for all. A student of the class
     (`students`, [(name, path)]) whose shard left no report gets a harness-error report naming the

@@ -3,12 +3,18 @@ reference solution grades correct on the job's GPUs counts its correctness and s
 every student, whatever the student's outcome. Speed points compare the student's time with the
 reference solution's time for the same case on the same GPU in the same job."""
 
-from typing import Optional
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
 
 from .model import Status, VersionGrade
 
+if TYPE_CHECKING:
+    from grader.model import CaseResult
+    from grader.rubric import Rubric, VersionRule
 
-def speed_points(points, ratio, full, zero):
+
+def speed_points(points: int, ratio: float, full: float, zero: float) -> float:
     """All points at >= full x the reference's speed, none at <= zero x, linear between."""
     if ratio >= full:
         return float(points)
@@ -17,7 +23,14 @@ def speed_points(points, ratio, full, zero):
     return round(points * (ratio - zero) / (full - zero), 2)
 
 
-def grade_version(rule, cases, rubric, reference: Optional[dict], static_findings=(), build_error=""):
+def grade_version(
+    rule: VersionRule,
+    cases: list[CaseResult],
+    rubric: Rubric,
+    reference: dict | None,
+    static_findings: Sequence[str] = (),
+    build_error: str = "",
+) -> VersionGrade:
     """One version's grade from its cases (visible first). reference: the reference's record of this
     version on this GPU ({"cases": {name: {"ms", "timed_case"}}}), None when it has none."""
     g = VersionGrade(
@@ -81,5 +94,5 @@ def grade_version(rule, cases, rubric, reference: Optional[dict], static_finding
     return g
 
 
-def timed_case_names(rule):
+def timed_case_names(rule: VersionRule) -> set[str]:
     return {c.name for c in rule.cases if c.timed}

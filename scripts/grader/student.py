@@ -1,6 +1,8 @@
 """Grading one checkout on one device: the reference solution's record (timed once per device and
 instructor commit, then cached), and a student's splice, build, static check, runs and score."""
 
+from __future__ import annotations
+
 import datetime
 import json
 import os
@@ -11,10 +13,18 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import assemble, build, kernels, run, score
 from .assemble import em
-from .model import Provenance, Status, StudentReport, VersionGrade
+from .model import CaseResult, Provenance, Status, StudentReport, VersionGrade
+
+if TYPE_CHECKING:
+    from types import SimpleNamespace
+
+    from grader.assemble import Assignment
+    from grader.build import Plan
+    from grader.rubric import Rubric, VersionRule
 
 
 @dataclass
@@ -37,10 +47,10 @@ class Job:
     instructor_commit: str = ""
     build_jobs: int = 0
 
-    def drivers(self):
+    def drivers(self) -> list[str]:
         return sorted({r.driver for r in self.rules})
 
-    def own_files(self, rule):
+    def own_files(self, rule: VersionRule) -> set[str]:
         files = set()
         for req in rule.requires:
             key = req if "/" in req else f"{rule.subproject}/{req}"
@@ -48,7 +58,16 @@ class Job:
         return files
 
 
-def make_job(rubric, rules, assignment, plan, handout, out, cache, build_jobs=0):
+def make_job(
+    rubric: Rubric,
+    rules: list[VersionRule],
+    assignment: Assignment,
+    plan: Plan,
+    handout: tuple[str, list[str]],
+    out: str,
+    cache: str,
+    build_jobs: int = 0,
+) -> Job:
     job = Job(
         rubric=rubric,
         rules=rules,
@@ -84,7 +103,7 @@ def make_job(rubric, rules, assignment, plan, handout, out, cache, build_jobs=0)
     return job
 
 
-def enclosing_function(lines, at):
+def enclosing_function(lines: list[str], at: int) -> str:
     """The name of the function a body region at line `at` sits in: the nearest definition above it
     that starts at column 0 ("void scan_naive(std::int64_t n, ...) {")."""
     for i in range(at - 1, -1, -1):
@@ -95,7 +114,7 @@ def enclosing_function(lines, at):
     return ""
 
 
-def handout_symbols(job):
+def handout_symbols(job: Job) -> set[str]:
     """The functions the exercise files define outside their exercise regions (Params::nx() in a
     file that also holds an exercise is harness code, not the exercise's): the strong symbols of the
     handout's own (stubbed) objects, compiled once per job."""
@@ -124,7 +143,7 @@ def handout_symbols(job):
         shutil.rmtree(root, ignore_errors=True)
 
 
-def git(path, *args):
+def git(path: str, *args: str) -> str:
     try:
         p = subprocess.run(["git", "-C", path] + list(args), capture_output=True, text=True, timeout=30)
         return p.stdout.strip() if p.returncode == 0 else ""
@@ -132,7 +151,7 @@ def git(path, *args):
         return ""
 
 
-def device_identity(env):
+def device_identity(env: dict[str, str]) -> tuple[str, str, str]:
     """(device name, identity key, driver version) of the GPU this environment's process sees."""
     visible = env.get("CUDA_VISIBLE_DEVICES", "")
     cmd = ["nvidia-smi", "--query-gpu=name,uuid,driver_version", "--format=csv,noheader"]
@@ -148,7 +167,7 @@ def device_identity(env):
     return "none (CPU only)", "cpu-" + socket.gethostname(), ""
 
 
-def toolkit_version():
+def toolkit_version() -> str:
     try:
         p = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, timeout=30)
         return next((line.split("release")[-1].strip() for line in p.stdout.split("\n") if "release" in line), "")
@@ -156,7 +175,16 @@ def toolkit_version():
         return ""
 
 
-def run_version(job, rule, drivers, index, workdir, env, reference=None, own_files=None):
+def run_version(
+    job: Job,
+    rule: VersionRule,
+    drivers: dict[str, str],
+    index: dict[str, set[str]],
+    workdir: str,
+    env: dict[str, str],
+    reference: dict[str, Any] | None = None,
+    own_files: set[str] | None = None,
+) -> list[CaseResult]:
     """The cases of one version (visible first; hidden cases only after the visible ones pass)."""
     lim = job.rubric.limits
     ref_cases = (reference or {}).get("cases", {})
@@ -203,7 +231,7 @@ def run_version(job, rule, drivers, index, workdir, env, reference=None, own_fil
     return results
 
 
-def gpu_rows(rows, version):
+def gpu_rows(rows: list[dict[str, str]], version: str) -> bool:
     return any(
         r.get("version") == version
         and run.row_verdict(r)[0] is run.RowStatus.PASS
@@ -212,7 +240,9 @@ def gpu_rows(rows, version):
     )
 
 
-def reference_record(job, env, device_key, progress=print):
+def reference_record(
+    job: Job, env: dict[str, str], device_key: str, progress: Callable[[str], None] = print
+) -> dict[str, Any]:
     """The reference solution's record on this device, cached by device, instructor commit, rubric
     and assignment: per version its status, per case the time, the wall seconds (the students'
     time limits follow from them) and the kernels it ran (the harness's)."""
@@ -264,7 +294,7 @@ def reference_record(job, env, device_key, progress=print):
     return rec
 
 
-def source_files(tree):
+def source_files(tree: str) -> list[str]:
     out = []
     for d in assemble.SOURCE_DIRS:
         for base, _, names in os.walk(os.path.join(tree, d)):
@@ -290,7 +320,7 @@ class Prepared:
     provenance: dict
 
 
-def submission_provenance(job, path):
+def submission_provenance(job: Job | SimpleNamespace, path: str) -> dict[str, str]:
     """Where a submission came from: its path, commit and time (the commit's, else the newest
     exercise file's)."""
     commit = git(path, "rev-parse", "HEAD")
@@ -309,7 +339,7 @@ def submission_provenance(job, path):
     }
 
 
-def prepare_student(job, name, path, progress=print):
+def prepare_student(job: Job, name: str, path: str, progress: Callable[[str], None] = print) -> Prepared:
     t0 = time.time()
     work = os.path.join(job.out, "students", name)
     os.makedirs(work, exist_ok=True)
@@ -365,7 +395,14 @@ def prepare_student(job, name, path, progress=print):
     return Prepared(name=name, path=path, splice=sp, build=b, tree=tree, index=index, static=static, provenance=prov)
 
 
-def grade_prepared(job, prep, env, reference, device, progress=print):
+def grade_prepared(
+    job: Job,
+    prep: Prepared,
+    env: dict[str, str],
+    reference: dict[str, Any],
+    device: tuple[str, str, str],
+    progress: Callable[[str], None] = print,
+) -> StudentReport:
     """The runs and the score of a prepared student on the device of `env`."""
     t0 = time.time()
     name_, _, drv = device
@@ -415,7 +452,7 @@ def grade_prepared(job, prep, env, reference, device, progress=print):
     return rep
 
 
-def provenance(job, device_name, driver_version, submission):
+def provenance(job: SimpleNamespace, device_name: str, driver_version: str, submission: dict[str, str]) -> Provenance:
     """Where a report came from: the instructor's commit and rubric, this machine, now, and the
     submission's own record (path, commit, time)."""
     return Provenance(
@@ -430,7 +467,9 @@ def provenance(job, device_name, driver_version, submission):
     )
 
 
-def harness_error_report(job, name, path, error, device):
+def harness_error_report(
+    job: SimpleNamespace, name: str, path: str, error: str, device: tuple[str, str, str]
+) -> StudentReport:
     """The report of a student the grader itself failed on (an exception while preparing or running
     it): every version 'harness error' with 0 points and the reason, so the student stands in the
     gradebook, marked for a regrade, instead of missing from it."""
@@ -464,7 +503,7 @@ def harness_error_report(job, name, path, error, device):
     )
 
 
-def finalize(report, reference_versions, rules):
+def finalize(report: StudentReport, reference_versions: set[str], rules: list[VersionRule]) -> StudentReport:
     """Drops the versions the reference could not grade on every GPU of the job (the same for every
     student, so the maximum is too) and says so."""
     dropped = [r.key for r in rules if r.key not in reference_versions]
@@ -477,7 +516,7 @@ def finalize(report, reference_versions, rules):
     return report
 
 
-def cleanup(job, prep, keep=False):
+def cleanup(job: Job, prep: Prepared, keep: bool = False) -> None:
     if not keep:
         shutil.rmtree(os.path.join(job.out, "students", prep.name, "tree"), ignore_errors=True)
         shutil.rmtree(os.path.join(job.out, "students", prep.name, "build", "obj"), ignore_errors=True)

@@ -1,6 +1,8 @@
 """A class's grades and the grading job's throughput as Markdown (for the GPU check's log and the
 README): python3 -m grader.summary GRADE_OUT"""
 
+from __future__ import annotations
+
 import csv
 import json
 import os
@@ -10,7 +12,7 @@ from pathlib import Path
 from .formats import GRADES_FIXED_COLUMNS
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         sys.exit(__doc__)

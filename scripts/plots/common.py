@@ -2,16 +2,29 @@
 the meta record), formatting, atomic file writes, the README's generated section, a fixed colour
 per version and the ladder plot every sub-project draws."""
 
+from __future__ import annotations
+
 import math
 import os
 import re
 import sys
 from collections import OrderedDict
+from types import ModuleType
+from typing import TYPE_CHECKING, Callable, List, Tuple
 
 import course_csv
+from course_csv import Row
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+# save(fig, name): what make_saver returns and every plot function draws through
+Saver = Callable[["Figure", str], None]
+# a ladder panel: (title, rows, rate label, rate(row), extra lines [(value, label)])
+Panel = Tuple[str, List[Row], str, Callable[[Row], float], List[Tuple[float, str]]]
 
 
-def read_rows(path):
+def read_rows(path: str) -> list[Row]:
     return course_csv.read_rows(path)
 
 
@@ -19,11 +32,11 @@ parse_metrics = course_csv.parse_metrics
 meta = course_csv.meta
 
 
-def timed(r):
+def timed(r: Row) -> bool:
     return course_csv.is_pass(r) and not math.isnan(r["median_ms"])
 
 
-def size_label(n):
+def size_label(n: int) -> str:
     for k in range(3, 40):
         p = 1 << k
         if n == p:
@@ -35,11 +48,11 @@ def size_label(n):
     return str(n)
 
 
-def copy_bandwidth(rows):
+def copy_bandwidth(rows: list[Row]) -> float:
     return meta(rows).get("copy_bandwidth")
 
 
-def fmt(x, digits=2):
+def fmt(x: float | None, digits: int = 2) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
     if abs(x) >= 1000:
@@ -47,11 +60,11 @@ def fmt(x, digits=2):
     return f"{x:.{digits}f}"
 
 
-def device_of(rows):
+def device_of(rows: list[Row]) -> str:
     return next((r["device"] for r in rows if r["device"] and not r["device"].startswith("none")), "CPU only")
 
 
-def replace_atomically(path, write):
+def replace_atomically(path: str, write: Callable[[str], None]) -> None:
     """write(tmp_path) into a unique temporary next to `path`, fsync it, rename it over `path`:
     the file is complete or untouched, never half-written."""
     import tempfile
@@ -71,11 +84,11 @@ def replace_atomically(path, write):
         raise
 
 
-def make_saver(plt, out, written):
+def make_saver(plt: ModuleType, out: str, written: list[str]) -> Saver:
     """save(fig, name): tight layout, write PNG into out, close, remember the path."""
     os.makedirs(out, exist_ok=True)
 
-    def save(fig, name):
+    def save(fig: Figure, name: str) -> None:
         fig.tight_layout()
         path = os.path.join(out, name)
         replace_atomically(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
@@ -97,7 +110,7 @@ def update_readme(path: str, text: str, section: str = "RESULTS") -> None:
         re.escape(begin) + ".*?" + re.escape(end), lambda m: f"{begin}\n{text}\n{end}", content, flags=re.S
     )
 
-    def write(tmp):
+    def write(tmp: str) -> None:
         with open(tmp, "w") as f:
             f.write(content)
 
@@ -123,7 +136,9 @@ STEP_COLORS = [
 ]
 
 
-def _ladder_cell(rows):
+def _ladder_cell(
+    rows: list[Row],
+) -> tuple[str, str, str]:
     """(n, predicted, measured) of a version's headline row: its largest timed n, the "version"
     rows first; else ("", "", its verdict) when nothing of it was timed."""
     timed_rows = [r for r in rows if timed(r)]
@@ -156,7 +171,7 @@ def ladder_table(registry: list[dict], rows: list[dict]) -> str:
     return "\n".join(out)
 
 
-def step_of(r):
+def step_of(r: Row) -> str:
     """The step a version row stands for: its name without the operation's prefix where the row
     names one (scan_naive and compact_naive are the same step), else its name."""
     op = r.get("params_d", {}).get("op")
@@ -164,7 +179,7 @@ def step_of(r):
     return name[len(op) + 1 :] if op and name.startswith(op + "_") else name
 
 
-def version_colors(rows):
+def version_colors(rows: list[Row]) -> dict[str, str]:
     """{version: colour}, the same for every plot drawn from these rows and the same for one step
     across operations."""
     roles, step_color = OrderedDict(), {}
@@ -184,12 +199,14 @@ def version_colors(rows):
     return colors
 
 
-def role_style(r):
+def role_style(r: Row) -> str:
     """Line style by role: the CPU reference and the library dashed, the ladder's steps solid."""
     return "--" if r.get("role") in ("reference", "library") else "-"
 
 
-def ladder_plot(plt, save, panels, colors, name, suptitle):
+def ladder_plot(
+    plt: ModuleType, save: Saver, panels: list[Panel], colors: dict[str, str], name: str, suptitle: str
+) -> None:
     """The ladder: per panel, one bar per version (registry order) at the headline size, its speed as
     a rate (higher is better, so bars start from zero on a linear axis), the speed its cost model
     predicts as a hollow diamond, the measured ceiling as a dashed line and the library baseline as a

@@ -1,16 +1,26 @@
 """ground_seg: grid population, accuracy, end-to-end frame time, phases, streams, top-down views, and
 the README tables."""
 
+from __future__ import annotations
+
 import math
 import os
 from collections import OrderedDict
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import course_csv
+from course_csv import Row
 
-from .common import device_of, fmt, ladder_plot, make_saver, meta, timed, version_colors
+from .common import Saver, device_of, fmt, ladder_plot, make_saver, meta, timed, version_colors
+
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+    import numpy as np
 
 
-def read_topdown(path):
+def read_topdown(path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, np.ndarray]]:
     """A ground_seg --topdown-out file (format in ground_seg.hpp, write_topdown_data)."""
     import numpy as np
 
@@ -48,7 +58,7 @@ OUTCOMES = [
 ]
 
 
-def topdown_plots(plt, save, folder, m):
+def topdown_plots(plt: ModuleType, save: Saver, folder: str, m: dict[str, float]) -> None:
     """One figure per top-down file: each rule's labels against the ground truth, and the
     difference of the two rules (the points whose label changes, coloured by whether the change
     fixed or broke the label), with axes in metres and a legend."""
@@ -113,7 +123,7 @@ def topdown_plots(plt, save, folder, m):
         save(fig, f"topdown_{stem}.png")
 
 
-def _accuracy_plot(plt, save, rows):
+def _accuracy_plot(plt: ModuleType, save: Saver, rows: list[Row]) -> None:
     """Precision against recall of ground per input, the two rules side by side."""
     acc = [r for r in rows if r["kind"] == "version" and "precision" in r["m"]]
     if acc:
@@ -144,7 +154,7 @@ def _accuracy_plot(plt, save, rows):
         save(fig, "accuracy.png")
 
 
-def _streams_plot(plt, save, rows, m):
+def _streams_plot(plt: ModuleType, save: Saver, rows: list[Row], m: dict[str, float]) -> None:
     """Throughput and latency against the number of streams."""
     streams = [r for r in rows if r["kind"] == "streams" and timed(r)]
     if streams:
@@ -173,7 +183,7 @@ def _streams_plot(plt, save, rows, m):
         save(fig, "streams.png")
 
 
-def plots(rows, tune_rows, out, args=None):
+def plots(rows: list[Row], tune_rows: list[Row], out: str, args: Namespace | None = None) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -313,7 +323,7 @@ def plots(rows, tune_rows, out, args=None):
     return written
 
 
-def tables(rows, tune_rows):
+def tables(rows: list[Row], tune_rows: list[Row]) -> str:
     lines = []
     device = device_of(rows)
     sha = next((r["git_sha"] for r in rows), "unknown")

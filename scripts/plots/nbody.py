@@ -1,13 +1,19 @@
 """nbody: interactions per second against the FMA peak and issue ceiling, time per step, the batch,
 multi-GPU scaling, energy drift, v8 shapes, and the README tables."""
 
+from __future__ import annotations
+
 import math
 from collections import OrderedDict
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import course_csv
+from course_csv import Row
 
 from .common import (
     STEP_COLORS,
+    Saver,
     device_of,
     fmt,
     ladder_plot,
@@ -19,21 +25,24 @@ from .common import (
     version_colors,
 )
 
+if TYPE_CHECKING:
+    from argparse import Namespace
+
 NB_KINDS = {"version": "step", "batch_file": "batch"}
 
 
-def nb_kind(r):
+def nb_kind(r: Row) -> str:
     return NB_KINDS.get(r.get("kind"), r.get("kind"))
 
 
-def nbody_ceilings(rows, tune_rows):
+def nbody_ceilings(rows: list[Row], tune_rows: list[Row]) -> tuple[float, float]:
     """FP32 FMA peak and issue ceiling in G interactions/s, from the run's meta record."""
     m = meta(rows) or meta(tune_rows)
     fma = m["fp32_fma_peak"] / m["flops_per_interaction"] if "fp32_fma_peak" in m else None
     return fma, m.get("issue_ceiling")
 
 
-def _scaling_plot(plt, save, device, rows):
+def _scaling_plot(plt: ModuleType, save: Saver, device: str, rows: list[Row]) -> None:
     """Speed-up over one GPU against the GPU count, per N, with the ideal line."""
     scaling = [r for r in rows if nb_kind(r) == "scaling" and timed(r)]
     if len({r["params_d"]["gpus"] for r in scaling}) > 1:  # one GPU alone is no scaling plot
@@ -64,7 +73,7 @@ def _scaling_plot(plt, save, device, rows):
         save(fig, "multi_gpu_scaling.png")
 
 
-def _batch_plot(plt, save, device, rows):
+def _batch_plot(plt: ModuleType, save: Saver, device: str, rows: list[Row]) -> None:
     """The batch pipelines: each snapshot's time, next to the original project's."""
     files = [r for r in rows if nb_kind(r) == "batch" and "file" in r["params_d"] and timed(r)]
     if files:
@@ -90,7 +99,7 @@ def _batch_plot(plt, save, device, rows):
         save(fig, "batch_per_snapshot.png")
 
 
-def plots(rows, tune_rows, out, args=None):
+def plots(rows: list[Row], tune_rows: list[Row], out: str, args: Namespace | None = None) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -219,7 +228,7 @@ def plots(rows, tune_rows, out, args=None):
     return written
 
 
-def tables(rows, tune_rows):
+def tables(rows: list[Row], tune_rows: list[Row]) -> str:
     lines = []
     device = device_of(rows)
     sha = next((r["git_sha"] for r in rows), "unknown")

@@ -1,22 +1,29 @@
 """ndt_graph: alignment time, time split, batch throughput, convergence traces, and the README tables."""
 
+from __future__ import annotations
+
 import csv
 import math
 import os
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 import course_csv
+from course_csv import Row
 
 from .common import device_of, fmt, ladder_plot, make_saver, timed, version_colors
 
+if TYPE_CHECKING:
+    from argparse import Namespace
 
-def ndt_rows(rows, row_kind):
+
+def ndt_rows(rows: list[Row], row_kind: str) -> list[Row]:
     """Rows of one kind; "align" is the per-version alignment table (kind "version")."""
     want = "version" if row_kind == "align" else row_kind
     return [r for r in rows if r.get("kind") == want]
 
 
-def plots(rows, tune_rows, out, args=None):
+def plots(rows: list[Row], tune_rows: list[Row], out: str, args: Namespace | None = None) -> list[str]:
     trace_csv = getattr(args, "trace_csv", None)
     import matplotlib
 
@@ -120,7 +127,7 @@ def plots(rows, tune_rows, out, args=None):
     return written
 
 
-def tables(rows, tune_rows):
+def tables(rows: list[Row], tune_rows: list[Row]) -> str:
     dev = device_of(rows)
     sha = next((r["git_sha"] for r in rows if r["git_sha"]), "unknown")
     lines = [

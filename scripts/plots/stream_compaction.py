@@ -1,14 +1,19 @@
 """stream_compaction: time, bandwidth and speed-up per operation, the block sweep, the compaction
 stages, the tuning candidates, and the README tables."""
 
+from __future__ import annotations
+
 import math
 from collections import OrderedDict, defaultdict
-from typing import Any, Callable, NamedTuple
+from types import ModuleType
+from typing import TYPE_CHECKING, NamedTuple
 
 import course_csv
+from course_csv import Row
 
 from .common import (
     LIBRARY_COLOR,
+    Saver,
     copy_bandwidth,
     device_of,
     fmt,
@@ -20,22 +25,26 @@ from .common import (
     version_colors,
 )
 
+if TYPE_CHECKING:
+    from argparse import Namespace
+
+
 SC_KINDS = {"version": "main", "stage": "stage", "end_to_end": "e2e", "block_sweep": "sweep", "tune": "tune"}
 
 
-def kind(r):
+def kind(r: Row) -> str:
     return SC_KINDS.get(r.get("kind"), r.get("kind"))
 
 
 class Figures(NamedTuple):
-    plt: Any
-    save: Callable
-    colors: dict
+    plt: ModuleType
+    save: Saver
+    colors: dict[str, str]
     device: str
     copy_gbs: float
 
 
-def series(op_rows, pow2=True):
+def series(op_rows: list[Row], pow2: bool = True) -> OrderedDict:
     s = OrderedDict()
     for r in op_rows:
         if pow2 and (r["n"] & (r["n"] - 1)):
@@ -44,7 +53,7 @@ def series(op_rows, pow2=True):
     return s
 
 
-def _op_plots(c, op, op_rows):
+def _op_plots(c: Figures, op: str, op_rows: list[Row]) -> None:
     """Time against n, and effective bandwidth for scan and compaction."""
     plt, save, colors, device = c.plt, c.save, c.colors, c.device
     copy_gbs = c.copy_gbs
@@ -94,7 +103,10 @@ def _op_plots(c, op, op_rows):
         save(fig, f"{op}_bandwidth.png")
 
 
-def _speedup_plot(c, by_op):
+def _speedup_plot(
+    c: Figures,
+    by_op: dict[str, list[Row]],
+) -> None:
     """Every version's speed-up over the CPU, one panel per operation."""
     plt, save, colors = c.plt, c.save, c.colors
     fig, axes = plt.subplots(1, len(by_op), figsize=(5 * max(1, len(by_op)), 5), squeeze=False)
@@ -124,7 +136,7 @@ def _speedup_plot(c, by_op):
     save(fig, "speedup_vs_cpu.png")
 
 
-def _sweep_plot(c, rows):
+def _sweep_plot(c: Figures, rows: list[Row]) -> None:
     """The block-size sweep."""
     plt, save, device = c.plt, c.save, c.device
     sweep = [r for r in rows if kind(r) == "sweep" and timed(r)]
@@ -143,7 +155,11 @@ def _sweep_plot(c, rows):
         save(fig, "block_sweep.png")
 
 
-def _stages_plot(c, rows, main):
+def _stages_plot(
+    c: Figures,
+    rows: list[Row],
+    main: list[Row],
+) -> None:
     """The staged compaction's map / scan / scatter against the one-pass versions."""
     plt, save = c.plt, c.save
     stages = [r for r in rows if kind(r) == "stage" and timed(r)]
@@ -189,7 +205,10 @@ def _stages_plot(c, rows, main):
         save(fig, "compact_stages.png")
 
 
-def _tune_plot(c, tune_rows):
+def _tune_plot(
+    c: Figures,
+    tune_rows: list[Row],
+) -> None:
     """The tuning candidates relative to CUB."""
     plt, save, device = c.plt, c.save, c.device
     tune = [r for r in tune_rows if timed(r)]
@@ -214,7 +233,12 @@ def _tune_plot(c, tune_rows):
         save(fig, "tuning.png")
 
 
-def plots(rows, tune_rows, out, args=None):
+def plots(
+    rows: list[Row],
+    tune_rows: list[Row],
+    out: str,
+    args: Namespace | None = None,
+) -> list[str]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -257,7 +281,10 @@ def plots(rows, tune_rows, out, args=None):
     return written
 
 
-def tables(rows, tune_rows):
+def tables(
+    rows: list[Row],
+    tune_rows: list[Row],
+) -> str:
     main = [r for r in rows if kind(r) == "main"]
     lines = []
     device = device_of(rows)
