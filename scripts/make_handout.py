@@ -210,7 +210,7 @@ def student_readme(text: str, subproject: str, exercises: dict[str, dict[str, An
         "1. `scripts/run_tests.sh` (its last line counts passed, failed and not implemented) and",
         "   `scripts/run_all.sh --student` (your results and plots above).",
         f"2. `python3 scripts/grade.py --subproject {subproject}` grades your tree as the course's grader",
-        "   does (`grade/report.md`): correctness is the real verdict; the speed points it shows compare",
+        "   does (`grade/<folder>/report.md`): correctness is the real verdict; the speed points it shows compare",
         "   your tree with itself, the course's grader compares with the reference solution on its GPU.",
         "3. Commit, and hand in what your course asks for: a branch (`git push origin HEAD:submission`),",
         "   a tag (`git tag submission && git push origin submission`) or a zip of the repository",
@@ -223,7 +223,8 @@ def student_readme(text: str, subproject: str, exercises: dict[str, dict[str, An
 
 def ignored_by_git(path: str) -> bool:
     """True when path (inside ROOT) is a git-ignored location, so a handout there is never picked up as
-    solution source; outside a git checkout only build/ and results/scratch/ count."""
+    solution source; outside a git checkout (a copy, an unpacked zip) the folders .gitignore names
+    for outputs count: build/, results/scratch/ and grade/ (grade.py's default --out)."""
     if path == ROOT:
         return False
     r = subprocess.run(
@@ -235,7 +236,7 @@ def ignored_by_git(path: str) -> bool:
         return r.returncode == 0
     return any(
         os.path.commonpath([path, os.path.join(ROOT, d)]) == os.path.join(ROOT, d)
-        for d in ("build", os.path.join("results", "scratch"))
+        for d in ("build", os.path.join("results", "scratch"), "grade")
     )
 
 
@@ -245,7 +246,7 @@ def prepare_out_dir(out_dir: str, force: bool) -> str:
     if os.path.commonpath([out, ROOT]) == ROOT and not ignored_by_git(out):
         sys.exit(
             f"make_handout: {out_dir} is inside the solution and not ignored by git; write the handout "
-            "elsewhere, or under an ignored folder (build/, results/scratch/)"
+            "elsewhere, or under an ignored folder (build/, results/scratch/, grade/)"
         )
     if out == ROOT:
         sys.exit("make_handout: OUT_DIR is the solution itself")

@@ -66,8 +66,11 @@ def main() -> None:
             "    python3 -m pip install -r requirements.txt\n"
             f"then run: python3 scripts/plot.py --csv {a.csv} --out {a.out}"
         )
-    for p in module.plots(rows, tune_rows, a.out, a):
+    written = module.plots(rows, tune_rows, a.out, a)
+    for p in written:
         print(f"plot.py: wrote {p}")
+    if not written:
+        print(f"plot.py: {a.csv} has no timed rows (skipped or failed versions only): no plots drawn")
 
 
 if __name__ == "__main__":

@@ -258,7 +258,8 @@ def plots(
 
     for op, op_rows in by_op.items():
         _op_plots(fig_ctx, op, op_rows)
-    _speedup_plot(fig_ctx, by_op)
+    if by_op:  # nothing timed (no GPU and no CPU version asked for): no speed-up to draw
+        _speedup_plot(fig_ctx, by_op)
     _sweep_plot(fig_ctx, rows)
     _stages_plot(fig_ctx, rows, main)
     _tune_plot(fig_ctx, tune_rows)

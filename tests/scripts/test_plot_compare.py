@@ -34,6 +34,20 @@ def test_plot_refuses_a_file_that_is_not_a_driver_csv(tmp_path):
     assert "bad.csv: not a driver's CSV" in p.stderr
 
 
+def test_plot_of_a_run_with_nothing_timed_says_so_and_draws_nothing(tmp_path):
+    # a machine without a GPU asked only for GPU versions (docs/adding_a_version.md step 6 there)
+    dev = "none (no CUDA device)"
+    rows = [row(kind="meta", idea="the run's device", n=0, status="pass", device=dev)]
+    for v in ("scan_lookback", "scan_one_block", "scan_cub"):
+        for n in (1 << 20, 1 << 24):
+            rows.append(row(version=v, n=n, params="op=scan", status="skipped", detail="no CUDA device", device=dev))
+    csv_path = write_csv(tmp_path / "one_block.csv", rows)
+    p = script("plot.py", "--csv", csv_path, "--out", str(tmp_path / "img"))
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "has no timed rows" in p.stdout and "no plots drawn" in p.stdout
+    assert not (tmp_path / "img").exists() or not os.listdir(tmp_path / "img")
+
+
 def test_compare_matches_rows_against_the_reference_of_the_same_gpu(tmp_path, sample_run):
     ref_dir = tmp_path / "results" / "fake-gpu"
     ref_dir.mkdir(parents=True)
