@@ -33,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from typing import Callable, Sequence
+from typing import Callable, List, Optional, Sequence, Tuple
 
 SOURCE_EXT = (".cu", ".cuh", ".cpp", ".hpp", ".h")
 SUBPROJECTS = ("stream_compaction", "nbody", "ground_seg", "ndt_graph")
@@ -149,6 +149,38 @@ def _owners(path: str, spec: str, stem: str, line_no: int) -> list[tuple[str, st
     return owners
 
 
+# An open region while parse() reads on: (line index, indent, body, unused, owners, device)
+_Open = Tuple[int, str, bool, List[str], List[Tuple[str, Optional[str]]], Optional[str]]
+
+
+def _student_open(path: str, i: int, sb: re.Match, stem: str) -> _Open:
+    """A handout's STUDENT block opened at line i (the handout as its own instructor tree: self-grading)."""
+    name = sb.group(2)
+    owners = _owners(path, name, stem, i + 1) if subproject_of(path) else [(x, name) for x in SUBPROJECTS]
+    return (i, sb.group(1), len(sb.group(1)) > 0, [], owners, None)
+
+
+def _exercise_open(path: str, i: int, m: re.Match, stem: str) -> _Open:
+    """An EXERCISE BEGIN marker's region opened at line i, its arguments checked."""
+    args = m.group(2)
+    ex = re.search(r"exercise=([A-Za-z0-9_/,-]+)", args)
+    un = re.search(r"unused\(([^)]*)\)", args)
+    dev = re.search(_DEVICE, args)
+    rest = re.sub(r"exercise=\S+|unused\([^)]*\)|" + _DEVICE, "", args).split()
+    if any(w != "body" for w in rest):
+        raise MarkerError(f"{path}:{i + 1}: unknown marker arguments {rest}")
+    if dev and "body" not in rest:
+        raise MarkerError(f"{path}:{i + 1}: device(...) is for a body region")
+    return (
+        i,
+        m.group(1),
+        "body" in rest,
+        [u.strip() for u in un.group(1).split(",")] if un else [],
+        _owners(path, ex.group(1) if ex else "", stem, i + 1),
+        dev.group(1).strip() if dev else None,
+    )
+
+
 def parse(path: str, text: str, included: list[str] | None = None) -> list[Region]:
     """The regions of one file, in order, each resolved for a handout holding `included` (default: every
     sub-project). Raises MarkerError on a nested, unclosed or stray marker."""
@@ -158,36 +190,14 @@ def parse(path: str, text: str, included: list[str] | None = None) -> list[Regio
     for i, line in enumerate(lines):
         m = _BEGIN.match(line)
         sb = _STUDENT_BEGIN_LINE.match(line)
-        if sb:  # a handout's STUDENT block (the handout as its own instructor tree: self-grading)
-            if open_at is not None:
-                raise MarkerError(f"{path}:{i + 1}: STUDENT BEGIN inside the region opened at line {open_at[0] + 1}")
-            name = sb.group(2)
-            owners = _owners(path, name, stem, i + 1) if subproject_of(path) else [(x, name) for x in SUBPROJECTS]
-            open_at = (i, sb.group(1), len(sb.group(1)) > 0, [], owners, None)
-            continue
-        if _STUDENT_END.match(line):
-            line = "// EXERCISE END"
-        if m:
-            if open_at is not None:
-                raise MarkerError(f"{path}:{i + 1}: EXERCISE BEGIN inside the region opened at line {open_at[0] + 1}")
-            args = m.group(2)
-            ex = re.search(r"exercise=([A-Za-z0-9_/,-]+)", args)
-            un = re.search(r"unused\(([^)]*)\)", args)
-            dev = re.search(_DEVICE, args)
-            rest = re.sub(r"exercise=\S+|unused\([^)]*\)|" + _DEVICE, "", args).split()
-            if any(w != "body" for w in rest):
-                raise MarkerError(f"{path}:{i + 1}: unknown marker arguments {rest}")
-            if dev and "body" not in rest:
-                raise MarkerError(f"{path}:{i + 1}: device(...) is for a body region")
-            open_at = (
-                i,
-                m.group(1),
-                "body" in rest,
-                [u.strip() for u in un.group(1).split(",")] if un else [],
-                _owners(path, ex.group(1) if ex else "", stem, i + 1),
-                dev.group(1).strip() if dev else None,
-            )
-        elif _END.match(line):
+        if (sb or m) and open_at is not None:
+            what = "STUDENT BEGIN" if sb else "EXERCISE BEGIN"
+            raise MarkerError(f"{path}:{i + 1}: {what} inside the region opened at line {open_at[0] + 1}")
+        if sb:
+            open_at = _student_open(path, i, sb, stem)
+        elif m:
+            open_at = _exercise_open(path, i, m, stem)
+        elif _END.match(line) or _STUDENT_END.match(line):
             if open_at is None:
                 raise MarkerError(f"{path}:{i + 1}: EXERCISE END without a BEGIN")
             a, indent, body, unused, owners, device = open_at

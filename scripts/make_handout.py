@@ -119,10 +119,8 @@ def rubric_for(text: str, subprojects: list[str]) -> str:
     return "\n".join(out)
 
 
-def student_readme(text: str, subproject: str, exercises: dict[str, dict[str, Any]], path: handout_path.Path) -> str:
-    """The student's README: title, the task, the path through the exercises (points, effort,
-    prediction, hints), the kept sections (questions become answer slots), how to submit, and the
-    results block that `scripts/run_all.sh --student` fills from the student's own run."""
+def kept_sections(text: str, subproject: str) -> tuple[str, dict[str, list[list[str]]]]:
+    """(title, {section name lower-cased: [its lines, heading first]}) of the sections a handout keeps."""
     lines = text.split("\n")
     title = lines[0] if lines and lines[0].startswith("# ") else f"# {subproject}"
     sections, cur = [], None
@@ -132,6 +130,43 @@ def student_readme(text: str, subproject: str, exercises: dict[str, dict[str, An
             sections.append(cur)
         elif cur is not None:
             cur.append(line)
+    kept = {}
+    for sec in sections:
+        m = KEEP_SECTIONS.match(sec[0][3:].strip())
+        if m:
+            kept.setdefault(m.group(1).lower(), []).append(sec)
+    return title, kept
+
+
+def answer_slots(sec: list[str]) -> list[str]:
+    """A Questions section with an answer slot under each numbered question."""
+    out = [sec[0]]
+    questions, prose = [], []
+    for line in sec[1:]:
+        m = re.match(r"^(\d+)\.\s+(.*)$", line)
+        if m:
+            questions.append([m.group(1), m.group(2)])
+        elif questions and line.startswith("   ") and line.strip():
+            questions[-1][1] += " " + line.strip()
+        elif not questions and line.strip():
+            prose.append(line)
+    out += [""] + prose
+    for num, q in questions:
+        out += [
+            "",
+            f"**Q{num}.** {q}",
+            "",
+            "> _Your answer (prediction, the measurement from your table, explanation):_",
+        ]
+    out.append("")
+    return out
+
+
+def student_readme(text: str, subproject: str, exercises: dict[str, dict[str, Any]], path: handout_path.Path) -> str:
+    """The student's README: title, the task, the path through the exercises (points, effort,
+    prediction, hints), the kept sections (questions become answer slots), how to submit, and the
+    results block that `scripts/run_all.sh --student` fills from the student's own run."""
+    title, kept = kept_sections(text, subproject)
     out = [
         title,
         "",
@@ -141,11 +176,6 @@ def student_readme(text: str, subproject: str, exercises: dict[str, dict[str, An
         "file starts with the idea of its step and a prediction to test.",
         "",
     ]
-    kept = {}
-    for sec in sections:
-        m = KEEP_SECTIONS.match(sec[0][3:].strip())
-        if m:
-            kept.setdefault(m.group(1).lower(), []).append(sec)
     for sec in kept.get("problem", []):
         out += sec
     out += [path.render(subproject, exercises), ""]
@@ -166,25 +196,7 @@ def student_readme(text: str, subproject: str, exercises: dict[str, dict[str, An
         "",
     ]
     for sec in kept.get("questions", []):
-        out.append(sec[0])
-        questions, prose = [], []
-        for line in sec[1:]:
-            m = re.match(r"^(\d+)\.\s+(.*)$", line)
-            if m:
-                questions.append([m.group(1), m.group(2)])
-            elif questions and line.startswith("   ") and line.strip():
-                questions[-1][1] += " " + line.strip()
-            elif not questions and line.strip():
-                prose.append(line)
-        out += [""] + prose
-        for num, q in questions:
-            out += [
-                "",
-                f"**Q{num}.** {q}",
-                "",
-                "> _Your answer (prediction, the measurement from your table, explanation):_",
-            ]
-        out.append("")
+        out += answer_slots(sec)
     out += [
         "## Your results",
         "",

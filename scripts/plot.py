@@ -12,12 +12,13 @@ import argparse
 import importlib
 import os
 import sys
+from types import ModuleType
 
-from course_csv import SUBPROJECTS, CsvError, read_registry
+from course_csv import SUBPROJECTS, CsvError, Row, read_registry
 from plots.common import ladder_table, read_rows, update_readme
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--csv", required=True, help="driver CSV")
     ap.add_argument("--tune-csv", help="the tune mode's CSV (stream_compaction_tune, nbody --mode tune)")
@@ -32,7 +33,11 @@ def main() -> None:
     ap.add_argument("--registry", help="the driver's registry (--list --csv): with --readme, the README's ladder table")
     ap.add_argument("--trace-csv", help="ndt_graph per-iteration trace CSV (convergence plots)")
     ap.add_argument("--topdown-dir", help="ground_seg --topdown-dir folder (top-down views of the two rules)")
-    a = ap.parse_args()
+    return ap.parse_args()
+
+
+def read_inputs(a: argparse.Namespace) -> tuple[list[Row], list[Row], list[Row]]:
+    """(rows, tune rows, registry), or exit naming the file and what is wrong with it."""
     for p in filter(None, [a.csv, a.tune_csv]):
         if not os.path.isfile(p):
             sys.exit(f"plot.py: no CSV at '{p}'")
@@ -44,20 +49,32 @@ def main() -> None:
         sys.exit(f"plot.py: {e}")
     if not rows:
         sys.exit(f"plot.py: '{a.csv}' has no rows")
-    sub = rows[0]["subproject"]
-    if sub not in SUBPROJECTS:
-        sys.exit(f"plot.py: '{a.csv}' is from sub-project '{sub}', which has no plot module")
-    module = importlib.import_module(f"plots.{sub}")
-    if a.readme:
-        text = module.tables(rows, tune_rows)
-        if a.compare:
-            import compare
+    if rows[0]["subproject"] not in SUBPROJECTS:
+        sys.exit(f"plot.py: '{a.csv}' is from sub-project '{rows[0]['subproject']}', which has no plot module")
+    return rows, tune_rows, registry
 
-            text += "\n\n### Next to the reference\n\n" + compare.markdown(a.csv, a.compare)
-        update_readme(a.readme, text)
-        if registry:
-            update_readme(a.readme, ladder_table(registry, rows), "LADDER")
-        print(f"plot.py: tables written into {a.readme}")
+
+def write_readme(
+    a: argparse.Namespace, module: ModuleType, rows: list[Row], tune_rows: list[Row], registry: list[Row]
+) -> None:
+    """The README's generated blocks: the results tables (next to the reference with --compare), the ladder."""
+    text = module.tables(rows, tune_rows)
+    if a.compare:
+        import compare
+
+        text += "\n\n### Next to the reference\n\n" + compare.markdown(a.csv, a.compare)
+    update_readme(a.readme, text)
+    if registry:
+        update_readme(a.readme, ladder_table(registry, rows), "LADDER")
+    print(f"plot.py: tables written into {a.readme}")
+
+
+def main() -> None:
+    a = parse_args()
+    rows, tune_rows, registry = read_inputs(a)
+    module = importlib.import_module(f"plots.{rows[0]['subproject']}")
+    if a.readme:
+        write_readme(a, module, rows, tune_rows, registry)
     try:
         import matplotlib  # noqa: F401
     except ImportError:

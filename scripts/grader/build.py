@@ -229,6 +229,70 @@ class StudentBuild:
     log: str = ""
 
 
+@dataclass
+class _Compiler:
+    """Compiles one translation unit of the plan against the student's clean tree, through a cache of
+    objects keyed by the command and the spliced files it includes."""
+
+    plan: Plan
+    tree: str
+    out_dir: str
+    cache_dir: str
+    spliced_abs: dict[str, str]  # instructor path -> the clean tree's copy
+    log: str
+    timeout: int
+
+    def compile(self, rule: ObjectRule) -> tuple[ObjectRule, str, int, bool, str]:
+        """(rule, object, return code, from the cache, first error)."""
+        plan, tree, out_dir = self.plan, self.tree, self.out_dir
+        dst = os.path.join(out_dir, "obj", os.path.relpath(rule.output, plan.build))
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        cwd = os.path.join(out_dir, "obj", os.path.relpath(rule.directory, plan.build))
+        os.makedirs(cwd, exist_ok=True)
+        cmd = [retarget(tok, plan, tree, rule.directory, cwd) for tok in rule.command]
+        cmd[cmd.index("-o") + 1] = dst
+        h = hashlib.sha256("\0".join(cmd).replace(tree, "@TREE@").replace(out_dir, "@OUT@").encode())
+        for dep in sorted(rule.deps & self.spliced_abs.keys()):
+            h.update(Path(self.spliced_abs[dep]).read_bytes())
+        cached = os.path.join(self.cache_dir, h.hexdigest() + ".o")
+        if os.path.exists(cached):
+            shutil.copyfile(cached, dst)
+            return rule, dst, 0, True, ""
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=self.timeout)
+        with open(self.log, "a", encoding="utf-8") as fh:
+            fh.write("$ " + " ".join(cmd) + "\n" + p.stdout + p.stderr)
+        if p.returncode == 0:
+            tmp = cached + f".{os.getpid()}.{threading.get_ident()}.tmp"
+            shutil.copyfile(dst, tmp)
+            os.replace(tmp, cached)
+        return rule, dst, p.returncode, False, first_error(p.stdout + p.stderr, tree)
+
+    def blame(self, rule: ObjectRule, err: str, res: StudentBuild) -> None:
+        """The spliced files a failed translation unit includes (the error's own file first)."""
+        mine = sorted(os.path.relpath(d, self.plan.root) for d in rule.deps & self.spliced_abs.keys())
+        first = [f for f in mine if err.startswith(f)]
+        for f in first or mine:  # the file the error names, when it is the student's
+            res.failed_sources.setdefault(f, err)
+
+
+def _link_drivers(
+    plan: Plan, names: list[str], out_dir: str, new_archives: dict[str, str], tree: str, res: StudentBuild
+) -> bool:
+    """Relinks the drivers against the re-archived libraries into out_dir/bin; False (res.error) on failure."""
+    for d in names:
+        rule = plan.drivers[d]
+        dst = os.path.join(out_dir, "bin", d)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        if run_logged(link_command(rule, dst, new_archives), rule.directory, res.log) != 0:
+            res.ok, res.error = (
+                False,
+                "linking failed: " + first_error(Path(res.log).read_text(encoding="utf-8"), tree, link=True),
+            )
+            return False
+        res.drivers[d] = dst
+    return True
+
+
 def build_student(
     plan: Plan,
     tree: str,
@@ -250,40 +314,9 @@ def build_student(
     affected = [r for r in plan.objects.values() if r.deps & spliced_abs.keys() and in_archives(plan, r.output)]
     res = StudentBuild(ok=True, log=log)
     new_obj = {}
-
-    def compile_one(rule: ObjectRule) -> tuple[ObjectRule, str, int, bool, str]:
-        rel = os.path.relpath(rule.output, plan.build)
-        dst = os.path.join(out_dir, "obj", rel)
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        cwd = os.path.join(out_dir, "obj", os.path.relpath(rule.directory, plan.build))
-        os.makedirs(cwd, exist_ok=True)
-        cmd = [retarget(tok, plan, tree, rule.directory, cwd) for tok in rule.command]
-        cmd[cmd.index("-o") + 1] = dst
-        h = hashlib.sha256("\0".join(cmd).replace(tree, "@TREE@").replace(out_dir, "@OUT@").encode())
-        for dep in sorted(rule.deps & spliced_abs.keys()):
-            h.update(Path(spliced_abs[dep]).read_bytes())
-        cached = os.path.join(cache_dir, h.hexdigest() + ".o")
-        if os.path.exists(cached):
-            shutil.copyfile(cached, dst)
-            return rule, dst, 0, True, ""
-        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=compile_timeout)
-        with open(log, "a", encoding="utf-8") as fh:
-            fh.write("$ " + " ".join(cmd) + "\n" + p.stdout + p.stderr)
-        if p.returncode == 0:
-            tmp = cached + f".{os.getpid()}.{threading.get_ident()}.tmp"
-            shutil.copyfile(dst, tmp)
-            os.replace(tmp, cached)
-        return rule, dst, p.returncode, False, first_error(p.stdout + p.stderr, tree)
-
-    def blame(rule: ObjectRule, err: str) -> None:
-        """The spliced files a failed translation unit includes (the error's own file first)."""
-        mine = sorted(os.path.relpath(d, plan.root) for d in rule.deps & spliced_abs.keys())
-        first = [f for f in mine if err.startswith(f)]
-        for f in first or mine:  # the file the error names, when it is the student's
-            res.failed_sources.setdefault(f, err)
-
+    compiler = _Compiler(plan, tree, out_dir, cache_dir, spliced_abs, log, compile_timeout)
     with cf.ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
-        futs = [pool.submit(compile_one, r) for r in affected]
+        futs = [pool.submit(compiler.compile, r) for r in affected]
         errors = []
         for fut in futs:
             try:
@@ -293,7 +326,7 @@ def build_student(
                 continue
             if rc != 0:
                 errors.append(err or "the compiler failed")
-                blame(rule, err or "the compiler failed")
+                compiler.blame(rule, err or "the compiler failed", res)
                 continue
             new_obj[rule.output] = dst
             res.objects[os.path.relpath(rule.source, plan.root)] = dst
@@ -307,17 +340,8 @@ def build_student(
     if new_archives is None:
         res.ok, res.error = False, "re-archiving the libraries failed (a harness problem; see build.log)"
         return res
-    for d in plan.drivers if drivers is None else drivers:
-        rule = plan.drivers[d]
-        dst = os.path.join(out_dir, "bin", d)
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        if run_logged(link_command(rule, dst, new_archives), rule.directory, log) != 0:
-            res.ok, res.error = (
-                False,
-                "linking failed: " + first_error(Path(log).read_text(encoding="utf-8"), tree, link=True),
-            )
-            return res
-        res.drivers[d] = dst
+    if not _link_drivers(plan, list(plan.drivers if drivers is None else drivers), out_dir, new_archives, tree, res):
+        return res
     res.seconds = time.time() - t0
     return res
 

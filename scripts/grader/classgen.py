@@ -150,19 +150,8 @@ def fill(handout: str, root: str, f: str, choose: Callable[[Region, int], list[s
         fh.write(new)
 
 
-def make_student(handout: str, root: str, out: str, kind: str, tag: str = "") -> str:
-    if os.path.exists(out):
-        shutil.rmtree(out)
-    shutil.copytree(handout, out, ignore=shutil.ignore_patterns("build", ".git"))
-    man = json.loads(Path(os.path.join(handout, "HANDOUT.json")).read_text(encoding="utf-8"))
-    exercises = sorted(man["exercises"])
-    files = sorted({f for e in man["exercises"].values() for f in e["files"]})
-    if kind == "handout":
-        return out
-    filled = set(exercises[: len(exercises) // 2]) if kind == "partial" else set(exercises)
-    mark = [f"// {tag}"] if tag else []  # a class of distinct students: nothing is shared by the object cache
-    for f in files:
-        fill(out, root, f, lambda r, i: r.lines + mark if r.key in filled else None)
+def _body_edits(out: str, root: str, kind: str) -> None:
+    """The kinds that put another body into one exercise (a library call, a hang, a crash, ...)."""
     if kind in BODIES:
         ex, f, body, includes = BODIES[kind]
 
@@ -185,6 +174,13 @@ def make_student(handout: str, root: str, out: str, kind: str, tag: str = "") ->
                 else prefix + r.lines
             ),
         )
+    if kind == "no_build":
+        f = "stream_compaction/src/v1_naive.cu"
+        fill(out, root, f, lambda r, i: r.lines + ["  this is not C++;"] if r.body else r.lines)
+
+
+def _edits_outside(out: str, kind: str) -> None:
+    """The kinds that edit outside the STUDENT blocks: the checker, the build, a marker."""
     if kind == "tamper_checker":
         p = os.path.join(out, "stream_compaction", "src", "check.cpp")
         text = Path(p).read_text(encoding="utf-8")
@@ -199,15 +195,29 @@ def make_student(handout: str, root: str, out: str, kind: str, tag: str = "") ->
             fh.write("\n# the student's edit\nadd_compile_definitions(COURSE_ALWAYS_PASS=1)\n")
         with open(os.path.join(out, "stream_compaction", "app", "main.cpp"), "a", encoding="utf-8") as fh:
             fh.write("\n// the student's edit: a driver that prints PASS\n")
-    if kind == "no_build":
-        f = "stream_compaction/src/v1_naive.cu"
-        fill(out, root, f, lambda r, i: r.lines + ["  this is not C++;"] if r.body else r.lines)
     if kind == "broken_markers":
         p = os.path.join(out, "stream_compaction", "src", "v2_work_efficient.cu")
         lines = Path(p).read_text(encoding="utf-8").split("\n")
         idx = next(i for i, line in enumerate(lines) if em.STUDENT_END in line)
         del lines[idx]
         Path(p).write_text("\n".join(lines), encoding="utf-8")
+
+
+def make_student(handout: str, root: str, out: str, kind: str, tag: str = "") -> str:
+    if os.path.exists(out):
+        shutil.rmtree(out)
+    shutil.copytree(handout, out, ignore=shutil.ignore_patterns("build", ".git"))
+    man = json.loads(Path(os.path.join(handout, "HANDOUT.json")).read_text(encoding="utf-8"))
+    exercises = sorted(man["exercises"])
+    files = sorted({f for e in man["exercises"].values() for f in e["files"]})
+    if kind == "handout":
+        return out
+    filled = set(exercises[: len(exercises) // 2]) if kind == "partial" else set(exercises)
+    mark = [f"// {tag}"] if tag else []  # a class of distinct students: nothing is shared by the object cache
+    for f in files:
+        fill(out, root, f, lambda r, i: r.lines + mark if r.key in filled else None)
+    _body_edits(out, root, kind)
+    _edits_outside(out, kind)
     return out
 
 

@@ -149,53 +149,41 @@ def load_job(a: argparse.Namespace, out: str, build_tree: bool = True) -> Job:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    a = parse_args(sys.argv[1:] if argv is None else argv)
-    a.instructor = os.path.abspath(a.instructor)
-    out = os.path.abspath(a.out)
-    if a.shard is not None:
-        out = os.path.join(out, "shards", str(a.shard))
+def submit_slurm(a: argparse.Namespace) -> int:
+    """--slurm: the prepare / array / merge jobs that grade the class on the cluster, submitted."""
+    cmd = [
+        sys.executable,
+        os.path.abspath(os.path.join(a.instructor, "scripts", "grade.py")),
+        "--students",
+        os.path.abspath(a.students),
+        "--instructor",
+        a.instructor,
+        "--subproject",
+        a.subproject,
+        "--out",
+        os.path.abspath(a.out),
+        "--gpus",
+        "all" if a.slurm_gpus else "0",
+    ]
+    for flag, val in (
+        ("--versions", a.versions),
+        ("--handout", a.handout),
+        ("--rubric", a.rubric),
+        ("--instructor-build", a.instructor_build),
+    ):
+        if val:
+            cmd += [flag, os.path.abspath(val) if flag != "--versions" else val]
+    scripts = schedule.slurm_scripts(os.path.abspath(a.out), cmd, a.slurm, a.sbatch, a.slurm_gpus)
     try:
-        job = load_job(a, out, build_tree=a.shard is None and not a.merge)
-    except (rubric_mod.RubricError, build.BuildError) as e:
-        print(f"grade: {e}", file=sys.stderr)
+        schedule.slurm_submit(scripts)
+    except (OSError, RuntimeError) as e:
+        print(f"grade: Slurm: {e}", file=sys.stderr)
         return 2
-    if a.prepare_only:
-        print(f"[grade] instructor tree built in {job.plan.build}; handout {job.handout[0]}")
-        return 0
-    if a.slurm:
-        cmd = [
-            sys.executable,
-            os.path.abspath(os.path.join(a.instructor, "scripts", "grade.py")),
-            "--students",
-            os.path.abspath(a.students),
-            "--instructor",
-            a.instructor,
-            "--subproject",
-            a.subproject,
-            "--out",
-            os.path.abspath(a.out),
-            "--gpus",
-            "all" if a.slurm_gpus else "0",
-        ]
-        for flag, val in (
-            ("--versions", a.versions),
-            ("--handout", a.handout),
-            ("--rubric", a.rubric),
-            ("--instructor-build", a.instructor_build),
-        ):
-            if val:
-                cmd += [flag, os.path.abspath(val) if flag != "--versions" else val]
-        scripts = schedule.slurm_scripts(os.path.abspath(a.out), cmd, a.slurm, a.sbatch, a.slurm_gpus)
-        try:
-            schedule.slurm_submit(scripts)
-        except (OSError, RuntimeError) as e:
-            print(f"grade: Slurm: {e}", file=sys.stderr)
-            return 2
-        return 0
-    if a.merge:
-        _, missing_shards, lost = schedule.merge(job, a.merge, students_in(a.students))
-        return 1 if missing_shards or lost else 0
+    return 0
+
+
+def grade_here(a: argparse.Namespace, job: Job, out: str) -> int:
+    """A checkout, a folder of students or one shard of it, on this machine's GPUs."""
     gpus = select_gpus(a.gpus)
     if a.students:
         studs = students_in(a.students)
@@ -211,3 +199,25 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"[grade] {len(reports)} students in {seconds:.0f} s -> {os.path.join(out, 'gradebook.csv')}")
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(sys.argv[1:] if argv is None else argv)
+    a.instructor = os.path.abspath(a.instructor)
+    out = os.path.abspath(a.out)
+    if a.shard is not None:
+        out = os.path.join(out, "shards", str(a.shard))
+    try:
+        job = load_job(a, out, build_tree=a.shard is None and not a.merge)
+    except (rubric_mod.RubricError, build.BuildError) as e:
+        print(f"grade: {e}", file=sys.stderr)
+        return 2
+    if a.prepare_only:
+        print(f"[grade] instructor tree built in {job.plan.build}; handout {job.handout[0]}")
+        return 0
+    if a.slurm:
+        return submit_slurm(a)
+    if a.merge:
+        _, missing_shards, lost = schedule.merge(job, a.merge, students_in(a.students))
+        return 1 if missing_shards or lost else 0
+    return grade_here(a, job, out)

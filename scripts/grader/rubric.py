@@ -106,6 +106,45 @@ def secret_seed(secret: str, subproject: str, case: str, seed: int) -> int:
     return int(h[:8], 16)
 
 
+def _version_rule(
+    path: str, sub: str, conf: dict[str, Any], name: str, vconf: dict[str, Any], secret: str
+) -> VersionRule:
+    """One [sub.version] table: its cases (visible, timed, hidden) and points, the sub-project's defaults under it."""
+    cases = [Case("visible", list(vconf.get("args", conf.get("args", []))))]
+    speed_args = vconf.get("speed_args", conf.get("speed_args") if "args" not in vconf else None)
+    if speed_args:
+        cases.append(Case("timed", list(speed_args), timed=True))
+    else:
+        cases[0].timed = True
+    for i, h in enumerate(conf.get("hidden", [])):
+        cases.extend(hidden_case(path, sub, name, i, h, secret, own_args="args" in vconf))
+    return VersionRule(
+        subproject=sub,
+        version=name,
+        driver=conf["driver"],
+        correct=float(vconf.get("correct", 0)),
+        speed=float(vconf.get("speed", 0)),
+        requires=list(vconf.get("requires", [])),
+        allow=list(vconf.get("allow", [])) + list(conf.get("allow", [])),
+        cases=cases,
+        timed_kind=vconf.get("timed_kind", conf.get("timed_kind", "version")),
+        timed_params=vconf.get("timed_params", conf.get("timed_params", "")),
+    )
+
+
+def _subproject_rules(path: str, sub: str, conf: dict[str, Any], secret: str) -> list[VersionRule]:
+    """The version rules of one sub-project's table, after checking the table itself."""
+    if sub not in SUBPROJECTS:
+        raise RubricError(f"{path}: [{sub}]: not a sub-project (known: {', '.join(SUBPROJECTS)})")
+    if "driver" not in conf:
+        raise RubricError(f"{path}: [{sub}]: no driver")
+    if not isinstance(conf.get("hidden", []), list):
+        raise RubricError(f"{path}: [{sub}.hidden] must be an array of tables ([[{sub}.hidden]])")
+    return [
+        _version_rule(path, sub, conf, name, vconf, secret) for name, vconf in conf.items() if isinstance(vconf, dict)
+    ]
+
+
 def load(path: str, secret: str | None = None) -> Rubric:
     try:
         with open(path, "rb") as fh:
@@ -133,40 +172,8 @@ def load(path: str, secret: str | None = None) -> Rubric:
         libraries=tuple(g.get("library_namespaces", DEFAULT_LIBRARIES)),
     )
     for sub, conf in data.items():
-        if sub == "grading":
-            continue
-        if sub not in SUBPROJECTS:
-            raise RubricError(f"{path}: [{sub}]: not a sub-project (known: {', '.join(SUBPROJECTS)})")
-        if "driver" not in conf:
-            raise RubricError(f"{path}: [{sub}]: no driver")
-        hidden = conf.get("hidden", [])
-        if not isinstance(hidden, list):
-            raise RubricError(f"{path}: [{sub}.hidden] must be an array of tables ([[{sub}.hidden]])")
-        for name, vconf in conf.items():
-            if not isinstance(vconf, dict):
-                continue
-            cases = [Case("visible", list(vconf.get("args", conf.get("args", []))))]
-            speed_args = vconf.get("speed_args", conf.get("speed_args") if "args" not in vconf else None)
-            if speed_args:
-                cases.append(Case("timed", list(speed_args), timed=True))
-            else:
-                cases[0].timed = True
-            for i, h in enumerate(hidden):
-                cases.extend(hidden_case(path, sub, name, i, h, secret, own_args="args" in vconf))
-            rub.versions.append(
-                VersionRule(
-                    subproject=sub,
-                    version=name,
-                    driver=conf["driver"],
-                    correct=float(vconf.get("correct", 0)),
-                    speed=float(vconf.get("speed", 0)),
-                    requires=list(vconf.get("requires", [])),
-                    allow=list(vconf.get("allow", [])) + list(conf.get("allow", [])),
-                    cases=cases,
-                    timed_kind=vconf.get("timed_kind", conf.get("timed_kind", "version")),
-                    timed_params=vconf.get("timed_params", conf.get("timed_params", "")),
-                )
-            )
+        if sub != "grading":
+            rub.versions += _subproject_rules(path, sub, conf, secret)
     return rub
 
 

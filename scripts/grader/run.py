@@ -190,6 +190,40 @@ def row_verdict(row: dict) -> tuple[RowStatus, str]:
         return RowStatus.FAIL, f"unreadable row: {e}"
 
 
+def _killed(raw: RawRun, spec: RunSpec, passed: int) -> tuple[Status, str] | None:
+    """The run's status when the harness or a signal ended it, else None."""
+    if raw.memory_exceeded:
+        return Status.MEMORY_LIMIT, f"the process used more than {spec.memory_limit_gb:g} GB of host memory (killed)"
+    if raw.timed_out:
+        return Status.TIMEOUT, f"still running after {spec.time_limit_s:.0f} s (killed); {passed} rows had passed"
+    if raw.rc < 0:
+        return Status.CRASH, f"killed by signal {signal.Signals(-raw.rc).name}"
+    return None
+
+
+def _verdict(
+    raw: RawRun, status: list[tuple[tuple[RowStatus, str], dict[str, str]]], passes: list[dict[str, str]]
+) -> tuple[Status, str]:
+    """The status of a run that ended by itself: its rows' verdicts, its exit status, its CSV."""
+    fails = [(reason, r) for (st, reason), r in status if st is RowStatus.FAIL]
+    unwritten = [reason for (st, reason), _ in status if st is RowStatus.NOT_IMPLEMENTED]
+    if fails:
+        reason, row = fails[0]
+        return Status.INCORRECT, f"{case_label(row)}: {reason}"
+    if raw.rc == 2:
+        return Status.HARNESS_ERROR, "the driver refused the rubric's arguments: " + log_line(raw.log, 1)
+    if raw.rc not in (0, 1):
+        return Status.CRASH, f"exit status {raw.rc}: {log_line(raw.log, -1)}"
+    if raw.from_journal:
+        return Status.CRASH, "the run ended before writing its CSV (rows from its journal)"
+    if unwritten:
+        return Status.UNWRITTEN, unwritten[0]
+    if passes:
+        return Status.CORRECT, f"{len(passes)} cases passed"
+    reasons = sorted({f"{st.value}: {reason}" for (st, reason), _ in status}) or ["no rows for this version"]
+    return Status.NOT_GRADABLE, "; ".join(reasons)[:300]
+
+
 def judge(raw: RawRun, version: str, case: Case, spec: RunSpec) -> CaseResult:
     """The case's status from the driver's rows and exit."""
     mine = [r for r in raw.rows if r.get("version") == version and r.get("kind") != "meta"]
@@ -205,39 +239,7 @@ def judge(raw: RawRun, version: str, case: Case, spec: RunSpec) -> CaseResult:
         rows_passed=len(passes),
         log=os.path.basename(raw.log),
     )
-    fails = [(reason, r) for (st, reason), r in status if st is RowStatus.FAIL]
-    unwritten = [reason for (st, reason), _ in status if st is RowStatus.NOT_IMPLEMENTED]
-    if raw.memory_exceeded:
-        res.status, res.detail = (
-            Status.MEMORY_LIMIT,
-            (f"the process used more than {spec.memory_limit_gb:g} GB of host memory (killed)"),
-        )
-    elif raw.timed_out:
-        res.status, res.detail = (
-            Status.TIMEOUT,
-            (f"still running after {spec.time_limit_s:.0f} s (killed); {len(passes)} rows had passed"),
-        )
-    elif raw.rc < 0:
-        res.status, res.detail = Status.CRASH, f"killed by signal {signal.Signals(-raw.rc).name}"
-    elif fails:
-        reason, row = fails[0]
-        res.status, res.detail = Status.INCORRECT, f"{case_label(row)}: {reason}"
-    elif raw.rc == 2:
-        res.status, res.detail = (
-            Status.HARNESS_ERROR,
-            "the driver refused the rubric's arguments: " + log_line(raw.log, 1),
-        )
-    elif raw.rc not in (0, 1):
-        res.status, res.detail = Status.CRASH, f"exit status {raw.rc}: {log_line(raw.log, -1)}"
-    elif raw.from_journal:
-        res.status, res.detail = Status.CRASH, "the run ended before writing its CSV (rows from its journal)"
-    elif unwritten:
-        res.status, res.detail = Status.UNWRITTEN, unwritten[0]
-    elif passes:
-        res.status, res.detail = Status.CORRECT, f"{len(passes)} cases passed"
-    else:
-        reasons = sorted({f"{st.value}: {reason}" for (st, reason), _ in status}) or ["no rows for this version"]
-        res.status, res.detail = Status.NOT_GRADABLE, "; ".join(reasons)[:300]
+    res.status, res.detail = _killed(raw, spec, len(passes)) or _verdict(raw, status, passes)
     if raw.output_bytes > spec.output_limit_kb * 1024:
         res.detail += f" (printed {raw.output_bytes / 2**20:.1f} MiB; the log keeps its head and tail)"
     return res

@@ -10,6 +10,7 @@ import shlex
 import subprocess
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -106,6 +107,47 @@ def grade_item(
     return name, rep
 
 
+@dataclass
+class _Pipeline:
+    """The class in flight: builder threads prepare students (splice, static checks, build) into
+    `ready`; one runner thread per device slot grades them as they come."""
+
+    job: Job
+    keep: bool
+    keep_keys: set[str]
+    progress: Callable[[str], None]
+    todo: queue.Queue = field(default_factory=queue.Queue)
+    ready: queue.Queue = field(default_factory=queue.Queue)
+    reports: list[StudentReport] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def builder(self) -> None:
+        while True:
+            try:
+                name, path = self.todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                self.ready.put(student.prepare_student(self.job, name, path, self.progress))
+            except Exception as e:  # a harness problem with this student: reported, the class goes on
+                self.ready.put(("error", name, path, f"{type(e).__name__}: {e}"))
+
+    def runner(self, env: dict[str, str], rec: dict[str, Any], dev: tuple[str, str, str]) -> None:
+        while True:
+            item = self.ready.get()
+            if item is None:
+                return
+            name, rep = grade_item(self.job, item, env, rec, dev, self.keep, self.progress)
+            rep = student.finalize(rep, self.keep_keys, self.job.rules)
+            formats.write_all(rep, os.path.join(self.job.out, name))
+            with self.lock:
+                self.reports.append(rep)
+            self.progress(
+                f"[grade] {name}: {rep.points:g} / {rep.points_max:g} "
+                f"(build {rep.build_seconds:g} s, runs {rep.run_seconds:g} s)"
+            )
+
+
 def grade_class(
     job: Job,
     students: list[tuple[str, str]],
@@ -124,50 +166,21 @@ def grade_class(
     for k, w in sorted(why.items()):
         progress(f"[grade] not graded in this job: {k} (reference: {w})")
     t_ref = time.time() - t0
-    todo = queue.Queue()
+    pipe = _Pipeline(job, keep, keep_keys, progress, ready=queue.Queue(maxsize=max(2, 2 * len(envs))))
     for s in students:
-        todo.put(s)
-    ready = queue.Queue(maxsize=max(2, 2 * len(envs)))
-    reports, lock = [], threading.Lock()
-
-    def builder() -> None:
-        while True:
-            try:
-                name, path = todo.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                ready.put(student.prepare_student(job, name, path, progress))
-            except Exception as e:  # a harness problem with this student: reported, the class goes on
-                ready.put(("error", name, path, f"{type(e).__name__}: {e}"))
-
-    def runner(slot: int) -> None:
-        env, rec, dev = envs[slot], recs[slot], ids[slot]
-        while True:
-            item = ready.get()
-            if item is None:
-                return
-            name, rep = grade_item(job, item, env, rec, dev, keep, progress)
-            rep = student.finalize(rep, keep_keys, job.rules)
-            formats.write_all(rep, os.path.join(job.out, name))
-            with lock:
-                reports.append(rep)
-            progress(
-                f"[grade] {name}: {rep.points:g} / {rep.points_max:g} "
-                f"(build {rep.build_seconds:g} s, runs {rep.run_seconds:g} s)"
-            )
-
-    builders = [threading.Thread(target=builder) for _ in range(max(1, build_workers))]
-    runners = [threading.Thread(target=runner, args=(i,)) for i in range(len(envs))]
+        pipe.todo.put(s)
+    builders = [threading.Thread(target=pipe.builder) for _ in range(max(1, build_workers))]
+    runners = [threading.Thread(target=pipe.runner, args=(envs[i], recs[i], ids[i])) for i in range(len(envs))]
     for t in builders + runners:
         t.start()
     for t in builders:
         t.join()
     for _ in runners:
-        ready.put(None)
+        pipe.ready.put(None)
     for t in runners:
         t.join()
     seconds = time.time() - t0
+    reports = pipe.reports
     if students:
         formats.class_files(reports, job.out, [r for r in job.rules if r.key in keep_keys])
     write_timing(job.out, len(reports), len(envs) if gpus else 0, seconds, t_ref, reports)
@@ -236,6 +249,23 @@ def slurm_submit(scripts: dict[str, str], progress: Callable[[str], None] = prin
     return prep, arr, merge
 
 
+def read_shards(out: str, shards: int) -> tuple[list[dict[str, Any]], list[StudentReport], list[int]]:
+    """(reference records, students' reports, shards that left no results) from OUT/shards/<i>/."""
+    recs, reports, missing = [], [], []
+    for i in range(shards):
+        d = os.path.join(out, "shards", str(i))
+        try:
+            recs += json.loads(Path(os.path.join(d, "references.json")).read_text(encoding="utf-8"))
+        except OSError:
+            missing.append(i)
+            continue
+        for name in sorted(os.listdir(d)):
+            p = os.path.join(d, name, "report.json")
+            if os.path.isfile(p):
+                reports.append(report_from_json(json.loads(Path(p).read_text(encoding="utf-8"))))
+    return recs, reports, missing
+
+
 def merge(
     job: Job | SimpleNamespace,
     shards: int,
@@ -246,19 +276,7 @@ def merge(
     reference graded correct on every shard's GPU, the same maximum for all. A student of the class
     (`students`, [(name, path)]) whose shard left no report gets a harness-error report naming the
     shard's log: listed in the class files with empty gradebook cells, never dropped."""
-    recs, reports = [], []
-    missing = []
-    for i in range(shards):
-        d = os.path.join(job.out, "shards", str(i))
-        try:
-            recs += json.loads(Path(os.path.join(d, "references.json")).read_text(encoding="utf-8"))
-        except OSError:
-            missing.append(i)
-            continue
-        for name in sorted(os.listdir(d)):
-            p = os.path.join(d, name, "report.json")
-            if os.path.isfile(p):
-                reports.append(report_from_json(json.loads(Path(p).read_text(encoding="utf-8"))))
+    recs, reports, missing = read_shards(job.out, shards)
     keep_keys, _ = gradable(recs)
     have = {r.student for r in reports}
     lost = []

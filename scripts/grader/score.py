@@ -48,10 +48,21 @@ def grade_version(
     if build_error:
         g.status, g.detail = Status.DOES_NOT_BUILD, build_error
         return g
+    _status(g, cases, static_findings)
+    if g.status is Status.CORRECT:
+        g.points_correct = rule.correct
+        _speed(g, rule, cases, rubric, reference)
+    return g
+
+
+def _status(g: VersionGrade, cases: list[CaseResult], static_findings: Sequence[str]) -> None:
+    """The version's status and detail: not its own work, its first visible case that is not correct,
+    its first hidden case that is not, or correct."""
     visible = [c for c in cases if not c.hidden]
     hidden = [c for c in cases if c.hidden]
     bad_kernels = [k for c in cases for k in c.kernels if not k.allowed]
     first = next((c for c in visible if c.status is not Status.CORRECT), None)
+    hfail = next((c for c in hidden if c.status is not Status.CORRECT), None)
     if static_findings or bad_kernels:
         g.status = Status.NOT_OWN_WORK
         if bad_kernels:
@@ -61,37 +72,35 @@ def grade_version(
             g.detail = static_findings[0]
     elif first is not None:
         g.status, g.detail = first.status, (f"{first.name}: {first.detail}" if len(visible) > 1 else first.detail)
+    elif hfail is not None:
+        g.status = Status.HIDDEN_FAILED
+        g.visibility = hfail.visibility
+        shown = hfail.visibility == "visible"
+        g.detail = f"hidden case '{hfail.name}': {hfail.status.value}" + (f": {hfail.detail}" if shown else "")
     else:
-        hfail = next((c for c in hidden if c.status is not Status.CORRECT), None)
-        if hfail is not None:
-            g.status = Status.HIDDEN_FAILED
-            g.visibility = hfail.visibility
-            shown = hfail.visibility == "visible"
-            g.detail = f"hidden case '{hfail.name}': {hfail.status.value}" + (f": {hfail.detail}" if shown else "")
-        else:
-            g.status, g.detail = Status.CORRECT, "; ".join(c.detail for c in visible)
-    if g.status is Status.CORRECT:
-        g.points_correct = rule.correct
-        timed = next(
-            (c for c in cases if c.timed_ms is not None and not c.hidden and c.name in timed_case_names(rule)), None
-        )
-        if timed:
-            g.ms, g.timed_case = timed.timed_ms, timed.timed_case
-        if rule.speed:
-            ref = (reference or {}).get("cases", {}).get(timed.name) if timed else None
-            if not timed:
-                g.speed_note = "no timed row (the run measured nothing)"
-            elif not ref or ref.get("ms") is None:
-                g.speed_note = "the reference has no time for this case on this GPU"
-            elif ref.get("timed_case") != timed.timed_case:
-                g.speed_note = f"timed {timed.timed_case}, the reference {ref.get('timed_case')}: not comparable"
-            else:
-                g.reference_ms = ref["ms"]
-                g.ratio_to_reference = round(ref["ms"] / timed.timed_ms, 3) if timed.timed_ms > 0 else None
-                g.points_speed = speed_points(
-                    rule.speed, g.ratio_to_reference or 0.0, rubric.speed_full, rubric.speed_zero
-                )
-    return g
+        g.status, g.detail = Status.CORRECT, "; ".join(c.detail for c in visible)
+
+
+def _speed(g: VersionGrade, rule: VersionRule, cases: list[CaseResult], rubric: Rubric, reference: dict | None) -> None:
+    """A correct version's time and speed points against the reference's time of the same case."""
+    timed = next(
+        (c for c in cases if c.timed_ms is not None and not c.hidden and c.name in timed_case_names(rule)), None
+    )
+    if timed:
+        g.ms, g.timed_case = timed.timed_ms, timed.timed_case
+    if not rule.speed:
+        return
+    ref = (reference or {}).get("cases", {}).get(timed.name) if timed else None
+    if not timed:
+        g.speed_note = "no timed row (the run measured nothing)"
+    elif not ref or ref.get("ms") is None:
+        g.speed_note = "the reference has no time for this case on this GPU"
+    elif ref.get("timed_case") != timed.timed_case:
+        g.speed_note = f"timed {timed.timed_case}, the reference {ref.get('timed_case')}: not comparable"
+    else:
+        g.reference_ms = ref["ms"]
+        g.ratio_to_reference = round(ref["ms"] / timed.timed_ms, 3) if timed.timed_ms > 0 else None
+        g.points_speed = speed_points(rule.speed, g.ratio_to_reference or 0.0, rubric.speed_full, rubric.speed_zero)
 
 
 def timed_case_names(rule: VersionRule) -> set[str]:

@@ -10,7 +10,7 @@ import re
 import sys
 from collections import OrderedDict
 from types import ModuleType
-from typing import TYPE_CHECKING, Callable, List, Tuple
+from typing import TYPE_CHECKING, Any, Callable, List, Tuple
 
 import course_csv
 from course_csv import Row
@@ -204,6 +204,77 @@ def role_style(r: Row) -> str:
     return "--" if r.get("role") in ("reference", "library") else "-"
 
 
+def _predicted_markers(ax: Any, pred: list[tuple[int, float]], limit: float) -> None:
+    """The cost model's speed per bar as a hollow diamond (a triangle at the top edge when above the axis)."""
+    inside = [(x, y) for x, y in pred if y <= limit]
+    above = [(x, limit * 0.97) for x, y in pred if y > limit]
+    for points, marker, label in (
+        (inside, "D", "predicted by the cost model"),
+        (above, "^", "predicted, above the axis"),
+    ):
+        if points:
+            ax.scatter(
+                [x for x, _ in points],
+                [y for _, y in points],
+                marker=marker,
+                s=46,
+                facecolors="none",
+                edgecolors="black",
+                zorder=4,
+                label=label,
+            )
+
+
+def _ceiling(rs: list[Row], rate: Callable[[Row], float]) -> tuple[float | None, str]:
+    """The measured ceiling as a rate (the median over the panel's rows that state one) and its name."""
+    ceilings = [rate(r) * 100 / r["pct_of_ceiling"] for r in rs if r["pct_of_ceiling"] > 0]
+    ceiling = sorted(ceilings)[len(ceilings) // 2] if ceilings else None
+    return ceiling, next((r["ceiling"] for r in rs if r.get("ceiling")), "")
+
+
+def _ladder_panel(ax: Any, panel: Panel, colors: dict[str, str]) -> None:
+    title, rows, rate_label, rate, extra = panel
+    rs = [r for r in rows if timed(r)]
+    xs = list(range(len(rs)))
+    vals = [rate(r) for r in rs]
+    ax.bar(xs, vals, color=[colors.get(r["version"], STEP_COLORS[0]) for r in rs], zorder=2)
+    ceiling, ceiling_name = _ceiling(rs, rate)
+    limit = 1.18 * max([*vals, ceiling or 0, *(value for value, _ in extra)])
+    pred = [(x, rate(r) * r["median_ms"] / r["predicted_ms"]) for x, r in zip(xs, rs) if r["predicted_ms"] > 0]
+    if pred:
+        _predicted_markers(ax, pred, limit)
+    if ceiling:
+        ax.axhline(
+            ceiling,
+            color="#c44e52",
+            linestyle="--",
+            zorder=3,
+            label=f"measured ceiling ({ceiling_name.replace('_', ' ')}): {fmt(ceiling, 1)}",
+        )
+    lib = next((r for r in rs if r.get("role") == "library"), None)
+    if lib:
+        ax.axhline(rate(lib), color=LIBRARY_COLOR, linestyle=":", zorder=3, label=f"library ({lib['version']})")
+    for value, label in extra:
+        ax.axhline(value, color="#8172b3", linestyle="-.", zorder=3, label=label)
+    for x, v in zip(xs, vals):
+        ax.annotate(
+            fmt(v, 2 if v < 10 else 1 if v < 100 else 0),
+            (x, v),
+            ha="center",
+            va="bottom",
+            fontsize=7,
+            xytext=(0, 2),
+            textcoords="offset points",
+        )
+    ax.set_xticks(xs)
+    ax.set_xticklabels([r["version"] for r in rs], rotation=25, ha="right", fontsize=8)
+    ax.set_ylim(0, limit)
+    ax.set_ylabel(rate_label)
+    ax.set_title(title)
+    ax.grid(True, axis="y", alpha=0.3, zorder=0)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
 def ladder_plot(
     plt: ModuleType, save: Saver, panels: list[Panel], colors: dict[str, str], name: str, suptitle: str
 ) -> None:
@@ -217,68 +288,7 @@ def ladder_plot(
         return
     width = max(6.0, max(0.75 * len([r for r in p[1] if timed(r)]) + 2.5 for p in panels)) + 3.5
     fig, axes = plt.subplots(len(panels), 1, figsize=(width, 4.6 * len(panels)), squeeze=False)
-    for ax, (title, rows, rate_label, rate, extra) in zip(axes[:, 0], panels):
-        rs = [r for r in rows if timed(r)]
-        xs = list(range(len(rs)))
-        vals = [rate(r) for r in rs]
-        ax.bar(xs, vals, color=[colors.get(r["version"], STEP_COLORS[0]) for r in rs], zorder=2)
-        top = max(vals)
-        ceilings = [rate(r) * 100 / r["pct_of_ceiling"] for r in rs if r["pct_of_ceiling"] > 0]
-        ceiling = sorted(ceilings)[len(ceilings) // 2] if ceilings else None
-        ceiling_name = next((r["ceiling"] for r in rs if r.get("ceiling")), "")
-        if ceiling:
-            top = max(top, ceiling)
-        for value, _ in extra:
-            top = max(top, value)
-        limit = 1.18 * top
-        pred = [(x, rate(r) * r["median_ms"] / r["predicted_ms"]) for x, r in zip(xs, rs) if r["predicted_ms"] > 0]
-        if pred:
-            inside = [(x, y) for x, y in pred if y <= limit]
-            above = [(x, limit * 0.97) for x, y in pred if y > limit]
-            for points, marker, label in (
-                (inside, "D", "predicted by the cost model"),
-                (above, "^", "predicted, above the axis"),
-            ):
-                if points:
-                    ax.scatter(
-                        [x for x, _ in points],
-                        [y for _, y in points],
-                        marker=marker,
-                        s=46,
-                        facecolors="none",
-                        edgecolors="black",
-                        zorder=4,
-                        label=label,
-                    )
-        if ceiling:
-            ax.axhline(
-                ceiling,
-                color="#c44e52",
-                linestyle="--",
-                zorder=3,
-                label=f"measured ceiling ({ceiling_name.replace('_', ' ')}): {fmt(ceiling, 1)}",
-            )
-        lib = next((r for r in rs if r.get("role") == "library"), None)
-        if lib:
-            ax.axhline(rate(lib), color=LIBRARY_COLOR, linestyle=":", zorder=3, label=f"library ({lib['version']})")
-        for value, label in extra:
-            ax.axhline(value, color="#8172b3", linestyle="-.", zorder=3, label=label)
-        for x, v in zip(xs, vals):
-            ax.annotate(
-                fmt(v, 2 if v < 10 else 1 if v < 100 else 0),
-                (x, v),
-                ha="center",
-                va="bottom",
-                fontsize=7,
-                xytext=(0, 2),
-                textcoords="offset points",
-            )
-        ax.set_xticks(xs)
-        ax.set_xticklabels([r["version"] for r in rs], rotation=25, ha="right", fontsize=8)
-        ax.set_ylim(0, limit)
-        ax.set_ylabel(rate_label)
-        ax.set_title(title)
-        ax.grid(True, axis="y", alpha=0.3, zorder=0)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    for ax, panel in zip(axes[:, 0], panels):
+        _ladder_panel(ax, panel, colors)
     fig.suptitle(suptitle)
     save(fig, name)

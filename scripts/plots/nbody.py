@@ -99,6 +99,135 @@ def _batch_plot(plt: ModuleType, save: Saver, device: str, rows: list[Row]) -> N
         save(fig, "batch_per_snapshot.png")
 
 
+def _ladder(
+    plt: ModuleType, save: Saver, rows: list[Row], step: list[Row], colors: dict[str, str], issue: float
+) -> None:
+    """The ladder at the headline size: the largest N the library baseline (all CPU cores) ran at."""
+    lib_sizes = [r["n"] for r in step if r["role"] == "library"]
+    n = max(lib_sizes) if lib_sizes else max(r["n"] for r in step)
+    extra = (
+        [
+            (
+                issue,
+                f"issue ceiling of the best kernel ({meta(rows).get('instructions_per_interaction', 0):g} "
+                f"instr./interaction): {issue:.0f}",
+            )
+        ]
+        if issue
+        else []
+    )
+    ladder_plot(
+        plt,
+        save,
+        [
+            (
+                f"one step, N = {size_label(n)}",
+                [r for r in step if r["n"] == n],
+                "G interactions / s",
+                lambda r: r["metric"],
+                extra,
+            )
+        ],
+        colors,
+        "ladder.png",
+        f"nbody: the ladder on {device_of(rows)}",
+    )
+
+
+def _interactions_plot(
+    plt: ModuleType, save: Saver, rows: list[Row], tune_rows: list[Row], step: list[Row], colors: dict[str, str]
+) -> None:
+    """Interactions per second at the two largest sizes, under the FMA peak and the issue ceiling."""
+    fma, issue = nbody_ceilings(rows, tune_rows)
+    sizes = sorted({r["n"] for r in step})
+    fig, axes = plt.subplots(1, min(2, len(sizes)), figsize=(12, 5), squeeze=False)
+    for ax, n in zip(axes[0], sizes[-2:]):
+        rs = [r for r in step if r["n"] == n]
+        ax.bar([r["version"] for r in rs], [r["metric"] for r in rs], color=[colors.get(r["version"]) for r in rs])
+        if fma:
+            ax.axhline(fma, color="black", linestyle=":", label=f"FP32 FMA peak / 20 FLOP = {fma:.0f}")
+        if issue:
+            instructions = meta(rows or tune_rows).get("instructions_per_interaction", 0)
+            ax.axhline(
+                issue,
+                color="#c44e52",
+                linestyle="--",
+                label=f"issue ceiling ({instructions:g} instr.) = {issue:.0f}",
+            )
+        ax.set_ylabel("G interactions / s")
+        ax.set_title(f"n = {size_label(n)}")
+        ax.legend(fontsize=8)
+        plt.setp(ax.get_xticklabels(), rotation=30, ha="right", fontsize=8)
+    fig.suptitle(f"nbody: interactions per second on {device_of(rows)}")
+    save(fig, "interactions.png")
+
+
+def _time_vs_n_plot(plt: ModuleType, save: Saver, device: str, step: list[Row], colors: dict[str, str]) -> None:
+    """Time per step against N, one line per version."""
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    for name in OrderedDict.fromkeys(r["version"] for r in step):
+        rs = sorted([r for r in step if r["version"] == name], key=lambda r: r["n"])
+        ax.plot(
+            [r["n"] for r in rs],
+            [r["median_ms"] for r in rs],
+            marker="o",
+            ms=3,
+            label=name,
+            color=colors.get(name),
+            linestyle=role_style(rs[0]),
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("N (bodies)")
+    ax.set_ylabel("ms per step")
+    ax.set_title(f"nbody: time per step vs N on {device}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    save(fig, "time_vs_n.png")
+
+
+def _drift_plot(plt: ModuleType, save: Saver, rows: list[Row]) -> None:
+    """The energy drift of each integrator over the steps."""
+    drift = [r for r in rows if nb_kind(r) == "drift" and course_csv.is_pass(r)]
+    if not drift:
+        return
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for integ in OrderedDict.fromkeys(r["params_d"]["integrator"] for r in drift):
+        rs = sorted(
+            [r for r in drift if r["params_d"]["integrator"] == integ], key=lambda r: int(r["params_d"]["step"])
+        )
+        ax.plot([int(r["params_d"]["step"]) for r in rs], [r["metric"] for r in rs], marker="o", ms=3, label=integ)
+    ax.set_yscale("log")
+    ax.set_xlabel(f"steps (dt = {meta(rows).get('dt', math.nan):g})")
+    ax.set_ylabel("|E - E0| / |E0|")
+    ax.set_title(f"energy drift per integrator, N = {drift[0]['n']} Plummer sphere")
+    ax.legend()
+    ax.grid(True, which="both", alpha=0.3)
+    save(fig, "energy_drift.png")
+
+
+def _tuning_plot(plt: ModuleType, save: Saver, tune_rows: list[Row], issue: float) -> None:
+    """The v8 shapes the tuner measured, per N."""
+    tune = [r for r in tune_rows if timed(r)]
+    if not tune:
+        return
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    sizes = sorted({r["n"] for r in tune})
+    shapes = list(OrderedDict.fromkeys(r["params_d"]["shape"] for r in tune))
+    width = 0.8 / len(sizes)
+    for k, n in enumerate(sizes):
+        vals = [next((r["metric"] for r in tune if r["n"] == n and r["params_d"]["shape"] == sh), 0) for sh in shapes]
+        ax.bar([i + k * width for i in range(len(shapes))], vals, width, label=f"N = {size_label(n)}")
+    if issue:
+        ax.axhline(issue, color="#c44e52", linestyle="--", label=f"issue ceiling {issue:.0f}")
+    ax.set_xticks([i + width * (len(sizes) - 1) / 2 for i in range(len(shapes))])
+    ax.set_xticklabels(shapes, rotation=25, ha="right", fontsize=8)
+    ax.set_ylabel("G interactions / s")
+    ax.set_title("v8 shapes: threads x bodies per thread [min resident blocks]")
+    ax.legend(fontsize=8)
+    save(fig, "tuning.png")
+
+
 def plots(rows: list[Row], tune_rows: list[Row], out: str, args: Namespace | None = None) -> list[str]:
     import matplotlib
 
@@ -107,143 +236,24 @@ def plots(rows: list[Row], tune_rows: list[Row], out: str, args: Namespace | Non
 
     written = []
     save = make_saver(plt, out, written)
-
     device = device_of(rows)
-    fma, issue = nbody_ceilings(rows, tune_rows)
+    _, issue = nbody_ceilings(rows, tune_rows)
     step = [r for r in rows if nb_kind(r) == "step" and timed(r)]
     colors = version_colors(rows)
     if step:
-        # the ladder at the headline size: the largest N the library baseline (all CPU cores) ran at
-        lib_sizes = [r["n"] for r in step if r["role"] == "library"]
-        n = max(lib_sizes) if lib_sizes else max(r["n"] for r in step)
-        extra = (
-            [
-                (
-                    issue,
-                    f"issue ceiling of the best kernel ({meta(rows).get('instructions_per_interaction', 0):g} "
-                    f"instr./interaction): {issue:.0f}",
-                )
-            ]
-            if issue
-            else []
-        )
-        ladder_plot(
-            plt,
-            save,
-            [
-                (
-                    f"one step, N = {size_label(n)}",
-                    [r for r in step if r["n"] == n],
-                    "G interactions / s",
-                    lambda r: r["metric"],
-                    extra,
-                )
-            ],
-            colors,
-            "ladder.png",
-            f"nbody: the ladder on {device}",
-        )
-        sizes = sorted({r["n"] for r in step})
-        fig, axes = plt.subplots(1, min(2, len(sizes)), figsize=(12, 5), squeeze=False)
-        for ax, n in zip(axes[0], sizes[-2:]):
-            rs = [r for r in step if r["n"] == n]
-            ax.bar([r["version"] for r in rs], [r["metric"] for r in rs], color=[colors.get(r["version"]) for r in rs])
-            if fma:
-                ax.axhline(fma, color="black", linestyle=":", label=f"FP32 FMA peak / 20 FLOP = {fma:.0f}")
-            if issue:
-                instructions = meta(rows or tune_rows).get("instructions_per_interaction", 0)
-                ax.axhline(
-                    issue,
-                    color="#c44e52",
-                    linestyle="--",
-                    label=f"issue ceiling ({instructions:g} instr.) = {issue:.0f}",
-                )
-            ax.set_ylabel("G interactions / s")
-            ax.set_title(f"n = {size_label(n)}")
-            ax.legend(fontsize=8)
-            plt.setp(ax.get_xticklabels(), rotation=30, ha="right", fontsize=8)
-        fig.suptitle(f"nbody: interactions per second on {device}")
-        save(fig, "interactions.png")
-
-        fig, ax = plt.subplots(figsize=(8, 5.5))
-        for name in OrderedDict.fromkeys(r["version"] for r in step):
-            rs = sorted([r for r in step if r["version"] == name], key=lambda r: r["n"])
-            ax.plot(
-                [r["n"] for r in rs],
-                [r["median_ms"] for r in rs],
-                marker="o",
-                ms=3,
-                label=name,
-                color=colors.get(name),
-                linestyle=role_style(rs[0]),
-            )
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("N (bodies)")
-        ax.set_ylabel("ms per step")
-        ax.set_title(f"nbody: time per step vs N on {device}")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-        save(fig, "time_vs_n.png")
-
+        _ladder(plt, save, rows, step, colors, issue)
+        _interactions_plot(plt, save, rows, tune_rows, step, colors)
+        _time_vs_n_plot(plt, save, device, step, colors)
     _batch_plot(plt, save, device, rows)
-
     _scaling_plot(plt, save, device, rows)
-
-    drift = [r for r in rows if nb_kind(r) == "drift" and course_csv.is_pass(r)]
-    if drift:
-        fig, ax = plt.subplots(figsize=(7, 4.5))
-        for integ in OrderedDict.fromkeys(r["params_d"]["integrator"] for r in drift):
-            rs = sorted(
-                [r for r in drift if r["params_d"]["integrator"] == integ], key=lambda r: int(r["params_d"]["step"])
-            )
-            ax.plot([int(r["params_d"]["step"]) for r in rs], [r["metric"] for r in rs], marker="o", ms=3, label=integ)
-        ax.set_yscale("log")
-        ax.set_xlabel(f"steps (dt = {meta(rows).get('dt', math.nan):g})")
-        ax.set_ylabel("|E - E0| / |E0|")
-        ax.set_title(f"energy drift per integrator, N = {drift[0]['n']} Plummer sphere")
-        ax.legend()
-        ax.grid(True, which="both", alpha=0.3)
-        save(fig, "energy_drift.png")
-
-    tune = [r for r in tune_rows if timed(r)]
-    if tune:
-        fig, ax = plt.subplots(figsize=(8, 4.5))
-        sizes = sorted({r["n"] for r in tune})
-        shapes = list(OrderedDict.fromkeys(r["params_d"]["shape"] for r in tune))
-        width = 0.8 / len(sizes)
-        for k, n in enumerate(sizes):
-            vals = [
-                next((r["metric"] for r in tune if r["n"] == n and r["params_d"]["shape"] == sh), 0) for sh in shapes
-            ]
-            ax.bar([i + k * width for i in range(len(shapes))], vals, width, label=f"N = {size_label(n)}")
-        if issue:
-            ax.axhline(issue, color="#c44e52", linestyle="--", label=f"issue ceiling {issue:.0f}")
-        ax.set_xticks([i + width * (len(sizes) - 1) / 2 for i in range(len(shapes))])
-        ax.set_xticklabels(shapes, rotation=25, ha="right", fontsize=8)
-        ax.set_ylabel("G interactions / s")
-        ax.set_title("v8 shapes: threads x bodies per thread [min resident blocks]")
-        ax.legend(fontsize=8)
-        save(fig, "tuning.png")
+    _drift_plot(plt, save, rows)
+    _tuning_plot(plt, save, tune_rows, issue)
     return written
 
 
-def tables(rows: list[Row], tune_rows: list[Row]) -> str:
+def _step_tables(rows: list[Row]) -> list[str]:
+    """One table per size of the three largest: every version's step."""
     lines = []
-    device = device_of(rows)
-    sha = next((r["git_sha"] for r in rows), "unknown")
-    fma, issue = nbody_ceilings(rows, tune_rows)
-    lines.append(
-        f"Device: **{device}**, CUDA {rows[0]['cuda']}, commit `{sha}`."
-        + (f" Measured FP32 FMA peak / 20 FLOP = **{fma:.0f} G interactions/s**;" if fma else "")
-        + (
-            f" issue ceiling at {meta(rows or tune_rows).get('instructions_per_interaction', 0):g} instructions "
-            f"per interaction = **{issue:.0f} G interactions/s**."
-            if issue
-            else ""
-        )
-    )
-    lines.append("")
     step = [r for r in rows if nb_kind(r) == "step"]
     for n in sorted({r["n"] for r in step})[-3:]:
         lines.append(
@@ -266,6 +276,12 @@ def tables(rows: list[Row], tune_rows: list[Row]) -> str:
                 f"{fmt(r['speedup_vs_library'], 1)} | {fmt(r['predicted_ms'], 3)} | {course_csv.status_text(r)} |"
             )
         lines.append("")
+    return lines
+
+
+def _batch_table(rows: list[Row]) -> list[str]:
+    """The original project's workload, end to end, next to its published times."""
+    lines = []
     batch = [r for r in rows if nb_kind(r) == "batch" and "file" not in r["params_d"]]
     if batch:
         b0 = batch[0]["params_d"]
@@ -286,6 +302,12 @@ def tables(rows: list[Row], tune_rows: list[Row]) -> str:
         lines.append("| original project: GTX 1650 | 1 | ~433 | | |")
         lines.append("| original project: RTX 4060 Ti | 1 | ~83 | | |")
         lines.append("")
+    return lines
+
+
+def _scaling_table(rows: list[Row]) -> list[str]:
+    """Multi-GPU scaling: each N on each GPU count, against one GPU."""
+    lines = []
     scaling = [r for r in rows if nb_kind(r) == "scaling"]
     if scaling:
         lines.append("**multi-GPU scaling** (one symplectic step; x 1 GPU: over the same N on one GPU)")
@@ -301,6 +323,12 @@ def tables(rows: list[Row], tune_rows: list[Row]) -> str:
                 f"{fmt(x_one)} | {course_csv.status_text(r)} |"
             )
         lines.append("")
+    return lines
+
+
+def _drift_line(rows: list[Row]) -> list[str]:
+    """The energy drift of each integrator after the last step."""
+    lines = []
     drift = [r for r in rows if nb_kind(r) == "drift" and course_csv.is_pass(r)]
     if drift:
         last = max(int(r["params_d"]["step"]) for r in drift)
@@ -312,6 +340,12 @@ def tables(rows: list[Row], tune_rows: list[Row]) -> str:
             )
         )
         lines.append("")
+    return lines
+
+
+def _tuning_table(tune_rows: list[Row]) -> list[str]:
+    """The v8 shapes the tuner measured."""
+    lines = []
     tune = [r for r in tune_rows if timed(r)]
     if tune:
         lines.append("**v8 shapes** (`nbody --mode tune`; % of the issue ceiling)")
@@ -325,4 +359,28 @@ def tables(rows: list[Row], tune_rows: list[Row]) -> str:
                 f"{fmt(r['pct_of_ceiling'], 1)} |"
             )
         lines.append("")
+    return lines
+
+
+def tables(rows: list[Row], tune_rows: list[Row]) -> str:
+    lines = []
+    device = device_of(rows)
+    sha = next((r["git_sha"] for r in rows), "unknown")
+    fma, issue = nbody_ceilings(rows, tune_rows)
+    lines.append(
+        f"Device: **{device}**, CUDA {rows[0]['cuda']}, commit `{sha}`."
+        + (f" Measured FP32 FMA peak / 20 FLOP = **{fma:.0f} G interactions/s**;" if fma else "")
+        + (
+            f" issue ceiling at {meta(rows or tune_rows).get('instructions_per_interaction', 0):g} instructions "
+            f"per interaction = **{issue:.0f} G interactions/s**."
+            if issue
+            else ""
+        )
+    )
+    lines.append("")
+    lines += _step_tables(rows)
+    lines += _batch_table(rows)
+    lines += _scaling_table(rows)
+    lines += _drift_line(rows)
+    lines += _tuning_table(tune_rows)
     return "\n".join(lines)

@@ -9,6 +9,8 @@ usage: bad_input.py [--stream-compaction BIN] [--nbody BIN] [--ground-seg BIN] [
 (a handout holds only its assignment's drivers: the cases of a driver not given are skipped, said so)
 """
 
+from __future__ import annotations
+
 import argparse
 import csv
 import math
@@ -17,6 +19,7 @@ import shutil
 import struct
 import subprocess
 import sys
+from dataclasses import dataclass
 
 failures = []
 passed = 0
@@ -88,29 +91,21 @@ def kitti_bin(path, n=2000):
 PCD_HEAD = "VERSION 0.7\nFIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nCOUNT 1 1 1\n"
 
 
-def main():
-    global passed
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--stream-compaction")
-    ap.add_argument("--nbody")
-    ap.add_argument("--ground-seg")
-    ap.add_argument("--ndt-graph")
-    ap.add_argument("--work", required=True)
-    a = ap.parse_args()
-    sc, nb, gs, ndt = a.stream_compaction, a.nbody, a.ground_seg, a.ndt_graph
-    w = os.path.abspath(a.work)
-    shutil.rmtree(w, ignore_errors=True)
-    os.makedirs(w)
-    given = [d for d in (sc, nb, gs, ndt) if d]
-    if not given:
-        sys.exit("bad_input: no driver given")
-    _, probe = (
-        run(sc, ["--n", "8", "--op", "scan", "--version", "scan_cpu"])
-        if sc
-        else run(given[0], ["--quick", "--version", "cpu"])
-    )
-    gpu = "no CUDA device" not in probe
+@dataclass
+class Drivers:
+    """The drivers under test (None: not in this tree), the work directory and whether a GPU runs."""
 
+    sc: str | None
+    nb: str | None
+    gs: str | None
+    ndt: str | None
+    w: str
+    gpu: bool
+
+
+def numbers_and_sizes(d: Drivers) -> None:
+    """Numbers and sizes: one parser, range-checked, nothing wraps or is cast silently."""
+    sc, nb, gs, ndt = d.sc, d.nb, d.gs, d.ndt
     print("-- numbers and sizes: one parser, range-checked, nothing wraps or is cast silently")
     case("size that overflows (2^50 << 40)", sc, ["--n", "1125899906842624<<40"], 2, "1125899906842624<<40")
     case("block beyond int (4294967552)", sc, ["--block", "4294967552"], 2, "--block", "4294967552")
@@ -145,6 +140,10 @@ def main():
         "ndt_graph --launch-bench with alignment flags", ndt, ["--launch-bench", "--resolution", "2"], 2, "--resolution"
     )
 
+
+def flags(d: Drivers) -> None:
+    """Every accepted flag does something; --version selects in every driver."""
+    sc, nb, gs, ndt, w = d.sc, d.nb, d.gs, d.ndt, d.w
     print("-- flags: every accepted flag does something; --version selects in every driver")
     case(
         "stream_compaction --version nope lists the known names", sc, ["--version", "nope"], 2, "nope", "scan_lookback"
@@ -195,6 +194,10 @@ def main():
     case("unknown flag", sc, ["--frobnicate"], 2, "unknown flag --frobnicate")
     case("a flag without its value", sc, ["--n"], 2, "--n needs a value")
 
+
+def readers(d: Drivers) -> tuple[str, str]:
+    """Malformed files name the file and the reason. Returns (a KITTI scan, a valid PCD) for the writers."""
+    nb, gs, ndt, w = d.nb, d.gs, d.ndt, d.w
     print("-- readers: malformed files name the file and the reason")
     scan = kitti_bin(os.path.join(w, "scan.bin"))
     write(os.path.join(w, "odd.bin"), b"\0" * 18)
@@ -264,7 +267,12 @@ def main():
         1,
         "nodir",
     )
+    return scan, pcd
 
+
+def writers(d: Drivers, scan: str, pcd: str) -> None:
+    """Outputs are checked before the run, written atomically, never over an input."""
+    sc, gs, ndt, w = d.sc, d.gs, d.ndt, d.w
     print("-- writers: checked before the run, atomic, never over an input")
     case(
         "--csv into a missing directory fails before the run",
@@ -334,6 +342,11 @@ def main():
     if gs and (not os.path.exists(improved) or os.path.getsize(improved) != 2000):
         failures.append("ground_seg --rule improved --labels-out: no file of one byte per point")
 
+
+def failing_versions(d: Drivers) -> None:
+    """A failing or crashing version: the other rows are kept."""
+    global passed
+    sc, gs, w = d.sc, d.gs, d.w
     print("-- a failing or crashing version: the other rows are kept")
     out_csv = os.path.join(w, "sc.csv")
     case(
@@ -369,7 +382,7 @@ def main():
     else:
         passed += 1
         print(f"ok    a crash keeps the finished rows in <csv>.partial ({len(kept)} rows)")
-    if gpu and sc:
+    if d.gpu and sc:
         trap_csv = os.path.join(w, "trap.csv")
         case(
             "a version that poisons the GPU: later GPU rows skipped, CPU rows still run",
@@ -386,6 +399,36 @@ def main():
             failures.append("after a device fault the CPU compaction rows did not run")
     else:
         skip("a version that poisons the GPU", "no CUDA device" if sc else "this tree does not hold stream_compaction")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--stream-compaction")
+    ap.add_argument("--nbody")
+    ap.add_argument("--ground-seg")
+    ap.add_argument("--ndt-graph")
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    sc, nb, gs, ndt = a.stream_compaction, a.nbody, a.ground_seg, a.ndt_graph
+    w = os.path.abspath(a.work)
+    shutil.rmtree(w, ignore_errors=True)
+    os.makedirs(w)
+    given = [d for d in (sc, nb, gs, ndt) if d]
+    if not given:
+        sys.exit("bad_input: no driver given")
+    _, probe = (
+        run(sc, ["--n", "8", "--op", "scan", "--version", "scan_cpu"])
+        if sc
+        else run(given[0], ["--quick", "--version", "cpu"])
+    )
+    gpu = "no CUDA device" not in probe
+
+    d = Drivers(sc, nb, gs, ndt, w, gpu)
+    numbers_and_sizes(d)
+    flags(d)
+    scan, pcd = readers(d)
+    writers(d, scan, pcd)
+    failing_versions(d)
 
     print(f"\n{passed} passed, {len(failures)} failed, {skipped} skipped")
     for f in failures:
