@@ -78,9 +78,9 @@ Result segment_gpu_cub(const common::PointCloud& pc, const Params& p, Outputs ou
   DeviceBuffer<unsigned char> scratch;
   // (cell key, z) pairs sorted by cell, and the cells' runs; z is uploaded straight into its
   // values, which the sort reads but never overwrites, so the labelling reads z from there too
-  // CUB's sort, explicitly: this is the library route, and measured on an H200 the course's
-  // one-sweep sort made this frame 0.3 ms slower end to end (0.89-1.03 -> 1.21-1.24 ms) although
-  // the grouping alone is 1.26x faster at this size (group_by_key_bench); see the README
+  // CUB's sort, explicitly: this version is the library route. (GroupByKey's default would pick the
+  // one-sweep sort at a scan's size; measured interleaved on an H200, the frame is the same with
+  // either sort within the run-to-run noise of its host-side allocation: the README's table.)
   common::GroupByKey<int, float> by_cell(common::GroupSort::cub);
   by_cell.resize(n);
   float* z = by_cell.values();

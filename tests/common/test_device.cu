@@ -157,7 +157,7 @@ COURSE_TEST(BlockPrimitives, MinMaxAndMultiValueReductionsOverLaneGroupsAndBlock
 // not implemented after CUB's cases ran).
 COURSE_TEST(GroupByKey, RunsCountsOffsetsAndStableOrderMatchTheHost) {
   REQUIRE_GPU();
-  for (common::GroupSort sort : {common::GroupSort::cub, common::GroupSort::onesweep}) {
+  for (common::GroupSort sort : {common::GroupSort::cub, common::GroupSort::onesweep, common::GroupSort::automatic}) {
     SCOPED_TRACE(common::group_sort_name(sort));
     common::GroupByKey<std::uint32_t, int> g(sort);
     std::uint32_t state = 12345;
@@ -166,7 +166,9 @@ COURSE_TEST(GroupByKey, RunsCountsOffsetsAndStableOrderMatchTheHost) {
       int n;
       std::uint32_t key_range;  // keys in [0, key_range)
     };
-    for (const Case c : {Case{0, 1}, Case{1, 1}, Case{1000, 1}, Case{4097, 1u << 30}, Case{100003, 977}, Case{7, 3}}) {
+    // the last two straddle the automatic choice's crossover: one-sweep below it, CUB's from it on
+    for (const Case c : {Case{0, 1}, Case{1, 1}, Case{1000, 1}, Case{4097, 1u << 30}, Case{100003, 977}, Case{7, 3},
+                         Case{common::kOnesweepBelow - 1, 977}, Case{common::kOnesweepBelow, 1u << 20}}) {
       std::vector<std::uint32_t> keys(c.n);
       std::vector<int> values(c.n);
       for (int i = 0; i < c.n; ++i) {
@@ -219,6 +221,10 @@ COURSE_TEST(GroupByKey, RunsCountsOffsetsAndStableOrderMatchTheHost) {
 
 TEST(GroupByKey, TheSortComesFromTheEnvironmentAndBadValuesAreNamed) {
   unsetenv("COURSE_GROUP_SORT");
+  EXPECT_EQ(common::default_group_sort(), common::GroupSort::automatic);
+  setenv("COURSE_GROUP_SORT", "auto", 1);
+  EXPECT_EQ(common::default_group_sort(), common::GroupSort::automatic);
+  setenv("COURSE_GROUP_SORT", "onesweep", 1);
   EXPECT_EQ(common::default_group_sort(), common::GroupSort::onesweep);
   setenv("COURSE_GROUP_SORT", "cub", 1);
   EXPECT_EQ(common::default_group_sort(), common::GroupSort::cub);
@@ -230,6 +236,19 @@ TEST(GroupByKey, TheSortComesFromTheEnvironmentAndBadValuesAreNamed) {
     EXPECT_NE(std::string(e.what()).find("COURSE_GROUP_SORT='thrust'"), std::string::npos);
   }
   unsetenv("COURSE_GROUP_SORT");
+}
+
+// The automatic choice follows the measured crossover; a forced sort is kept at every size.
+TEST(GroupByKey, AutomaticPicksTheSortMeasuredFasterAtTheSize) {
+  using common::GroupSort;
+  EXPECT_EQ(common::sort_for(GroupSort::automatic, 0), GroupSort::onesweep);
+  EXPECT_EQ(common::sort_for(GroupSort::automatic, 124668), GroupSort::onesweep);  // a LiDAR scan
+  EXPECT_EQ(common::sort_for(GroupSort::automatic, common::kOnesweepBelow - 1), GroupSort::onesweep);
+  EXPECT_EQ(common::sort_for(GroupSort::automatic, common::kOnesweepBelow), GroupSort::cub);
+  EXPECT_EQ(common::sort_for(GroupSort::automatic, 1 << 24), GroupSort::cub);
+  for (GroupSort forced : {GroupSort::onesweep, GroupSort::cub})
+    for (int n : {0, 124668, 1 << 24}) EXPECT_EQ(common::sort_for(forced, n), forced);
+  EXPECT_STREQ(common::group_sort_name(GroupSort::automatic), "auto");
 }
 
 // ---- requirements (common/requirements.hpp): what the registry's needs decide -------------------
