@@ -142,6 +142,32 @@ COURSE_TEST(Onesweep, AllEqualPresortedAndReversedKeys) {
   check_pairs(same, 0, 0);  // no bits: a copy
 }
 
+// Keys that do not start on 16 bytes (a sub-range of a buffer): the histogram reads the keys
+// before the first 16-byte boundary one by one, then 16-byte vectors, then the rest.
+template <typename Key>
+void check_offset_input(std::int64_t n, int offset) {
+  const std::vector<Key> keys = random_keys<Key>(n, 43 + n + offset, 64);
+  std::vector<Key> want = keys;
+  std::sort(want.begin(), want.end());
+  const std::size_t m = static_cast<std::size_t>(n + offset + 1);
+  common::DeviceBuffer<Key> in(m), out(m);
+  if (n) CUDA_CHECK(cudaMemcpy(in.get() + offset, keys.data(), n * sizeof(Key), cudaMemcpyHostToDevice));
+  common::Scratch scratch;
+  common::Onesweep<Key>::sort(n, in.get() + offset, out.get(), nullptr, nullptr, 0, 8 * sizeof(Key), scratch, nullptr);
+  std::vector<Key> got(n);
+  if (n) CUDA_CHECK(cudaMemcpy(got.data(), out.get(), n * sizeof(Key), cudaMemcpyDeviceToHost));
+  ASSERT_EQ(got, want) << "n " << n << ", input offset " << offset << " keys";
+}
+
+COURSE_TEST(Onesweep, KeysNotOnA16ByteBoundary) {
+  REQUIRE_GPU();
+  for (std::int64_t n :
+       {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{5}, std::int64_t{4097}, std::int64_t{100003}}) {
+    for (int offset : {1, 2, 3}) check_offset_input<unsigned>(n, offset);
+    check_offset_input<std::uint64_t>(n, 1);
+  }
+}
+
 TEST(Onesweep, BadArgumentsThrowClearErrors) {
   REQUIRE_GPU();
   common::DeviceBuffer<int> a(8), b(8);

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -90,30 +91,58 @@ __device__ __forceinline__ unsigned digit_of(Key k, int shift, unsigned mask) {
 }
 
 // EXERCISE BEGIN exercise=stream_compaction/sort_onesweep,ground_seg/-
-// The upfront histogram: every digit of every pass in one read of the keys (grid-stride, one key
-// per thread and round). Under ncu on an H200 at 2^28 uint32 keys: 470-502 M warp instructions and
-// 0.82-1.00 ms on different leases, bound by load latency (one load in flight per thread), against
-// CUB's histogram kernel at 184 M and 0.59 ms. An unrolled variant (8 loads in flight, per-pass
-// shifts in registers) took 603 M instructions and 1.11 ms and was dropped.
+// The upfront histogram: every digit of every pass in one read of the keys. Each thread keeps
+// kHistogramLoads 16-byte loads in flight (8 uint32 or 4 uint64 keys) and adds every key's digits
+// to one of two shared copies of the histograms (even / odd warps: half the collisions of repeated
+// keys). Prediction: the read needs ~4.8 TB/s x ~1 us = ~36 KB in flight per SM; one 4-byte key
+// per thread (the first version) kept 8 KB in flight at 2,048 threads per SM and was latency-bound.
+// Measured on an H200 at 2^28 uint32 keys (results/nvidia-h200/onesweep_histogram.txt): 0.91 ms
+// with one key per thread and round, 0.51 ms with two 16-byte loads (CUB's histogram kernel:
+// 0.59 ms); uint64 at 2^27: 0.62 -> 0.49 ms. Unaligned keys (a pointer not on 16 bytes) are
+// histogrammed one key at a time up to the first aligned one.
 constexpr int kHistogramThreads = 256;
+constexpr int kHistogramLoads = 2;
+constexpr int kHistogramBlocksPerSm = 8;
 template <typename Key>
 __global__ void __launch_bounds__(kHistogramThreads)
     histogram_kernel(std::int64_t n, const Key* __restrict__ keys, int begin_bit, int end_bit, int passes,
                      unsigned* __restrict__ hist) {
-  // two private copies (even / odd warps) halve the shared-atomic collisions of repeated keys
   __shared__ unsigned s_hist[2][8][kBins];
   for (int i = threadIdx.x; i < 2 * 8 * kBins; i += kHistogramThreads) (&s_hist[0][0][0])[i] = 0;
   __syncthreads();
   unsigned(*mine)[kBins] = s_hist[common::warp_id() & 1];
-  const std::int64_t stride = std::int64_t{gridDim.x} * kHistogramThreads;
-  for (std::int64_t i = blockIdx.x * std::int64_t{kHistogramThreads} + threadIdx.x; i < n; i += stride) {
-    const Key k = keys[i];
+  auto add = [&](Key k) {
     for (int p = 0; p < passes; ++p) {
       const int shift = begin_bit + p * kBits;
       const int bits = min(kBits, end_bit - shift);
       atomicAdd(&mine[p][digit_of(k, shift, (1u << bits) - 1u)], 1u);
     }
+  };
+  constexpr int kPerVec = 16 / sizeof(Key);
+  const std::int64_t stride = std::int64_t{gridDim.x} * kHistogramThreads;
+  const std::int64_t tid = std::int64_t{blockIdx.x} * kHistogramThreads + threadIdx.x;
+  // the keys before the first 16-byte boundary, then whole vectors, then the rest
+  const auto misaligned = static_cast<std::int64_t>((reinterpret_cast<std::uintptr_t>(keys) & 15) / sizeof(Key));
+  const std::int64_t head = min(n, misaligned ? kPerVec - misaligned : std::int64_t{0});
+  if (tid < head) add(keys[tid]);
+  const std::int64_t nvec = (n - head) / kPerVec;
+  const uint4* vec = reinterpret_cast<const uint4*>(keys + head);
+  for (std::int64_t i = tid; i < nvec; i += stride * kHistogramLoads) {
+    uint4 q[kHistogramLoads];
+#pragma unroll
+    for (int j = 0; j < kHistogramLoads; ++j)
+      if (i + j * stride < nvec) q[j] = __ldg(vec + i + j * stride);
+#pragma unroll
+    for (int j = 0; j < kHistogramLoads; ++j) {
+      if (i + j * stride < nvec) {
+        Key k[kPerVec];
+        memcpy(k, &q[j], 16);
+#pragma unroll
+        for (int e = 0; e < kPerVec; ++e) add(k[e]);
+      }
+    }
   }
+  for (std::int64_t i = head + nvec * kPerVec + tid; i < n; i += stride) add(keys[i]);
   __syncthreads();
   for (int i = threadIdx.x; i < passes * kBins; i += kHistogramThreads) {
     const unsigned c = (&s_hist[0][0][0])[i] + (&s_hist[1][0][0])[i];
@@ -504,7 +533,8 @@ struct Onesweep {
     V* alt_values = reinterpret_cast<V*>(b + l.values);
     CUDA_CHECK(cudaMemsetAsync(b, 0, l.cleared, stream));
     constexpr int kHist = onesweep::kHistogramThreads;
-    const std::int64_t hist_blocks = std::min<std::int64_t>((n + kHist - 1) / kHist, 4 * common::current_sm_count());
+    const std::int64_t hist_blocks =
+        std::min<std::int64_t>((n + kHist - 1) / kHist, onesweep::kHistogramBlocksPerSm * common::current_sm_count());
     onesweep::histogram_kernel<Key>
         <<<static_cast<unsigned>(hist_blocks), kHist, 0, stream>>>(n, keys_in, begin_bit, end_bit, passes, hist);
     CUDA_CHECK_LAST();
