@@ -123,7 +123,8 @@ __global__ void __launch_bounds__(kHistogramThreads)
   const std::int64_t tid = std::int64_t{blockIdx.x} * kHistogramThreads + threadIdx.x;
   // the keys before the first 16-byte boundary, then whole vectors, then the rest
   const auto misaligned = static_cast<std::int64_t>((reinterpret_cast<std::uintptr_t>(keys) & 15) / sizeof(Key));
-  const std::int64_t head = min(n, misaligned ? kPerVec - misaligned : std::int64_t{0});
+  std::int64_t head = misaligned ? kPerVec - misaligned : 0;
+  if (head > n) head = n;
   if (tid < head) add(keys[tid]);
   const std::int64_t nvec = (n - head) / kPerVec;
   const uint4* vec = reinterpret_cast<const uint4*>(keys + head);
