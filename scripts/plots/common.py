@@ -204,6 +204,22 @@ def role_style(r: Row) -> str:
     return "--" if r.get("role") in ("reference", "library") else "-"
 
 
+def version_lines(ax: Any, by_version: dict[str, list[Row]], colors: dict[str, str], y: Callable[[Row], float]) -> None:
+    """One line per version against n (its rows in order of n), in the version's colour, dashed for
+    the reference and the library."""
+    for name, rs in by_version.items():
+        rs = sorted(rs, key=lambda r: r["n"])
+        ax.plot(
+            [r["n"] for r in rs],
+            [y(r) for r in rs],
+            marker="o",
+            ms=3,
+            label=name,
+            color=colors.get(name),
+            linestyle=role_style(rs[0]) if rs else "-",
+        )
+
+
 def _predicted_markers(ax: Any, pred: list[tuple[int, float]], limit: float) -> None:
     """The cost model's speed per bar as a hollow diamond (a triangle at the top edge when above the axis)."""
     inside = [(x, y) for x, y in pred if y <= limit]

@@ -19,10 +19,10 @@ from .common import (
     ladder_plot,
     make_saver,
     meta,
-    role_style,
     size_label,
     timed,
     version_colors,
+    version_lines,
 )
 
 if TYPE_CHECKING:
@@ -165,17 +165,10 @@ def _interactions_plot(
 def _time_vs_n_plot(plt: ModuleType, save: Saver, device: str, step: list[Row], colors: dict[str, str]) -> None:
     """Time per step against N, one line per version."""
     fig, ax = plt.subplots(figsize=(8, 5.5))
-    for name in OrderedDict.fromkeys(r["version"] for r in step):
-        rs = sorted([r for r in step if r["version"] == name], key=lambda r: r["n"])
-        ax.plot(
-            [r["n"] for r in rs],
-            [r["median_ms"] for r in rs],
-            marker="o",
-            ms=3,
-            label=name,
-            color=colors.get(name),
-            linestyle=role_style(rs[0]),
-        )
+    by_version = OrderedDict()
+    for r in step:
+        by_version.setdefault(r["version"], []).append(r)
+    version_lines(ax, by_version, colors, lambda r: r["median_ms"])
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("N (bodies)")

@@ -19,10 +19,10 @@ from .common import (
     fmt,
     ladder_plot,
     make_saver,
-    role_style,
     size_label,
     timed,
     version_colors,
+    version_lines,
 )
 
 if TYPE_CHECKING:
@@ -58,17 +58,7 @@ def _op_plots(c: Figures, op: str, op_rows: list[Row]) -> None:
     plt, save, colors, device = c.plt, c.save, c.colors, c.device
     copy_gbs = c.copy_gbs
     fig, ax = plt.subplots(figsize=(8, 5.5))
-    for name, rs in series(op_rows).items():
-        rs.sort(key=lambda r: r["n"])
-        ax.plot(
-            [r["n"] for r in rs],
-            [r["median_ms"] for r in rs],
-            marker="o",
-            ms=3,
-            label=name,
-            color=colors.get(name),
-            linestyle=role_style(rs[0]),
-        )
+    version_lines(ax, series(op_rows), colors, lambda r: r["median_ms"])
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("n (elements, powers of two)")
@@ -80,18 +70,8 @@ def _op_plots(c: Figures, op: str, op_rows: list[Row]) -> None:
 
     if op in ("scan", "compact"):
         fig, ax = plt.subplots(figsize=(8, 5.5))
-        for name, rs in series(op_rows).items():
-            rs = [r for r in rs if r["params_d"].get("op") == op]
-            rs.sort(key=lambda r: r["n"])
-            ax.plot(
-                [r["n"] for r in rs],
-                [r["metric"] for r in rs],
-                marker="o",
-                ms=3,
-                label=name,
-                color=colors.get(name),
-                linestyle=role_style(rs[0]) if rs else "-",
-            )
+        mine = {name: [r for r in rs if r["params_d"].get("op") == op] for name, rs in series(op_rows).items()}
+        version_lines(ax, mine, colors, lambda r: r["metric"])
         if copy_gbs:
             ax.axhline(copy_gbs, color="black", linestyle=":", label=f"measured copy {copy_gbs:.0f} GB/s")
         ax.set_xscale("log", base=2)
@@ -111,20 +91,12 @@ def _speedup_plot(
     plt, save, colors = c.plt, c.save, c.colors
     fig, axes = plt.subplots(1, len(by_op), figsize=(5 * max(1, len(by_op)), 5), squeeze=False)
     for ax, (op, op_rows) in zip(axes[0], by_op.items()):
+        shown = {}
         for name, rs in series(op_rows).items():
             rs = [r for r in rs if not math.isnan(r["speedup_vs_cpu"])]
-            if not rs or rs[0]["role"] == "reference":
-                continue
-            rs.sort(key=lambda r: r["n"])
-            ax.plot(
-                [r["n"] for r in rs],
-                [r["speedup_vs_cpu"] for r in rs],
-                marker="o",
-                ms=3,
-                label=name,
-                color=colors.get(name),
-                linestyle=role_style(rs[0]),
-            )
+            if rs and rs[0]["role"] != "reference":  # the reference is the 1.0 line itself
+                shown[name] = rs
+        version_lines(ax, shown, colors, lambda r: r["speedup_vs_cpu"])
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.axhline(1, color="black", linewidth=0.8)
