@@ -8,7 +8,7 @@ import csv
 import enum
 import math
 import os
-from typing import Any, Dict
+from typing import Any, Dict, Sequence
 
 Row = Dict[str, Any]
 
@@ -73,13 +73,18 @@ def is_pass(row: Row) -> bool:
     return status_of(row) is Status.PASS
 
 
-def read_raw(path: str) -> list[Row]:
-    """The rows as strings, exactly as written. CsvError names the file when a column is missing."""
+def _read_with(path: str, required: Sequence[str]) -> tuple[list[Row], list[str], list[str]]:
+    """(rows as strings, the header's columns, the required columns it lacks)."""
     with open(path, newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         rows = list(reader)
-        columns = reader.fieldnames or []
-    missing = [c for c in REQUIRED_COLUMNS if c not in columns]
+        columns = list(reader.fieldnames or [])
+    return rows, columns, [c for c in required if c not in columns]
+
+
+def read_raw(path: str) -> list[Row]:
+    """The rows as strings, exactly as written. CsvError names the file when a column is missing."""
+    rows, columns, missing = _read_with(path, REQUIRED_COLUMNS)
     if missing:
         why = " (written before the status/detail columns: run the driver again)" if "passed" in columns else ""
         raise CsvError(f"{path}: not a driver's CSV: no column {', '.join(missing)}{why}")
@@ -151,11 +156,7 @@ REGISTRY_COLUMNS = ("id", "version", "file", "idea", "role", "runs_on", "needs")
 def read_registry(path: str) -> list[Row]:
     """A driver's registry (--list --csv), in registry order; CsvError names the file when it is
     not one."""
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
-        rows = list(reader)
-        columns = reader.fieldnames or []
-    missing = [c for c in REGISTRY_COLUMNS if c not in columns]
+    rows, _, missing = _read_with(path, REGISTRY_COLUMNS)
     if missing:
         raise CsvError(f"{path}: not a registry (--list --csv): no column {', '.join(missing)}")
     return rows

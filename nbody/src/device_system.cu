@@ -8,6 +8,13 @@
 namespace nbody {
 namespace {
 
+// x += rate * dt on the three components (a kick: v += a dt; a drift: x += v dt).
+__device__ __forceinline__ void advance(float4& x, const float4& rate, float dt) {
+  x.x += rate.x * dt;
+  x.y += rate.y * dt;
+  x.z += rate.z * dt;
+}
+
 __global__ void integrate_kernel(float4* __restrict__ pos, float4* __restrict__ vel, const float4* __restrict__ acc,
                                  int first, int count, int stage, float kick_dt, float drift_dt) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -15,31 +22,15 @@ __global__ void integrate_kernel(float4* __restrict__ pos, float4* __restrict__ 
   float4 p = pos[first + t], v = vel[first + t];
   const float4 a = acc[t];
   switch (static_cast<Stage>(stage)) {
-    case Stage::Kick:
-      v.x += a.x * kick_dt;
-      v.y += a.y * kick_dt;
-      v.z += a.z * kick_dt;
-      break;
-    case Stage::Drift:
-      p.x += v.x * drift_dt;
-      p.y += v.y * drift_dt;
-      p.z += v.z * drift_dt;
-      break;
+    case Stage::Kick: advance(v, a, kick_dt); break;
+    case Stage::Drift: advance(p, v, drift_dt); break;
     case Stage::KickDrift:
-      v.x += a.x * kick_dt;
-      v.y += a.y * kick_dt;
-      v.z += a.z * kick_dt;
-      p.x += v.x * drift_dt;
-      p.y += v.y * drift_dt;
-      p.z += v.z * drift_dt;
+      advance(v, a, kick_dt);
+      advance(p, v, drift_dt);
       break;
     case Stage::DriftKick:
-      p.x += v.x * drift_dt;
-      p.y += v.y * drift_dt;
-      p.z += v.z * drift_dt;
-      v.x += a.x * kick_dt;
-      v.y += a.y * kick_dt;
-      v.z += a.z * kick_dt;
+      advance(p, v, drift_dt);
+      advance(v, a, kick_dt);
       break;
   }
   pos[first + t] = p;
@@ -56,13 +47,28 @@ void DeviceSystem::resize(int n) {
   acc_.resize(c);
 }
 
+void pack_bodies(const Bodies& b, float4* pos, float4* vel) {
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    pos[i] = make_float4(b.x[i], b.y[i], b.z[i], b.m[i]);
+    vel[i] = make_float4(b.vx[i], b.vy[i], b.vz[i], 0.f);
+  }
+}
+
+void unpack_bodies(const float4* pos, const float4* vel, Bodies& b) {
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    b.x[i] = pos[i].x;
+    b.y[i] = pos[i].y;
+    b.z[i] = pos[i].z;
+    b.vx[i] = vel[i].x;
+    b.vy[i] = vel[i].y;
+    b.vz[i] = vel[i].z;
+  }
+}
+
 void DeviceSystem::upload(const Bodies& b, cudaStream_t s) {
   resize(static_cast<int>(b.size()));
   std::vector<float4> p(b.size()), v(b.size());
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    p[i] = make_float4(b.x[i], b.y[i], b.z[i], b.m[i]);
-    v[i] = make_float4(b.vx[i], b.vy[i], b.vz[i], 0.f);
-  }
+  pack_bodies(b, p.data(), v.data());
   CUDA_CHECK(cudaMemcpyAsync(pos_.get(), p.data(), p.size() * sizeof(float4), cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaMemcpyAsync(vel_.get(), v.data(), v.size() * sizeof(float4), cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaStreamSynchronize(s));  // the staging vectors die here
@@ -73,14 +79,7 @@ void DeviceSystem::download(Bodies& b, cudaStream_t s) const {
   CUDA_CHECK(cudaMemcpyAsync(p.data(), pos_.get(), p.size() * sizeof(float4), cudaMemcpyDeviceToHost, s));
   CUDA_CHECK(cudaMemcpyAsync(v.data(), vel_.get(), v.size() * sizeof(float4), cudaMemcpyDeviceToHost, s));
   CUDA_CHECK(cudaStreamSynchronize(s));
-  for (int i = 0; i < n_; ++i) {
-    b.x[i] = p[i].x;
-    b.y[i] = p[i].y;
-    b.z[i] = p[i].z;
-    b.vx[i] = v[i].x;
-    b.vy[i] = v[i].y;
-    b.vz[i] = v[i].z;
-  }
+  unpack_bodies(p.data(), v.data(), b);
 }
 
 void integrate(float4* pos, float4* vel, const float4* acc, int first, int count, Stage stage, float kick_dt,

@@ -41,22 +41,10 @@ struct Pinned {
 
 void pack(const Bodies& b, Pinned& h) {
   h.reserve(std::max<std::size_t>(b.size(), 1));
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    h.pos[i] = make_float4(b.x[i], b.y[i], b.z[i], b.m[i]);
-    h.vel[i] = make_float4(b.vx[i], b.vy[i], b.vz[i], 0.f);
-  }
+  pack_bodies(b, h.pos.get(), h.vel.get());
 }
 
-void unpack(const Pinned& h, Bodies& b) {
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    b.x[i] = h.pos[i].x;
-    b.y[i] = h.pos[i].y;
-    b.z[i] = h.pos[i].z;
-    b.vx[i] = h.vel[i].x;
-    b.vy[i] = h.vel[i].y;
-    b.vz[i] = h.vel[i].z;
-  }
-}
+void unpack(const Pinned& h, Bodies& b) { unpack_bodies(h.pos.get(), h.vel.get(), b); }
 
 void enqueue_snapshot(DeviceSystem& sys, Pinned& in, Pinned& out, int n, const Params& p, AccelLauncher accel,
                       cudaStream_t s) {

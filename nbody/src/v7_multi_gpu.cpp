@@ -56,10 +56,7 @@ common::BenchStats multi_gpu_simulate(Bodies& b, const Params& p, int gpus, Acce
   const int chunk = (n + gpus - 1) / gpus;
   const int padded = chunk * gpus;
   std::vector<float4> h_pos(padded, make_float4(0.f, 0.f, 0.f, 0.f)), h_vel(padded, make_float4(0.f, 0.f, 0.f, 0.f));
-  for (int i = 0; i < n; ++i) {
-    h_pos[i] = make_float4(b.x[i], b.y[i], b.z[i], b.m[i]);
-    h_vel[i] = make_float4(b.vx[i], b.vy[i], b.vz[i], 0.f);
-  }
+  pack_bodies(b, h_pos.data(), h_vel.data());
   std::vector<int> devs(gpus);
   for (int g = 0; g < gpus; ++g) devs[g] = g;
   std::vector<ncclComm_t> comms(gpus);
@@ -142,14 +139,7 @@ common::BenchStats multi_gpu_simulate(Bodies& b, const Params& p, int gpus, Acce
     CUDA_CHECK(cudaMemcpy(h_vel.data() + r.device * chunk, r.vel.get() + r.device * chunk, chunk * sizeof(float4),
                           cudaMemcpyDeviceToHost));
   }
-  for (int i = 0; i < n; ++i) {
-    b.x[i] = h_pos[i].x;
-    b.y[i] = h_pos[i].y;
-    b.z[i] = h_pos[i].z;
-    b.vx[i] = h_vel[i].x;
-    b.vy[i] = h_vel[i].y;
-    b.vz[i] = h_vel[i].z;
-  }
+  unpack_bodies(h_pos.data(), h_vel.data(), b);
   for (auto& r : ranks) {
     CUDA_CHECK(cudaSetDevice(r.device));
     CUDA_CHECK(cudaStreamDestroy(r.stream));

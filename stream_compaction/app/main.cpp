@@ -404,12 +404,7 @@ int run(const common::CliOptions& opt) {
       common::NvtxRange range((std::string(sc::op_name(op)) + " n=" + std::to_string(n)).c_str());
       SizeRun s{op, n, file_input.empty() ? make_input(op, n, c.opt.seed) : file_input, {}, 0};
       s.reference.resize(std::max<std::int64_t>(n, 1));
-      if (op == sc::Op::Scan)
-        sc::Host::scan(n, s.reference.data(), s.input.data());
-      else if (op == sc::Op::Compact)
-        s.kept = sc::Host::compact_without_scan(n, s.reference.data(), s.input.data());
-      else
-        sc::Host::reference_radix_sort(n, s.reference.data(), s.input.data());
+      s.kept = sc::reference_output(op, n, s.reference.data(), s.input.data());
 
       common::DeviceBuffer<int> d_in, d_out;
       common::DeviceBuffer<std::int64_t> d_count;

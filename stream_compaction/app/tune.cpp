@@ -19,7 +19,6 @@
 #include "common/environment.hpp"
 #include "common/results.hpp"
 #include "stream_compaction/check.hpp"
-#include "stream_compaction/host.hpp"
 #include "stream_compaction/registry.hpp"
 #include "stream_compaction/tuning.hpp"
 
@@ -124,13 +123,7 @@ int run(const common::CliOptions& opt) {
           : op == sc::Op::Compact ? static_cast<int>(r % 4)
                                   : static_cast<int>(r);
     }
-    std::int64_t kept = 0;
-    if (op == sc::Op::Scan)
-      sc::Host::scan(n, ref.data(), in.data());
-    else if (op == sc::Op::Compact)
-      kept = sc::Host::compact_without_scan(n, ref.data(), in.data());
-    else
-      sc::Host::reference_radix_sort(n, ref.data(), in.data());
+    const std::int64_t kept = sc::reference_output(op, n, ref.data(), in.data());
     CUDA_CHECK(cudaMemcpy(d_in.get(), in.data(), n * sizeof(int), cudaMemcpyHostToDevice));
     const std::size_t first = rows.size();
     library_ms = common::kNoValue;

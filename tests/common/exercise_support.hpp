@@ -66,21 +66,26 @@ inline std::string take_stubs() {
 
 // The test's end: skipped, with their names, when it met unwritten handout exercises or versions
 // this GPU cannot run (noted by implemented()); a failure it recorded before stays a failure.
-#define COURSE_SKIP_NOTED()                                                                            \
-  if (!course_test::stubs().empty()) GTEST_SKIP() << "not implemented: " << course_test::take_stubs(); \
-  if (!course_test::unsupported().empty())                                                             \
-  GTEST_SKIP() << "unsupported on this GPU: " << course_test::take_unsupported()
+// clang-format off: macros whose ifs guard a GTEST_SKIP on the next line
+#define COURSE_SKIP_NOTED()                                                                          \
+  if (!course_test::stubs().empty())                                                                 \
+    GTEST_SKIP() << "not implemented: " << course_test::take_stubs();                                \
+  if (!course_test::unsupported().empty())                                                           \
+    GTEST_SKIP() << "unsupported on this GPU: " << course_test::take_unsupported()
+// clang-format on
 
 // A test of one registry version (a value-parameterized test's body starts with it): skipped with
 // the reason where no GPU can run this build, or where this GPU or the code loaded for it lacks
 // what the version's registry entry needs (common/requirements.hpp). The other versions' tests
 // still run.
-#define REQUIRE_VERSION_RUNNABLE(name, needs)                       \
-  REQUIRE_GPU();                                                    \
-  course_test::stubs().clear();                                     \
-  course_test::unsupported().clear();                               \
-  if (const std::string why_ = common::unmet(needs); !why_.empty()) \
-  GTEST_SKIP() << (name) << " cannot run on this GPU: " << why_
+// clang-format off
+#define REQUIRE_VERSION_RUNNABLE(name, needs)                                                        \
+  REQUIRE_GPU();                                                                                     \
+  course_test::stubs().clear();                                                                      \
+  course_test::unsupported().clear();                                                                \
+  if (const std::string why_ = common::unmet(needs); !why_.empty())                                  \
+    GTEST_SKIP() << (name) << " cannot run on this GPU: " << why_
+// clang-format on
 
 #define COURSE_TEST(suite, name)                \
   static void suite##_##name##_body();          \

@@ -15,7 +15,6 @@
 #include "sizes.hpp"
 #include "stream_compaction/check.hpp"
 #include "stream_compaction/device.hpp"
-#include "stream_compaction/host.hpp"
 #include "stream_compaction/registry.hpp"
 #include "stream_compaction/tuning.hpp"
 
@@ -26,13 +25,7 @@ namespace {
 std::vector<int> reference_for(sc::Op op, const std::vector<int>& in, std::int64_t& kept) {
   const std::int64_t n = static_cast<std::int64_t>(in.size());
   std::vector<int> ref(std::max<std::int64_t>(n, 1));
-  kept = 0;
-  if (op == sc::Op::Scan)
-    sc::Host::scan(n, ref.data(), in.data());
-  else if (op == sc::Op::Compact)
-    kept = sc::Host::compact_without_scan(n, ref.data(), in.data());
-  else
-    sc::Host::reference_radix_sort(n, ref.data(), in.data());
+  kept = sc::reference_output(op, n, ref.data(), in.data());
   return ref;
 }
 

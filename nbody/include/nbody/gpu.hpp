@@ -41,7 +41,7 @@ int warp_split_group(int n);
 // Device-resident simulation state of one GPU (current device).
 class DeviceSystem {
  public:
-  void upload(const Bodies& b, cudaStream_t s);    // pinned staging inside
+  void upload(const Bodies& b, cudaStream_t s);    // host staging inside
   void download(Bodies& b, cudaStream_t s) const;  // positions and velocities back
   int size() const { return n_; }
   float4* pos() { return pos_.get(); }
@@ -53,6 +53,10 @@ class DeviceSystem {
   int n_ = 0;
   common::DeviceBuffer<float4> pos_, vel_, acc_;
 };
+
+// The host's SoA bodies <-> the device's float4 layout (pos.w = mass, vel.w = 0), b.size() bodies.
+void pack_bodies(const Bodies& b, float4* pos, float4* vel);
+void unpack_bodies(const float4* pos, const float4* vel, Bodies& b);
 
 // p.steps steps on the device with `accel` for the forces (all bodies on this GPU).
 void gpu_simulate(DeviceSystem& sys, const Params& p, AccelLauncher accel, cudaStream_t s);

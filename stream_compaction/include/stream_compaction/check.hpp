@@ -8,6 +8,11 @@
 
 namespace StreamCompaction {
 
+// The CPU reference of `op` for n inputs into out (n elements, at least 1): the exclusive scan,
+// the kept values (compaction, without a scan), or the sorted keys (sort and sort-pairs, whose
+// values are copies of the keys). Returns the number kept for a compaction, 0 otherwise.
+std::int64_t reference_output(Op op, std::int64_t n, int* out, const int* in);
+
 // reference: the reference output (for compaction its first `expected_count` elements);
 // got / got_count: the version's output and, for compaction, the count it reported.
 common::CompareResult check_output(Op op, std::int64_t n, const int* reference, std::int64_t expected_count,
