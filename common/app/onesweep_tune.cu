@@ -1,7 +1,7 @@
 // onesweep_tune: the one-sweep sort's tile shapes and rankings against CUB's DeviceRadixSort, in
-// one run, on uniformly random keys: uint32 keys, (uint32, uint32) pairs and uint64 keys. Every
-// shape's output is compared with CUB's, key by key (and value by value: stable sorts of the same
-// input agree exactly), before it is timed. Reports ms, x CUB, Gkeys/s and the fraction of the
+// one run, on uniformly random keys: uint32 keys, (uint32, uint32) pairs, uint64 keys and
+// (uint64, uint32) pairs. Every shape's output is compared with CUB's, key by key (and value by
+// value: stable sorts of the same input agree exactly), before it is timed. Reports ms, x CUB, Gkeys/s and the fraction of the
 // copy bandwidth the sort's minimum traffic would take (the histogram's read + read and write per
 // pass). `--only SHAPE` runs one shape (and CUB) a few times, for ncu.
 #include <cub/device/device_radix_sort.cuh>
@@ -205,30 +205,45 @@ int run(const common::CliOptions& opt) {
   std::vector<common::ResultRow> rows = {common::meta_row("common", env)};
   rows.front().add_metric("copy_gbs", copy, "GB/s");
   std::cout << "onesweep_tune: n = " << n << ", copy " << copy << " GB/s on " << env.device.name << "\n";
+  // per problem: the earlier default, then the rankings and tile shapes around the default
   if (problems.find("keys32") != std::string::npos) {
     Problem<unsigned, false> p(n, "uint32_keys", env, copy, rows, only, bench);
     p.cub();
-    p.template shape<Policy<256, 16, 2, Rank::atomic_or>>();  // the earlier design's tile
-    p.template shape<Policy<512, 12, 2, Rank::atomic_or>>();
-    p.template shape<Policy<512, 12, 2, Rank::atomic_or, true>>();
-    p.template shape<Policy<384, 12, 3, Rank::atomic_or, true>>();
+    p.template shape<Policy<512, 12, 2, Rank::atomic_or>>();  // the earlier default: counts after the ranking
     p.template shape<Policy<512, 15, 2, Rank::ballot>>();
-    p.template shape<Policy<512, 15, 2, Rank::ballot, true>>();
     p.template shape<Policy<512, 15, 2, Rank::match_any>>();
+    p.template shape<Policy<384, 20, 3, Rank::ballot, true>>();
+    p.template shape<Policy<384, 16, 3, Rank::atomic_or, true>>();
+    p.template shape<Policy<384, 20, 3, Rank::atomic_or, true>>();
+    p.template shape<Policy<384, 22, 3, Rank::atomic_or, true>>();
+    p.template shape<Policy<384, 24, 3, Rank::atomic_or, true>>();
+    p.template shape<Policy<512, 18, 2, Rank::atomic_or, true>>();
+    p.template shape<Policy<256, 32, 4, Rank::atomic_or, true>>();
   }
   if (problems.find("pairs32") != std::string::npos) {
     Problem<unsigned, true> p(n, "uint32_pairs", env, copy, rows, only, bench);
     p.cub();
-    p.template shape<Policy<512, 12, 2, Rank::atomic_or>>();
-    p.template shape<Policy<512, 15, 2, Rank::ballot>>();
-    p.template shape<Policy<512, 15, 2, Rank::ballot, true>>();
+    p.template shape<Policy<512, 15, 2, Rank::ballot>>();  // the earlier default
+    p.template shape<Policy<384, 22, 3, Rank::atomic_or, true>>();
+    p.template shape<Policy<384, 23, 2, Rank::atomic_or, true>>();
+    p.template shape<Policy<384, 30, 2, Rank::atomic_or, true>>();
+    p.template shape<Policy<512, 22, 2, Rank::atomic_or, true>>();
   }
   if (problems.find("keys64") != std::string::npos) {
     Problem<std::uint64_t, false> p(n / 2, "uint64_keys", env, copy, rows, only, bench);
     p.cub();
-    p.template shape<Policy<256, 10, 2, Rank::atomic_or>>();
-    p.template shape<Policy<256, 10, 2, Rank::ballot>>();
-    p.template shape<Policy<384, 8, 3, Rank::ballot, true>>();
+    p.template shape<Policy<384, 8, 3, Rank::ballot, true>>();  // the earlier default
+    p.template shape<Policy<384, 12, 2, Rank::atomic_or, true>>();
+    p.template shape<Policy<256, 20, 3, Rank::atomic_or, true>>();
+    p.template shape<Policy<256, 22, 3, Rank::atomic_or, true>>();
+  }
+  if (problems.find("pairs64") != std::string::npos) {
+    Problem<std::uint64_t, true> p(n / 2, "uint64_pairs", env, copy, rows, only, bench);
+    p.cub();
+    p.template shape<Policy<384, 8, 3, Rank::ballot, true>>();  // the earlier default
+    p.template shape<Policy<384, 12, 2, Rank::atomic_or, true>>();
+    p.template shape<Policy<256, 16, 3, Rank::atomic_or, true>>();
+    p.template shape<Policy<256, 22, 2, Rank::atomic_or, true>>();
   }
   if (!only.empty()) return 0;
   common::print_table(std::cout, rows);
@@ -244,7 +259,7 @@ int main(int argc, char** argv) {
        "The one-sweep sort's tile shapes and rankings against CUB's radix sort, each checked "
        "against CUB's output before it is timed.",
        {{"only", "run one shape (e.g. 512x15/2/ballot) and CUB, three times each, untimed (for ncu)", true, ""},
-        {"problems", "which of keys32,pairs32,keys64 to run", true, "keys32,pairs32,keys64"}},
+        {"problems", "which of keys32,pairs32,keys64,pairs64 to run", true, "keys32,pairs32,keys64,pairs64"}},
        {"sweep", "cold", "input", "version"}},
       run);
 }

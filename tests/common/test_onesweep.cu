@@ -100,10 +100,10 @@ COURSE_TEST(Onesweep, EveryRankingAndTileShapeSortsTheSame) {
   using common::onesweep::Rank;
   using A = Policy<256, 16, 2, Rank::atomic_or>;
   using B = Policy<512, 15, 2, Rank::ballot, true>;
-  using C = Policy<384, 12, 3, Rank::atomic_or, true>;
+  using C = Policy<384, 22, 3, Rank::atomic_or, true>;
   using D = Policy<256, 10, 2, Rank::match_any>;
-  for (std::int64_t n :
-       {std::int64_t{1}, std::int64_t{3071}, std::int64_t{4096}, std::int64_t{7681}, std::int64_t{100003}}) {
+  for (std::int64_t n : {std::int64_t{1}, std::int64_t{3071}, std::int64_t{4096}, std::int64_t{7681},
+                         std::int64_t{8449}, std::int64_t{100003}}) {
     check_pairs<unsigned, A, B>(random_keys<unsigned>(n, 29 + n, 64), 0, 32);
     check_pairs<unsigned, C, D>(random_keys<unsigned>(n, 31 + n, 7), 0, 32);
     check_pairs<std::uint64_t, D, A>(random_keys<std::uint64_t>(n, 37 + n, 64), 5, 60);
@@ -165,6 +165,30 @@ COURSE_TEST(Onesweep, KeysNotOnA16ByteBoundary) {
        {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{5}, std::int64_t{4097}, std::int64_t{100003}}) {
     for (int offset : {1, 2, 3}) check_offset_input<unsigned>(n, offset);
     check_offset_input<std::uint64_t>(n, 1);
+  }
+}
+
+// 8-byte values take their own, smaller default tile (the staging of 384 x 30 of them would not fit).
+COURSE_TEST(Onesweep, EightByteValuesKeepTheirKeysOrder) {
+  REQUIRE_GPU();
+  using Sort = common::Onesweep<unsigned, std::uint64_t>;
+  const std::int64_t tile = Sort::kTile;
+  for (std::int64_t n : {std::int64_t{1}, tile - 1, tile + 1, std::int64_t{100003}}) {
+    const std::vector<unsigned> keys = random_keys<unsigned>(n, 47 + n, 9);
+    std::vector<std::uint64_t> values(n);
+    for (std::int64_t i = 0; i < n; ++i) values[i] = (std::uint64_t{1} << 40) + static_cast<std::uint64_t>(i);
+    std::vector<std::int64_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return keys[a] < keys[b]; });
+    common::DeviceBuffer<unsigned> k_in(n), k_out(n);
+    common::DeviceBuffer<std::uint64_t> v_in(n), v_out(n);
+    CUDA_CHECK(cudaMemcpy(k_in.get(), keys.data(), n * sizeof(unsigned), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(v_in.get(), values.data(), n * sizeof(std::uint64_t), cudaMemcpyHostToDevice));
+    common::Scratch scratch;
+    Sort::sort(n, k_in.get(), k_out.get(), v_in.get(), v_out.get(), 0, 32, scratch, nullptr);
+    std::vector<std::uint64_t> got(n);
+    CUDA_CHECK(cudaMemcpy(got.data(), v_out.get(), n * sizeof(std::uint64_t), cudaMemcpyDeviceToHost));
+    for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(got[i], values[order[i]]) << "n " << n << " position " << i;
   }
 }
 

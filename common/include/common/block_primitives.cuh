@@ -13,6 +13,12 @@ constexpr unsigned kFullMask = 0xffffffffu;
 __device__ __forceinline__ unsigned lane_id() { return threadIdx.x & 31u; }
 __device__ __forceinline__ unsigned warp_id() { return threadIdx.x >> 5; }
 __device__ __forceinline__ unsigned lanemask_lt() { return (1u << lane_id()) - 1u; }
+// v, as a value the compiler cannot see through (an empty asm that "changes" it): what is computed
+// from it again is computed again, not kept live from an earlier computation from v.
+__device__ __forceinline__ int opaque(int v) {
+  asm volatile("" : "+r"(v));
+  return v;
+}
 
 // Kogge-Stone inclusive scan over the 32 lanes of a full warp: 5 shuffles.
 template <typename T>

@@ -45,13 +45,21 @@ constexpr int kBins = 1 << kBits;
 //  - ballot: 8 ballots, one per digit bit, ANDed (or their complements) into the peer mask;
 //  - match_any: one __match_any_sync(digit) (one instruction on sm_70+, several issue slots);
 //  - atomic_or: each lane ORs its bit into a per-(warp, digit) shared word and reads it back.
+// (Two keys at a time in two sets of words, their ORs and read-backs overlapped, was measured
+// slower: the leaders' adds must stay in key order, a warp barrier apart, and the second set of
+// registers spills at 3 blocks per SM; H200, 2^28 uint32 keys, 384 x 22: 5.40 ms against 4.79.)
 enum class Rank { ballot, match_any, atomic_or };
 
 // The tile shape, passed whole: kThreads threads x kItems keys per tile, kMinBlocks resident
-// blocks per SM asked of the compiler (bounds the registers), the ranking, and whether the tile's
-// digit counts are taken (shared atomics) and published before the ranking, so that warps 0-7 look
-// back while the others rank (kEarly), or read off the ranking's per-warp counts after it. Threads
-// d < 256 own digit d in the per-tile bookkeeping, so a tile has at least 256 threads.
+// blocks per SM asked of the compiler (bounds the registers), the ranking, and when the tile's digit
+// counts are taken:
+//  - kEarly: first, each warp counting its own keys' digits (one shared atomic per key into the
+//    warp's histogram); the tile publishes its counts at once (later tiles need not wait for this
+//    one's ranking), scans them, and turns every warp's count of every digit into where the warp's
+//    first key of that digit goes in the tile, so the ranking yields each key's place in the tile
+//    directly; the look-back comes after the ranking, when the earlier tiles are likely done;
+//  - otherwise: the ranking counts from zero, and its per-warp counts become the offsets after it.
+// Threads d < 256 own digit d in the per-tile bookkeeping, so a tile has at least 256 threads.
 template <int kThreads_, int kItems_, int kMinBlocks_, Rank kRank_ = Rank::ballot, bool kEarly_ = false>
 struct Policy {
   static constexpr int kThreads = kThreads_, kItems = kItems_, kMinBlocks = kMinBlocks_;
@@ -62,14 +70,30 @@ struct Policy {
 };
 
 // The shapes measured fastest on an H200 at 2^28 keys (common/app/onesweep_tune.cu sweeps them,
-// results/nvidia-h200/onesweep_tune.txt; the runners-up are within 1%): 32-bit keys alone 512 x 12
-// with the atomic-OR match (the fewest instructions), 32-bit keys with values 512 x 15 with ballots,
-// 64-bit keys 384 x 8, three blocks per SM, counts published before the ranking.
+// results/nvidia-h200/onesweep_tune.txt), all with the atomic-OR match and counts taken first: the
+// largest tiles that keep 3 blocks per SM (keys alone; uint32 384 x 22, 56 registers) or 2 (with
+// values: 384 x 30, 80 registers and 47 KB of shared memory; 8-byte values take a smaller tile).
+template <typename Value>
+constexpr int value_bytes() {
+  if constexpr (std::is_same<Value, void>::value)
+    return 0;
+  else
+    return static_cast<int>(sizeof(Value));
+}
 template <typename Key, typename Value = void>
-using DefaultPolicy = typename std::conditional<
-    sizeof(Key) == 8, Policy<384, 8, 3, Rank::ballot, true>,
-    typename std::conditional<std::is_same<Value, void>::value, Policy<512, 12, 2, Rank::atomic_or>,
-                              Policy<512, 15, 2, Rank::ballot>>::type>::type;
+struct DefaultPolicyOf {
+  static constexpr int kValue = value_bytes<Value>();
+  using type = typename std::conditional<
+      (kValue > 4), Policy<384, 12, 2, Rank::atomic_or, true>,  // 8-byte values: 384 x 30 would not fit
+      typename std::conditional<sizeof(Key) == 8,
+                                typename std::conditional<kValue == 0, Policy<256, 22, 3, Rank::atomic_or, true>,
+                                                          Policy<256, 22, 2, Rank::atomic_or, true>>::type,
+                                typename std::conditional<kValue == 0, Policy<384, 22, 3, Rank::atomic_or, true>,
+                                                          Policy<384, 30, 2, Rank::atomic_or, true>>::type>::type>::
+      type;
+};
+template <typename Key, typename Value = void>
+using DefaultPolicy = typename DefaultPolicyOf<Key, Value>::type;
 
 // An unsigned image of a key whose unsigned order is the key's order, and the key whose image is
 // all ones (it pads a last, partial tile: its digit is the largest of every pass, so padding ranks
@@ -93,29 +117,38 @@ __device__ __forceinline__ unsigned digit_of(Key k, int shift, unsigned mask) {
 // EXERCISE BEGIN exercise=stream_compaction/sort_onesweep,ground_seg/-
 // The upfront histogram: every digit of every pass in one read of the keys. Each thread keeps
 // kHistogramLoads 16-byte loads in flight (8 uint32 or 4 uint64 keys) and adds every key's digits
-// to one of two shared copies of the histograms (even / odd warps: half the collisions of repeated
-// keys). Prediction: the read needs ~4.8 TB/s x ~1 us = ~36 KB in flight per SM; one 4-byte key
-// per thread (the first version) kept 8 KB in flight at 2,048 threads per SM and was latency-bound.
-// Measured on an H200 at 2^28 uint32 keys (results/nvidia-h200/onesweep_histogram.txt): 0.91 ms
-// with one key per thread and round, 0.51 ms with two 16-byte loads (CUB's histogram kernel:
-// 0.59 ms); uint64 at 2^27: 0.62 -> 0.49 ms. Unaligned keys (a pointer not on 16 bytes) are
-// histogrammed one key at a time up to the first aligned one.
-constexpr int kHistogramThreads = 256;
+// to the shared histograms with one atomic per digit. Two measured steps (H200, 2^28 uint32 keys,
+// results/nvidia-h200/onesweep_histogram.txt; CUB's histogram kernel: 0.59 ms):
+//  - loads in flight: the read needs ~4.8 TB/s x ~1 us = ~36 KB in flight per SM; one 4-byte key
+//    per thread (the first version) kept 8 KB in flight and was latency-bound: 0.91 ms; two 16-byte
+//    loads per thread: 0.51 ms;
+//  - bank conflicts: 32 lanes adding to random digits of one histogram meet ~3.5 to a bank; with
+//    kHistogramCopies copies interleaved digit by digit ([pass][digit][copy], lane l adding to copy
+//    l % copies) lanes of different copies never share a bank on one digit: 0.44 ms with 8 copies
+//    of the four uint32 histograms (32 KB) in blocks of 512 threads, 3 per SM (more blocks: more
+//    global atomics at the end, measured slower). uint64 (8 histograms, 4 copies): 0.49 ms at 2^27.
+// Keys not on a 16-byte boundary are histogrammed one at a time up to the first aligned one.
+constexpr int kHistogramThreads = 512;
 constexpr int kHistogramLoads = 2;
-constexpr int kHistogramBlocksPerSm = 8;
+constexpr int kHistogramBlocksPerSm = 3;
 template <typename Key>
 __global__ void __launch_bounds__(kHistogramThreads)
     histogram_kernel(std::int64_t n, const Key* __restrict__ keys, int begin_bit, int end_bit, int passes,
                      unsigned* __restrict__ hist) {
-  __shared__ unsigned s_hist[2][8][kBins];
-  for (int i = threadIdx.x; i < 2 * 8 * kBins; i += kHistogramThreads) (&s_hist[0][0][0])[i] = 0;
+  constexpr int kPasses = sizeof(Key);       // at most one pass per key byte
+  constexpr int kCopies = 32 / sizeof(Key);  // 32 KB of histograms either way
+  __shared__ unsigned s_hist[kPasses][kBins][kCopies];
+  for (int i = threadIdx.x; i < kPasses * kBins * kCopies; i += kHistogramThreads) (&s_hist[0][0][0])[i] = 0;
   __syncthreads();
-  unsigned(*mine)[kBins] = s_hist[common::warp_id() & 1];
+  const int copy = threadIdx.x % kCopies;
   auto add = [&](Key k) {
-    for (int p = 0; p < passes; ++p) {
-      const int shift = begin_bit + p * kBits;
-      const int bits = min(kBits, end_bit - shift);
-      atomicAdd(&mine[p][digit_of(k, shift, (1u << bits) - 1u)], 1u);
+#pragma unroll
+    for (int p = 0; p < kPasses; ++p) {
+      if (p < passes) {
+        const int shift = begin_bit + p * kBits;
+        const int bits = min(kBits, end_bit - shift);
+        atomicAdd(&s_hist[p][digit_of(k, shift, (1u << bits) - 1u)][copy], 1u);
+      }
     }
   };
   constexpr int kPerVec = 16 / sizeof(Key);
@@ -146,7 +179,9 @@ __global__ void __launch_bounds__(kHistogramThreads)
   for (std::int64_t i = head + nvec * kPerVec + tid; i < n; i += stride) add(keys[i]);
   __syncthreads();
   for (int i = threadIdx.x; i < passes * kBins; i += kHistogramThreads) {
-    const unsigned c = (&s_hist[0][0][0])[i] + (&s_hist[1][0][0])[i];
+    unsigned c = 0;
+#pragma unroll
+    for (int j = 0; j < kCopies; ++j) c += (&s_hist[0][0][0])[i * kCopies + j];
     if (c) atomicAdd(&hist[i], c);
   }
 }
@@ -175,14 +210,16 @@ struct PassAgent {
   using V = typename std::conditional<kPairs, Value, int>::type;
   using S = common::TileStatus<Word>;  // the look-back word of (tile, digit): a 2-bit flag over the count
 
+  static constexpr int kMatchSets = P::kRank == Rank::atomic_or ? 1 : 0;
   struct Shared {
     union {
-      int warp_hist[P::kWarps][kBins];  // the ranking's per-warp digit counts, then the warps' offsets
-      Key keys[P::kTile];               // then the tile's keys in sorted order
-      V values[P::kTile];               // then its values
+      struct {
+        int warp_hist[P::kWarps][kBins];  // per-warp digit counts, offsets or (kEarly) places in the tile
+        unsigned match[kMatchSets ? P::kWarps : 1][kBins];  // atomic_or: the lanes of each digit
+      } rank;
+      Key keys[P::kTile];  // then the tile's keys in sorted order
+      V values[P::kTile];  // then its values
     } stage;
-    unsigned match[P::kRank == Rank::atomic_or ? P::kWarps : 1][kBins];  // atomic_or: lanes per digit
-    int counts[kBins];       // kEarly: the tile's count of digit d, before the ranking
     int tile_start[kBins];   // where digit d's run starts in the tile
     unsigned global[kBins];  // output index of digit d's run minus its start in the tile (n < 2^32)
     int scan_tmp[P::kWarps + 1];
@@ -197,10 +234,20 @@ struct PassAgent {
   const unsigned mask;
   const unsigned lane = common::lane_id(), warp = common::warp_id();
   std::int64_t tile = 0, base = 0;
-  std::int64_t before_tile = 0;  // thread d < 256: keys of digit d in all earlier tiles
   int valid = 0;
   Key key[P::kItems];
-  int slot[P::kItems];  // a key's rank within its warp's keys of its digit, then its place in the tile
+  // Key k's rank within its warp's keys of its digit, then its place in the tile: 16 bits each, two
+  // to a register (a tile holds fewer than 2^16 keys), so that large tiles keep 3 blocks per SM.
+  unsigned slots[(P::kItems + 1) / 2];
+  static_assert(P::kTile <= 65536, "a key's place in the tile takes 16 bits");
+
+  __device__ int slot(int k) const { return static_cast<int>((slots[k / 2] >> (16 * (k % 2))) & 0xffffu); }
+  __device__ void set_slot(int k, int v) {
+    if (k % 2 == 0)
+      slots[k / 2] = static_cast<unsigned>(v);
+    else
+      slots[k / 2] |= static_cast<unsigned>(v) << 16;
+  }
 
   __device__ PassAgent(Shared& shared, std::int64_t n_, int shift_, unsigned mask_)
       : s(shared), n(n_), shift(shift_), mask(mask_) {}
@@ -213,11 +260,8 @@ struct PassAgent {
   // for tiles that are already running.
   __device__ void take_tile(unsigned* counter) {
     if (threadIdx.x == 0) s.tile = atomicAdd(counter, 1u);
-    for (int i = threadIdx.x; i < P::kWarps * kBins; i += P::kThreads) (&s.stage.warp_hist[0][0])[i] = 0;
-    if constexpr (P::kRank == Rank::atomic_or)
-      for (int i = threadIdx.x; i < P::kWarps * kBins; i += P::kThreads) (&s.match[0][0])[i] = 0;
-    if constexpr (P::kEarly)
-      if (threadIdx.x < kBins) s.counts[threadIdx.x] = 0;
+    for (int i = threadIdx.x; i < P::kWarps * kBins; i += P::kThreads) (&s.stage.rank.warp_hist[0][0])[i] = 0;
+    for (int i = threadIdx.x; i < kMatchSets * P::kWarps * kBins; i += P::kThreads) (&s.stage.rank.match[0][0])[i] = 0;
     __syncthreads();
     tile = s.tile;
     base = tile * P::kTile;
@@ -248,33 +292,40 @@ struct PassAgent {
       }
       return peers;
     } else {
-      atomicOr(&s.match[warp][digit], 1u << lane);
+      atomicOr(&s.stage.rank.match[warp][digit], 1u << lane);
       __syncwarp();
-      const unsigned peers = s.match[warp][digit];
-      __syncwarp();
-      if (lane == 31u - __clz(peers)) s.match[warp][digit] = 0;  // the leader clears it for the next key
-      return peers;
+      return s.stage.rank.match[warp][digit];  // the leader clears it once every lane has read it
     }
   }
 
   // Warp multi-split: the lanes of one digit count each other (popc of the lower peers); the
-  // highest of them adds the group to the warp's count of the digit, and tells the others (shfl)
-  // how many keys of that digit the warp had before.
+  // highest of them adds the group to the warp's entry of the digit (one shared atomic that returns
+  // the entry before), and tells the others (shfl) what it was. The entry counts from zero, or
+  // (kEarly) from the place of the warp's first key of the digit in the tile.
   __device__ void rank_keys() {
+    // The digits again, from a shift the compiler cannot see through: otherwise it keeps the
+    // counting's kItems shared-memory addresses live until here (spilled at 3 blocks of 384 x 22+).
+    const int shift_again = common::opaque(shift);
 #pragma unroll
-    for (int k = 0; k < P::kItems; ++k) {
-      const unsigned digit = digit_of(key[k], shift, mask);
-      const unsigned peers = peers_of(digit);
-      const int leader = 31 - __clz(peers);
-      int before = 0;
-      if (static_cast<int>(lane) == leader) {
-        before = s.stage.warp_hist[warp][digit];
-        s.stage.warp_hist[warp][digit] = before + __popc(peers);
-      }
-      __syncwarp();  // the count is read by another lane as the next key's leader
-      slot[k] = __shfl_sync(common::kFullMask, before, leader) + __popc(peers & common::lanemask_lt());
-    }
+    for (int k = 0; k < P::kItems; ++k) rank_one(k, shift_again);
     __syncthreads();
+  }
+
+  // One key: peers, the leader's add, the shuffle.
+  __device__ void rank_one(int k, int shift_again) {
+    const unsigned digit = digit_of(key[k], shift_again, mask);
+    const unsigned peers = peers_of(digit);
+    const int leader = 31 - __clz(peers);
+    const bool leads = static_cast<int>(lane) == leader;
+    int before = 0;
+    if (leads) before = atomicAdd(&s.stage.rank.warp_hist[warp][digit], __popc(peers));
+    // every lane has read the match word before it takes part in the shuffle (the leader's lane
+    // depends on it), so the leader may clear the word after it
+    set_slot(k, __shfl_sync(common::kFullMask, before, leader) + __popc(peers & common::lanemask_lt()));
+    if constexpr (P::kRank == Rank::atomic_or) {
+      if (leads) s.stage.rank.match[warp][digit] = 0;
+      __syncwarp();  // cleared before the next key's atomicOr
+    }
   }
 
   // The warps' counts of digit d become the warps' offsets (in place); returns the tile's count of d.
@@ -282,8 +333,8 @@ struct PassAgent {
     int sum = 0;
 #pragma unroll
     for (int w = 0; w < P::kWarps; ++w) {
-      const int c = s.stage.warp_hist[w][d];
-      s.stage.warp_hist[w][d] = sum;
+      const int c = s.stage.rank.warp_hist[w][d];
+      s.stage.rank.warp_hist[w][d] = sum;
       sum += c;
     }
     return sum;
@@ -308,61 +359,68 @@ struct PassAgent {
     return count;
   }
 
-  // kEarly: the tile's digit counts before the ranking (one shared atomic per real key).
+  // kEarly: each warp counts its keys' digits in its own histogram (the padding of a partial tile
+  // too: it is the tile's last keys, in the largest digit, so it is placed after every real key).
   __device__ void count_digits() {
 #pragma unroll
-    for (int k = 0; k < P::kItems; ++k)
-      if (index(k) < valid) atomicAdd(&s.counts[digit_of(key[k], shift, mask)], 1);
+    for (int k = 0; k < P::kItems; ++k) atomicAdd(&s.stage.rank.warp_hist[warp][digit_of(key[k], shift, mask)], 1);
     __syncthreads();
   }
 
-  // kEarly, warps 0-7 (thread d owns digit d), while the other warps rank their keys: publish the
-  // tile's count of d, look back, publish the prefix; warp 0 first scans the counts into the
-  // digits' starts in the tile (8 digits a lane). The starts are read only after the ranking's
-  // barrier, so no other barrier is needed here.
-  __device__ void publish_and_look_back(Word* status) {
+  // kEarly, thread d (< 256): publishes the tile's count of digit d (padding excluded) before the
+  // ranking, scans the digits' starts in the tile (warps 0-7 scan their 32 digits, then add the
+  // totals of the warps before: one barrier), and turns each warp's count of d into the place of
+  // the warp's first key of d in the tile. Returns the tile's count of d.
+  __device__ int place_warps(Word* status) {
     const int d = threadIdx.x;
-    if (d >= kBins) return;
-    const int count = s.counts[d];
-    S::publish(status, tile * kBins + d, tile == 0 ? S::kPrefix : S::kAggregate, Word(count));
-    if (warp == 0) {
-      constexpr int kPer = kBins / 32;
-      int c[kPer], sum = 0;
-#pragma unroll
-      for (int j = 0; j < kPer; ++j) sum += (c[j] = s.counts[lane * kPer + j]);
-      int start = common::warp_inclusive_scan(sum) - sum;
-#pragma unroll
-      for (int j = 0; j < kPer; ++j) {
-        s.tile_start[lane * kPer + j] = start;
-        start += c[j];
-      }
-    }
-    before_tile = look_back_counts(status, count);
-  }
-
-  // kEarly, after the ranking: thread d turns the warps' counts of digit d into their offsets and
-  // places the tile's run of d in the output.
-  __device__ void warp_offsets(const unsigned* __restrict__ bin_offsets) {
-    const int d = threadIdx.x;
+    int count = 0, inclusive = 0;
     if (d < kBins) {
-      warp_counts_to_offsets(d);
-      s.global[d] = bin_offsets[d] + static_cast<unsigned>(before_tile) - static_cast<unsigned>(s.tile_start[d]);
+#pragma unroll
+      for (int w = 0; w < P::kWarps; ++w) count += s.stage.rank.warp_hist[w][d];
+      const int real = d == static_cast<int>(mask) ? count - (P::kTile - valid) : count;
+      S::publish(status, tile * kBins + d, tile == 0 ? S::kPrefix : S::kAggregate, Word(real));
+      inclusive = common::warp_inclusive_scan(count);
+      if (lane == 31) s.scan_tmp[warp] = inclusive;
     }
     __syncthreads();
+    if (d < kBins) {
+      int place = inclusive - count;
+      for (unsigned w = 0; w < warp; ++w) place += s.scan_tmp[w];
+      s.tile_start[d] = place;
+#pragma unroll
+      for (int w = 0; w < P::kWarps; ++w) {
+        const int c = s.stage.rank.warp_hist[w][d];
+        s.stage.rank.warp_hist[w][d] = place;
+        place += c;
+      }
+      if (d == static_cast<int>(mask)) count -= P::kTile - valid;
+    }
+    __syncthreads();
+    return count;
+  }
+
+  // kEarly: the ranking gave every key its place in the tile.
+  __device__ void stage_placed_keys() {
+#pragma unroll
+    for (int k = 0; k < P::kItems; ++k)
+      if (slot(k) < valid) s.stage.keys[slot(k)] = key[k];
   }
 
   // Each key's place in the tile: its digit's start + its warp's offset in the digit + its rank.
   // The per-warp counts share their shared memory with the staging, so all places are read first.
   __device__ void stage_keys() {
+    int places[P::kItems];
 #pragma unroll
     for (int k = 0; k < P::kItems; ++k) {
       const unsigned digit = digit_of(key[k], shift, mask);
-      slot[k] += s.tile_start[digit] + s.stage.warp_hist[warp][digit];
+      places[k] = slot(k) + s.tile_start[digit] + s.stage.rank.warp_hist[warp][digit];
     }
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < P::kItems; ++k)
-      if (slot[k] < valid) s.stage.keys[slot[k]] = key[k];
+      if (places[k] < valid) s.stage.keys[places[k]] = key[k];
+#pragma unroll
+    for (int k = 0; k < P::kItems; ++k) set_slot(k, places[k]);
   }
 
   // Thread d: how many keys of digit d all earlier tiles hold (a decoupled look-back over their
@@ -387,38 +445,46 @@ struct PassAgent {
   __device__ void look_back(Word* status, int count, const unsigned* __restrict__ bin_offsets) {
     const int d = threadIdx.x;
     if (d >= kBins) return;
-    before_tile = look_back_counts(status, count);
-    s.global[d] = bin_offsets[d] + static_cast<unsigned>(before_tile) - static_cast<unsigned>(s.tile_start[d]);
+    const std::int64_t before = look_back_counts(status, count);
+    s.global[d] = bin_offsets[d] + static_cast<unsigned>(before) - static_cast<unsigned>(s.tile_start[d]);
   }
 
-  // Consecutive threads write consecutive places of a digit run. Returns (for the values) where
-  // each of this thread's places went.
-  __device__ void write_keys(Key* __restrict__ out, unsigned (&dst)[P::kItems]) {
+  // The digits of this thread's places, 4 to a register (what the values need of the keys: a
+  // place's output index is its digit's s.global + the place; 5 registers at 20 keys, not 20).
+  using Digits = unsigned[(P::kItems + 3) / 4];
+
+  // Consecutive threads write consecutive places of a digit run; keeps (for the values) the digit
+  // of each of this thread's places.
+  __device__ void write_keys(Key* __restrict__ out, Digits& digits) {
     __syncthreads();
+#pragma unroll
+    for (int i = 0; i < (P::kItems + 3) / 4; ++i) digits[i] = 0;
 #pragma unroll
     for (int k = 0; k < P::kItems; ++k) {
       const int j = k * P::kThreads + threadIdx.x;
       if (j < valid) {
         const Key x = s.stage.keys[j];
-        dst[k] = s.global[digit_of(x, shift, mask)] + static_cast<unsigned>(j);
-        out[dst[k]] = x;
+        const unsigned digit = digit_of(x, shift, mask);
+        if constexpr (kPairs) digits[k / 4] |= digit << (8 * (k % 4));
+        out[s.global[digit] + static_cast<unsigned>(j)] = x;
       }
     }
   }
 
   // The values, read only now (they hold no registers during the ranking), take their keys' places.
-  __device__ void move_values(const V* __restrict__ in, V* __restrict__ out, const unsigned (&dst)[P::kItems]) {
+  __device__ void move_values(const V* __restrict__ in, V* __restrict__ out, const Digits& digits) {
     V value[P::kItems];
     load(in, value, V{});
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < P::kItems; ++k)
-      if (slot[k] < valid) s.stage.values[slot[k]] = value[k];
+      if (slot(k) < valid) s.stage.values[slot(k)] = value[k];
     __syncthreads();
 #pragma unroll
     for (int k = 0; k < P::kItems; ++k) {
       const int j = k * P::kThreads + threadIdx.x;
-      if (j < valid) out[dst[k]] = s.stage.values[j];
+      if (j < valid)
+        out[s.global[(digits[k / 4] >> (8 * (k % 4))) & 0xffu] + static_cast<unsigned>(j)] = s.stage.values[j];
     }
   }
 };
@@ -435,19 +501,19 @@ __global__ void __launch_bounds__(P::kThreads, P::kMinBlocks)
   a.load(keys_in, a.key, padding_key<Key>());
   if constexpr (P::kEarly) {
     a.count_digits();
-    a.publish_and_look_back(status);
+    const int count = a.place_warps(status);
     a.rank_keys();
-    a.warp_offsets(bin_offsets);
-    a.stage_keys();
+    a.stage_placed_keys();
+    a.look_back(status, count, bin_offsets);
   } else {
     a.rank_keys();
     const int count = a.publish_counts(status);
     a.stage_keys();
     a.look_back(status, count, bin_offsets);
   }
-  unsigned dst[P::kItems];
-  a.write_keys(keys_out, dst);
-  if constexpr (Agent::kPairs) a.move_values(values_in, values_out, dst);
+  typename Agent::Digits digits;
+  a.write_keys(keys_out, digits);
+  if constexpr (Agent::kPairs) a.move_values(values_in, values_out, digits);
 }
 
 // EXERCISE END
