@@ -166,9 +166,9 @@ COURSE_TEST(GroupByKey, RunsCountsOffsetsAndStableOrderMatchTheHost) {
       int n;
       std::uint32_t key_range;  // keys in [0, key_range)
     };
-    // the last two straddle the automatic choice's crossover: one-sweep below it, CUB's from it on
+    // the last two: a grouping of half a million pairs, the first with long runs
     for (const Case c : {Case{0, 1}, Case{1, 1}, Case{1000, 1}, Case{4097, 1u << 30}, Case{100003, 977}, Case{7, 3},
-                         Case{common::kOnesweepBelow - 1, 977}, Case{common::kOnesweepBelow, 1u << 20}}) {
+                         Case{(1 << 19) - 1, 977}, Case{1 << 19, 1u << 20}}) {
       std::vector<std::uint32_t> keys(c.n);
       std::vector<int> values(c.n);
       for (int i = 0; i < c.n; ++i) {
@@ -238,16 +238,16 @@ TEST(GroupByKey, TheSortComesFromTheEnvironmentAndBadValuesAreNamed) {
   unsetenv("COURSE_GROUP_SORT");
 }
 
-// The automatic choice follows the measured crossover; a forced sort is kept at every size.
-TEST(GroupByKey, AutomaticPicksTheSortMeasuredFasterAtTheSize) {
+// The automatic choice follows the measurement (one-sweep for 4-byte keys, CUB's for 8-byte
+// keys); a forced sort is kept for either.
+TEST(GroupByKey, AutomaticPicksTheSortMeasuredFasterForTheKey) {
   using common::GroupSort;
-  EXPECT_EQ(common::sort_for(GroupSort::automatic, 0), GroupSort::onesweep);
-  EXPECT_EQ(common::sort_for(GroupSort::automatic, 124668), GroupSort::onesweep);  // a LiDAR scan
-  EXPECT_EQ(common::sort_for(GroupSort::automatic, common::kOnesweepBelow - 1), GroupSort::onesweep);
-  EXPECT_EQ(common::sort_for(GroupSort::automatic, common::kOnesweepBelow), GroupSort::cub);
-  EXPECT_EQ(common::sort_for(GroupSort::automatic, 1 << 24), GroupSort::cub);
+  EXPECT_EQ(common::sort_for(GroupSort::automatic, 4), GroupSort::onesweep);
+  EXPECT_EQ(common::sort_for(GroupSort::automatic, 8), GroupSort::cub);
+  EXPECT_EQ((common::GroupByKey<int, float>(GroupSort::automatic).sort_for()), GroupSort::onesweep);     // ground_seg
+  EXPECT_EQ((common::GroupByKey<std::uint64_t, int>(GroupSort::automatic).sort_for()), GroupSort::cub);  // ndt_graph
   for (GroupSort forced : {GroupSort::onesweep, GroupSort::cub})
-    for (int n : {0, 124668, 1 << 24}) EXPECT_EQ(common::sort_for(forced, n), forced);
+    for (int bytes : {4, 8}) EXPECT_EQ(common::sort_for(forced, bytes), forced);
   EXPECT_STREQ(common::group_sort_name(GroupSort::automatic), "auto");
 }
 

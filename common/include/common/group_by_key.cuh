@@ -4,13 +4,14 @@
 // with no host round trip (the run count stays on the device).
 //
 // The sort is the course's one-sweep radix sort (common/onesweep_sort.cuh) or CUB's
-// DeviceRadixSort::SortPairs, whichever is measured faster at the call's size: GroupSort::automatic
-// (the default) takes the one-sweep sort below kOnesweepBelow pairs and CUB's from there on.
-// group_by_key_bench times both on the sub-projects' key shapes; on an H200 the one-sweep sort is
-// 1.0-1.2x CUB's up to 2^18 pairs (few tiles: it makes fewer launches), level at 2^19, and
-// 0.80-0.96x from 2^20 (its passes are slower per key: stream_compaction's README), on ground_seg's
-// 16-bit cell keys and ndt_graph's 64-bit voxel keys alike. GroupSort::onesweep / GroupSort::cub, or
-// COURSE_GROUP_SORT=onesweep / cub in the environment, force one sort.
+// DeviceRadixSort::SortPairs, whichever is measured faster at the key's width: GroupSort::automatic
+// (the default) takes the one-sweep sort for 4-byte keys and CUB's for 8-byte keys.
+// group_by_key_bench times both on the sub-projects' key shapes from 124,668 (a LiDAR scan) to 2^24
+// pairs (H200, results/nvidia-h200/group_by_key_crossover.txt): on ground_seg's 16-bit cell keys
+// the one-sweep sort is 1.03-1.27x CUB's at every size, on ndt_graph's 64-bit voxel keys 0.82-0.96x
+// (its 64-bit tile, sized for 2^27 keys, is 1.00x CUB's there and leaves few tiles at a scan's
+// size). GroupSort::onesweep / GroupSort::cub, or COURSE_GROUP_SORT=onesweep / cub in the
+// environment, force one sort.
 //
 //   GroupByKey<std::uint64_t, int> g;
 //   g.resize(n);
@@ -48,12 +49,10 @@ enum class GroupSort { automatic, onesweep, cub };
 inline const char* group_sort_name(GroupSort s) {
   return s == GroupSort::cub ? "cub" : s == GroupSort::onesweep ? "onesweep" : "auto";
 }
-// The measured crossover (see above): below it the one-sweep sort, from it on CUB's.
-constexpr int kOnesweepBelow = 1 << 19;
-// The sort a grouping of n pairs runs with.
-inline GroupSort sort_for(GroupSort s, int n) {
+// The sort a grouping of keys of key_bytes bytes runs with (the measured choice, see above).
+inline GroupSort sort_for(GroupSort s, int key_bytes) {
   if (s != GroupSort::automatic) return s;
-  return n < kOnesweepBelow ? GroupSort::onesweep : GroupSort::cub;
+  return key_bytes <= 4 ? GroupSort::onesweep : GroupSort::cub;
 }
 // COURSE_GROUP_SORT: unset or "auto" -> automatic, "onesweep" or "cub" -> that sort; anything else
 // throws, naming it.
@@ -73,8 +72,8 @@ class GroupByKey {
   GroupByKey() : sort_(default_group_sort()), may_fall_back_(true) {}
   explicit GroupByKey(GroupSort sort) : sort_(sort) {}
   GroupSort sort() const { return sort_; }
-  // The sort group(n, ...) runs with (automatic resolved at n).
-  GroupSort sort_for(int n) const { return common::sort_for(sort_, n); }
+  // The sort group(...) runs with (automatic resolved for Key).
+  GroupSort sort_for() const { return common::sort_for(sort_, static_cast<int>(sizeof(Key))); }
   // Capacity for n entries (buffers grow, never shrink).
   void resize(int n) {
     const std::size_t m = static_cast<std::size_t>(std::max(n, 1));
@@ -110,7 +109,7 @@ class GroupByKey {
     // one temporary allocation for the sort, the run-length encoding and the scan (sized first:
     // a grouping built per frame then allocates once, not once per step)
     std::size_t b1 = 0, b2 = 0, b3 = 0;
-    const GroupSort use = sort_for(n);
+    const GroupSort use = sort_for();
     if (use == GroupSort::onesweep)
       b1 = Onesweep<Key, Value>::scratch_bytes(n, 0, end_bit);
     else
