@@ -137,7 +137,7 @@ const std::vector<Version>& versions() {
 
       {{"cpu", "sort_std", "src/cpu.cpp", "std::sort (introsort), one core", Role::reference, kOnCpu}, Op::Sort, kFixedBlock, kOnePiece, run_std_sort, cost_none},
       {{"v1", "sort_radix", "src/radix_sort.cu", "LSD radix, 8-bit digits: upsweep histograms, look-back scan, stable shared-memory ranking", Role::version, kOnGpu}, Op::Sort, kFixedBlock, kOnePiece, run_radix, cost_radix},
-      {{"v2", "sort_onesweep", "src/sort_onesweep.cu", "one histogram pass, then per digit one kernel: ballot ranking + look-back on per-tile digit counts, 36 bytes per key", Role::version, kOnGpu}, Op::Sort, kFixedBlock, kOnePiece, run_sort<sort_onesweep>, cost_cub_radix},
+      {{"v2", "sort_onesweep", "src/sort_onesweep.cu", "one histogram pass for all digits, then per digit one kernel: per-warp digit counts published early, match ranking to tile places, look-back, 36 bytes per key", Role::version, kOnGpu}, Op::Sort, kFixedBlock, kOnePiece, run_sort<sort_onesweep>, cost_cub_radix},
       {{"cub", "sort_cub", "src/library_cub.cu", "library: cub::DeviceRadixSort::SortKeys (one-sweep)", Role::library, kOnGpu}, Op::Sort, kFixedBlock, kOnePiece, run_cub_sort, cost_cub_radix},
 
       {{"cpu", "sort_pairs_std", "src/cpu.cpp", "std::sort of the keys (the values are copies of them), one core", Role::reference, kOnCpu}, Op::SortPairs, kFixedBlock, kOnePiece, run_std_sort, cost_none},
