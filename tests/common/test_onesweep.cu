@@ -102,12 +102,16 @@ COURSE_TEST(Onesweep, EveryRankingAndTileShapeSortsTheSame) {
   using B = Policy<512, 15, 2, Rank::ballot, true>;
   using C = Policy<384, 22, 3, Rank::atomic_or, true>;
   using D = Policy<256, 10, 2, Rank::match_any>;
+  using E = Policy<384, 21, 2, Rank::atomic_or, true>;  // odd counts of keys per thread
+  using F = Policy<256, 11, 2, Rank::atomic_or>;        // counts after the ranking
   for (std::int64_t n : {std::int64_t{1}, std::int64_t{3071}, std::int64_t{4096}, std::int64_t{7681},
                          std::int64_t{8449}, std::int64_t{100003}}) {
     check_pairs<unsigned, A, B>(random_keys<unsigned>(n, 29 + n, 64), 0, 32);
     check_pairs<unsigned, C, D>(random_keys<unsigned>(n, 31 + n, 7), 0, 32);
     check_pairs<std::uint64_t, D, A>(random_keys<std::uint64_t>(n, 37 + n, 64), 5, 60);
     check_pairs<int, B, A>(random_keys<int>(n, 41 + n, 64), 0, 32, /*narrow_below=*/0);
+    check_pairs<unsigned, E, C>(random_keys<unsigned>(n, 43 + n, 3), 0, 32);  // 8 distinct keys
+    check_pairs<std::uint64_t, D, F>(random_keys<std::uint64_t>(n, 47 + n, 64), 0, 64);
   }
 }
 

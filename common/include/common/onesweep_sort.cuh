@@ -44,10 +44,20 @@ constexpr int kBins = 1 << kBits;
 // ranking of every key:
 //  - ballot: 8 ballots, one per digit bit, ANDed (or their complements) into the peer mask;
 //  - match_any: one __match_any_sync(digit) (one instruction on sm_70+, several issue slots);
-//  - atomic_or: each lane ORs its bit into a per-(warp, digit) shared word and reads it back.
-// (Two keys at a time in two sets of words, their ORs and read-backs overlapped, was measured
-// slower: the leaders' adds must stay in key order, a warp barrier apart, and the second set of
-// registers spills at 3 blocks per SM; H200, 2^28 uint32 keys, 384 x 22: 5.40 ms against 4.79.)
+//  - atomic_or: each lane ORs its bit into a per-(warp, digit) shared word and reads it back; the
+//    leader clears the word, and a warp barrier orders the clear before the next key's ORs.
+// Measured slower or no faster (H200, 2^28 uint32 keys, 384 x 22 x 3, same runs as the kept one):
+//  - two keys at a time in two sets of words, their ORs and read-backs overlapped: 5.40 ms against
+//    4.79 (the leaders' adds must stay in key order, a warp barrier apart, and the second key's
+//    registers spill at 3 blocks per SM);
+//  - two sets of words used by alternate keys, so that the next key's barrier orders the leader's
+//    clear and one warp barrier per key goes: 4.79 ms against 4.76 (the barrier is not what the
+//    chain waits on);
+//  - every lane reading its warp's entry of its digit itself (before the barrier; the leader
+//    writing it back after), so that neither the leader's atomic add nor the shuffle is needed:
+//    5.15 ms against 4.76. The 32 lanes' reads and the leaders' writes are two shared-memory
+//    operations in place of one atomic with its result, and shared memory's pipe is where the
+//    pass waits (ncu: its top stall is the short scoreboard; stream_compaction/README.md).
 enum class Rank { ballot, match_any, atomic_or };
 
 // The tile shape, passed whole: kThreads threads x kItems keys per tile, kMinBlocks resident
@@ -127,6 +137,9 @@ __device__ __forceinline__ unsigned digit_of(Key k, int shift, unsigned mask) {
 //    l % copies) lanes of different copies never share a bank on one digit: 0.44 ms with 8 copies
 //    of the four uint32 histograms (32 KB) in blocks of 512 threads, 3 per SM (more blocks: more
 //    global atomics at the end, measured slower). uint64 (8 histograms, 4 copies): 0.49 ms at 2^27.
+// More copies no longer help (16 copies in 64 KB: 0.44-0.45 ms; 32, where no two lanes ever share
+// a bank, in 128 KB at 1024 x 1 per SM: 0.42): the kernel runs at the shared atomics' rate, ~9 lane
+// additions per SM and clock (2^30 of them in 0.44 ms on 132 SMs at 1.98 GHz).
 // Keys not on a 16-byte boundary are histogrammed one at a time up to the first aligned one.
 constexpr int kHistogramThreads = 512;
 constexpr int kHistogramLoads = 2;
@@ -213,7 +226,7 @@ struct PassAgent {
   static constexpr int kMatchSets = P::kRank == Rank::atomic_or ? 1 : 0;
   struct Shared {
     union {
-      struct {
+      struct alignas(16) {
         int warp_hist[P::kWarps][kBins];  // per-warp digit counts, offsets or (kEarly) places in the tile
         unsigned match[kMatchSets ? P::kWarps : 1][kBins];  // atomic_or: the lanes of each digit
       } rank;
@@ -260,8 +273,11 @@ struct PassAgent {
   // for tiles that are already running.
   __device__ void take_tile(unsigned* counter) {
     if (threadIdx.x == 0) s.tile = atomicAdd(counter, 1u);
-    for (int i = threadIdx.x; i < P::kWarps * kBins; i += P::kThreads) (&s.stage.rank.warp_hist[0][0])[i] = 0;
-    for (int i = threadIdx.x; i < kMatchSets * P::kWarps * kBins; i += P::kThreads) (&s.stage.rank.match[0][0])[i] = 0;
+    // the counts and the match words, 16 bytes a store (one 4-byte store a word: 4.79-4.83 ms at
+    // 2^28 uint32 keys on the H200; 16 bytes: 4.76)
+    constexpr int kWords = static_cast<int>(sizeof(s.stage.rank) / sizeof(uint4));
+    static_assert(sizeof(s.stage.rank) % sizeof(uint4) == 0, "the ranking's words in whole 16-byte stores");
+    for (int i = threadIdx.x; i < kWords; i += P::kThreads) reinterpret_cast<uint4*>(&s.stage.rank)[i] = uint4{};
     __syncthreads();
     tile = s.tile;
     base = tile * P::kTile;
