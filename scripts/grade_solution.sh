@@ -15,8 +15,8 @@ python3 scripts/make_handout.py "$work/handout" --force >/dev/null
 rm -rf "$work/students" && mkdir -p "$work/students"
 python3 - "$work/handout" "$root" "$work/students/solution" <<'PY'
 import sys
-sys.path.insert(0, sys.argv[2] + "/scripts")
-from grader import classgen
+sys.path.insert(0, sys.argv[2] + "/grading")
+from judge import classgen
 classgen.make_student(sys.argv[1], sys.argv[2], sys.argv[3], "solution")
 PY
 python3 scripts/grade.py --students "$work/students" --handout "$work/handout" --out "$work/grade"

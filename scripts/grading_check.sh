@@ -14,16 +14,16 @@ step() { echo; echo "=== $*"; }
 
 step "stream_compaction: a class of tampered and honest submissions"
 python3 scripts/make_handout.py "$OUT/handout_sc" --subproject stream_compaction --force >/dev/null || exit 1
-(cd scripts && python3 -m grader.classgen "$OUT/handout_sc" "$OUT/class_sc") || exit 1
+(cd grading && python3 -m judge.classgen "$OUT/handout_sc" "$OUT/class_sc") || exit 1
 python3 scripts/grade.py --students "$OUT/class_sc" --handout "$OUT/handout_sc" --subproject stream_compaction \
   --out "$OUT/grade_sc" --gpus all --build-workers 2 > "$OUT/grade_sc.log" 2>&1
 rc=$?; tail -3 "$OUT/grade_sc.log"; [ $rc -eq 0 ] || exit $rc
-(cd scripts && python3 -m grader.summary "$OUT/grade_sc")
+(cd grading && python3 -m judge.summary "$OUT/grade_sc")
 
 step "benchmark: the four-sub-project handout, $COPIES distinct students per kind, one GPU"
 python3 scripts/make_handout.py "$OUT/handout_all" --force >/dev/null || exit 1
-(cd scripts && python3 -m grader.classgen "$OUT/handout_all" "$OUT/class_all" --kinds solution,handout,partial --copies "$COPIES") || exit 1
+(cd grading && python3 -m judge.classgen "$OUT/handout_all" "$OUT/class_all" --kinds solution,handout,partial --copies "$COPIES") || exit 1
 python3 scripts/grade.py --students "$OUT/class_all" --handout "$OUT/handout_all" --out "$OUT/grade_all" \
   --gpus 1 --build-workers 2 > "$OUT/grade_all.log" 2>&1
 rc=$?; tail -3 "$OUT/grade_all.log"; [ $rc -eq 0 ] || exit $rc
-(cd scripts && python3 -m grader.summary "$OUT/grade_all")
+(cd grading && python3 -m judge.summary "$OUT/grade_all")

@@ -9,10 +9,13 @@ from __future__ import annotations
 import os
 import pathlib
 import re
+import sys
 from typing import Any
 
 import exercise_markers as em
-from grader.rubric import tomllib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "grading"))  # judge/
+from judge.rubric import tomllib  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

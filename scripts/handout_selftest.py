@@ -111,7 +111,7 @@ def main() -> int:
         print(Path(os.path.join(a.work, "ctest.log")).read_text()[-3000:])
         sys.exit(f"handout_selftest: the handout's tests failed: {failed}")
     rubric_versions = []
-    from grader import rubric as rubric_mod
+    from judge import rubric as rubric_mod
 
     subs = a.subproject.split(",")
     rubric_versions = [

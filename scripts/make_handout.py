@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import exercise_markers as em
 import handout_path
-from grader.rubric import public_text as rubric_public_text
+from judge.rubric import public_text as rubric_public_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Not in the handout: the course's own CI, the generated plots (the student's run draws them),
@@ -46,7 +46,7 @@ EXCLUDE_FILES = {
     "scripts/handout_path.py",
     "docs/handout_README.md",
     "grading/path.toml",
-    "scripts/grader/classgen.py",
+    "grading/judge/classgen.py",
     # the multi-GPU sort partitions keys with the one-sweep sort's ranking (match/ballot per
     # warp): a solution, and no exercise of its own (check_handout's signatures found it)
     "stream_compaction/src/multi_gpu_sort.cu",

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader import cli, student
+from judge import cli, student
 
 # a handout holds neither make_handout.py nor the class generator: these tests need the instructor's tree
-classgen = pytest.importorskip("grader.classgen", reason="a handout: the class tests need the instructor's tree")
+classgen = pytest.importorskip("judge.classgen", reason="a handout: the class tests need the instructor's tree")
 
 BUILD = os.environ.get("COURSE_BUILD_DIR", os.path.join(ROOT, "build", "release"))
 KINDS = (

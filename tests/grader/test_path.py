@@ -16,7 +16,7 @@ import exercise_markers as em
 import handout_path
 import test_summary
 from conftest import ROOT
-from grader import rubric as rubric_mod
+from judge import rubric as rubric_mod
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,12 @@ import pytest
 
 import exercise_markers as em
 from conftest import ROOT
-from grader import assemble, formats, kernels, rubric, run, schedule, score
-from grader.model import CaseResult, KernelUse, Provenance, Status, StudentReport, report_from_json, to_json
+from judge import checker_kernels as kernels
+from judge import checker_score as score
+from judge import checker_splice as assemble
+from judge import formats, rubric, schedule
+from judge import runner_run as run
+from judge.model import CaseResult, KernelUse, Provenance, Status, StudentReport, report_from_json, to_json
 
 RUBRIC = textwrap.dedent("""
     [grading]

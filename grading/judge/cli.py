@@ -9,11 +9,13 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from . import assemble, build, schedule, student
+from . import checker_splice as assemble
+from . import runner_build as build
+from . import schedule, student
 from . import rubric as rubric_mod
 
 if TYPE_CHECKING:
-    from grader.student import Job
+    from judge.student import Job
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

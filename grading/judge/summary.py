@@ -1,5 +1,5 @@
 """A class's grades and the grading job's throughput as Markdown (for the GPU check's log and the
-README): python3 -m grader.summary GRADE_OUT"""
+README): python3 -m judge.summary GRADE_OUT"""
 
 from __future__ import annotations
 

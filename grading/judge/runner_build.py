@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import assemble
+from . import checker_splice as assemble
 
 RECORDER = "grading/libcourse_kernel_recorder.so"
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from .model import Status, to_json
 
 if TYPE_CHECKING:
-    from grader.model import StudentReport
-    from grader.rubric import VersionRule
+    from judge.model import StudentReport
+    from judge.rubric import VersionRule
 
 # grades.csv: these columns, then one per graded version (subproject/version).
 GRADES_FIXED_COLUMNS = (

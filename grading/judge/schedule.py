@@ -20,8 +20,8 @@ from .model import Status, report_from_json
 if TYPE_CHECKING:
     from types import SimpleNamespace
 
-    from grader.model import StudentReport
-    from grader.student import Job
+    from judge.model import StudentReport
+    from judge.student import Job
 
 
 def visible_gpus() -> list[str]:

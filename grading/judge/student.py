@@ -15,16 +15,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import assemble, build, kernels, run, score
-from .assemble import em
+from . import checker_kernels as kernels
+from . import checker_score as score
+from . import checker_splice as assemble
+from . import runner_build as build
+from . import runner_run as run
+from .checker_splice import em
 from .model import CaseResult, Provenance, Status, StudentReport, VersionGrade
 
 if TYPE_CHECKING:
     from types import SimpleNamespace
 
-    from grader.assemble import Assignment
-    from grader.build import Plan
-    from grader.rubric import Rubric, VersionRule
+    from judge.checker_splice import Assignment
+    from judge.runner_build import Plan
+    from judge.rubric import Rubric, VersionRule
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """A generated class: submissions built from the handout and the solution, for the grader's tests,
 the GPU check and the students-per-hour benchmark.
 
-    python3 -m grader.classgen HANDOUT_DIR OUT_DIR [--kinds solution,handout,...] [--copies N]
+    python3 -m judge.classgen HANDOUT_DIR OUT_DIR [--kinds solution,handout,...] [--copies N]
 
 Kinds (each a full checkout of the handout with some STUDENT blocks written):
   solution         every exercise filled in from the solution
@@ -31,7 +31,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.join(ROOT, "scripts")  # exercise_markers.py
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 import exercise_markers as em  # noqa: E402
@@ -39,7 +40,6 @@ import exercise_markers as em  # noqa: E402
 if TYPE_CHECKING:
     from exercise_markers import Region
 
-ROOT = os.path.dirname(HERE)
 KINDS = (
     "solution",
     "handout",

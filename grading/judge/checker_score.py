@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Sequence
 from .model import Status, VersionGrade
 
 if TYPE_CHECKING:
-    from grader.model import CaseResult
-    from grader.rubric import Rubric, VersionRule
+    from judge.model import CaseResult
+    from judge.rubric import Rubric, VersionRule
 
 
 def speed_points(points: int, ratio: float, full: float, zero: float) -> float:

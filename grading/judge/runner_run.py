@@ -22,7 +22,7 @@ from .model import CaseResult, Status
 if TYPE_CHECKING:
     from io import BufferedReader
 
-    from grader.rubric import Case, VersionRule
+    from judge.rubric import Case, VersionRule
 
 
 @dataclass
