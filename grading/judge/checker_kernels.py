@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Collection, Sequence
 from .model import KernelUse
 
 if TYPE_CHECKING:
-    from judge.runner_build import Plan
     from judge.rubric import VersionRule
+    from judge.runner_build import Plan
 _PARENS = r"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"  # up to two levels of nesting
 _GLOBAL_DEF = re.compile(
     r"__global__\s+(?:__launch_bounds__\s*"

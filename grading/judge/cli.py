@@ -10,9 +10,9 @@ import sys
 from typing import TYPE_CHECKING
 
 from . import checker_splice as assemble
+from . import rubric as rubric_mod
 from . import runner_build as build
 from . import schedule, student
-from . import rubric as rubric_mod
 
 if TYPE_CHECKING:
     from judge.student import Job

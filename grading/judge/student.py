@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from types import SimpleNamespace
 
     from judge.checker_splice import Assignment
-    from judge.runner_build import Plan
     from judge.rubric import Rubric, VersionRule
+    from judge.runner_build import Plan
 
 
 @dataclass
