@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from . import checker_splice as assemble
 from . import rubric as rubric_mod
 from . import runner_build as build
-from . import schedule, student
+from . import runner_sandbox, schedule, student
 
 if TYPE_CHECKING:
     from judge.student import Job
@@ -65,6 +65,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--slurm-gpus", type=int, default=1, help="GPUs per Slurm task (0: CPU versions only)")
     ap.add_argument(
         "--prepare-only", action="store_true", help="build the instructor's tree and the handout, then stop"
+    )
+    ap.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="build and run the students' code without bubblewrap, as the grader (every report says so)",
     )
     a = ap.parse_args(argv)
     if (a.shard is None) != (a.of is None) or (a.of is not None and not 0 <= a.shard < a.of):
@@ -135,11 +140,12 @@ def load_job(a: argparse.Namespace, out: str, build_tree: bool = True) -> Job:
             raise SystemExit(f"grade: --versions: not in the rubric: {bad}")
     if not rules:
         raise SystemExit("grade: nothing to grade (no rubric entry in the selection)")
+    box = sandbox_for(a, self_check=handout == os.path.abspath(a.instructor))
     bdir = a.instructor_build or os.path.join(a.instructor, "build", "release")
     drivers = sorted({r.driver for r in rules})
     plan = build.prepare(a.instructor, bdir, drivers) if build_tree else build.load_built(a.instructor, bdir, drivers)
     files = assemble.tracked_files(handout)
-    return student.make_job(
+    job = student.make_job(
         rub,
         rules,
         assignment,
@@ -148,7 +154,21 @@ def load_job(a: argparse.Namespace, out: str, build_tree: bool = True) -> Job:
         out,
         os.path.join(os.path.abspath(a.out), ".grader", "cache"),
         build_jobs=max(1, (os.cpu_count() or 2) // max(1, a.build_workers)),
+        sandbox=box,
     )
+    return job
+
+
+def sandbox_for(a: argparse.Namespace, self_check: bool) -> runner_sandbox.Sandbox:
+    """bubblewrap, or no sandbox where the instructor says so; a student's self-check (the handout
+    grading itself, on the student's own machine) goes on without one, and says so."""
+    try:
+        return runner_sandbox.probe(unsafe=a.unsafe_no_sandbox)
+    except runner_sandbox.SandboxError as e:
+        if not self_check:
+            raise SystemExit(f"grade: {e}") from None
+        print(f"grade: self-check without a sandbox ({e})", file=sys.stderr)
+        return runner_sandbox.probe(unsafe=True)
 
 
 def submit_slurm(a: argparse.Namespace) -> int:
@@ -167,6 +187,8 @@ def submit_slurm(a: argparse.Namespace) -> int:
         "--gpus",
         "all" if a.slurm_gpus else "0",
     ]
+    if a.unsafe_no_sandbox:
+        cmd.append("--unsafe-no-sandbox")
     for flag, val in (
         ("--versions", a.versions),
         ("--handout", a.handout),

@@ -100,6 +100,7 @@ class Provenance:
     toolkit: str
     graded_at: str
     host: str
+    sandbox: str = ""  # how the student's code was confined (runner_sandbox.Sandbox.describe)
 
 
 @dataclass

@@ -15,7 +15,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import threading
 import time
@@ -23,8 +22,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import checker_splice as assemble
+from . import integrity
+from .runner_sandbox import Limits, Sandbox, open_for_step
 
 RECORDER = "grading/libcourse_kernel_recorder.so"
+# A student's compile: the largest file it may write, and its address space (nvcc's front end on a
+# template-heavy translation unit stays below 4 GB; an `#include "/dev/zero"` or a runaway
+# constexpr stops here instead of at the machine's memory)
+COMPILE_FILE_MB = 512
+COMPILE_MEMORY_GB = 8
 
 
 class BuildError(Exception):
@@ -241,6 +247,25 @@ class _Compiler:
     spliced_abs: dict[str, str]  # instructor path -> the clean tree's copy
     log: str
     timeout: int
+    sandbox: Sandbox | None = None
+
+    def env(self) -> dict[str, str] | None:
+        return self.sandbox.step_env(dict(os.environ)) if self.sandbox else None
+
+    def confined(self, cmd: list[str], cwd: str, dst: str) -> list[str]:
+        """The compile in the sandbox: the student's clean tree and the build paths the command
+        names read-only, the student's object folder writable, nothing else of the grader's."""
+        if self.sandbox is None:
+            return cmd
+        obj_root = os.path.join(self.out_dir, "obj")
+        for d in (obj_root, cwd, os.path.dirname(dst)):
+            open_for_step(d)
+        for base, dirs, _ in os.walk(obj_root):
+            for d in dirs:
+                os.chmod(os.path.join(base, d), 0o777)
+        ro = [self.tree] + referenced_paths(cmd, self.plan.build)
+        limits = Limits(cpu_s=self.timeout * 2, file_mb=COMPILE_FILE_MB, address_space_gb=COMPILE_MEMORY_GB)
+        return self.sandbox.command(cmd, ro=ro, rw=[obj_root], cwd=cwd, env=self.env(), limits=limits)
 
     def compile(self, rule: ObjectRule) -> tuple[ObjectRule, str, int, bool, str]:
         """(rule, object, return code, from the cache, first error)."""
@@ -254,17 +279,22 @@ class _Compiler:
         h = hashlib.sha256("\0".join(cmd).replace(tree, "@TREE@").replace(out_dir, "@OUT@").encode())
         for dep in sorted(rule.deps & self.spliced_abs.keys()):
             h.update(Path(self.spliced_abs[dep]).read_bytes())
-        cached = os.path.join(self.cache_dir, h.hexdigest() + ".o")
-        if os.path.exists(cached):
-            shutil.copyfile(cached, dst)
+        cached = h.hexdigest() + ".obj"  # signed (integrity.py): an edited entry is compiled again
+        if integrity.cached_object(self.cache_dir, cached, dst):
             return rule, dst, 0, True, ""
-        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=self.timeout)
+        p = subprocess.run(
+            self.confined(cmd, cwd, dst),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=self.timeout,
+            env=self.env(),
+        )
         with open(self.log, "a", encoding="utf-8") as fh:
             fh.write("$ " + " ".join(cmd) + "\n" + p.stdout + p.stderr)
         if p.returncode == 0:
-            tmp = cached + f".{os.getpid()}.{threading.get_ident()}.tmp"
-            shutil.copyfile(dst, tmp)
-            os.replace(tmp, cached)
+            integrity.cache_object(self.cache_dir, cached, dst)
         return rule, dst, p.returncode, False, first_error(p.stdout + p.stderr, tree)
 
     def blame(self, rule: ObjectRule, err: str, res: StudentBuild) -> None:
@@ -276,14 +306,31 @@ class _Compiler:
 
 
 def _link_drivers(
-    plan: Plan, names: list[str], out_dir: str, new_archives: dict[str, str], tree: str, res: StudentBuild
+    plan: Plan,
+    names: list[str],
+    out_dir: str,
+    new_archives: dict[str, str],
+    tree: str,
+    res: StudentBuild,
+    sandbox: Sandbox | None = None,
 ) -> bool:
-    """Relinks the drivers against the re-archived libraries into out_dir/bin; False (res.error) on failure."""
+    """Relinks the drivers against the re-archived libraries into out_dir/bin; False (res.error) on
+    failure. The linker reads the student's objects: it runs confined too (the instructor's build
+    and the student's libraries read-only, only out_dir/bin writable)."""
     for d in names:
         rule = plan.drivers[d]
         dst = os.path.join(out_dir, "bin", d)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        if run_logged(link_command(rule, dst, new_archives), rule.directory, res.log) != 0:
+        cmd, env = link_command(rule, dst, new_archives), None
+        if sandbox is not None:
+            bin_root = os.path.join(out_dir, "bin")
+            for base, _, _ in os.walk(bin_root):
+                open_for_step(base)
+            env = sandbox.step_env(dict(os.environ))
+            ro = [plan.build] + ([os.path.join(out_dir, "lib")] if os.path.isdir(os.path.join(out_dir, "lib")) else [])
+            limits = Limits(cpu_s=600, file_mb=COMPILE_FILE_MB, address_space_gb=COMPILE_MEMORY_GB)
+            cmd = sandbox.command(cmd, ro=ro, rw=[bin_root], cwd=rule.directory, env=env, limits=limits)
+        if run_logged(cmd, rule.directory, res.log, env=env) != 0:
             res.ok, res.error = (
                 False,
                 "linking failed: " + first_error(Path(res.log).read_text(encoding="utf-8"), tree, link=True),
@@ -302,6 +349,7 @@ def build_student(
     jobs: int | None = None,
     compile_timeout: int = 300,
     drivers: list[str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> StudentBuild:
     """Compiles the translation units of `plan` that depend on a spliced file (the student's clean
     tree `tree`), re-archives the libraries that hold them and relinks `drivers` into out_dir/bin."""
@@ -314,7 +362,7 @@ def build_student(
     affected = [r for r in plan.objects.values() if r.deps & spliced_abs.keys() and in_archives(plan, r.output)]
     res = StudentBuild(ok=True, log=log)
     new_obj = {}
-    compiler = _Compiler(plan, tree, out_dir, cache_dir, spliced_abs, log, compile_timeout)
+    compiler = _Compiler(plan, tree, out_dir, cache_dir, spliced_abs, log, compile_timeout, sandbox)
     with cf.ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 2) as pool:
         futs = [pool.submit(compiler.compile, r) for r in affected]
         errors = []
@@ -340,7 +388,8 @@ def build_student(
     if new_archives is None:
         res.ok, res.error = False, "re-archiving the libraries failed (a harness problem; see build.log)"
         return res
-    if not _link_drivers(plan, list(plan.drivers if drivers is None else drivers), out_dir, new_archives, tree, res):
+    names = list(plan.drivers if drivers is None else drivers)
+    if not _link_drivers(plan, names, out_dir, new_archives, tree, res, sandbox):
         return res
     res.seconds = time.time() - t0
     return res
@@ -376,6 +425,22 @@ def link_command(rule: LinkRule, dst: str, new_archives: dict[str, str]) -> list
         p = os.path.normpath(os.path.join(rule.directory, tok)) if not tok.startswith(("-", "/")) and i > 0 else tok
         cmd.append(new_archives.get(p, p))
     return cmd
+
+
+def referenced_paths(cmd: list[str], prefix: str) -> list[str]:
+    """The existing paths under `prefix` a command names (an -I folder or an option file in the
+    instructor's build), each once: what a confined compile may read of the build."""
+    out = set()
+    for tok in cmd:
+        i = tok.find(prefix)
+        if i < 0:
+            continue
+        path = tok[i:].split("=")[-1] if "=" in tok[i:] else tok[i:]
+        while path and not os.path.exists(path):
+            path = os.path.dirname(path)
+        if path.startswith(prefix):
+            out.add(path)
+    return sorted(out)
 
 
 def in_archives(plan: Plan, obj: str) -> bool:

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +18,7 @@ import course_csv
 from course_csv import Status as RowStatus
 
 from .model import CaseResult, Status
+from .runner_sandbox import Limits, Sandbox, open_for_step, tree_usage
 
 if TYPE_CHECKING:
     from io import BufferedReader
@@ -37,6 +38,9 @@ class RunSpec:
     output_limit_kb: int
     env: dict
     recorder: str = ""  # libcourse_kernel_recorder.so, "" for none
+    sandbox: Sandbox | None = None  # None: the caller's choice of no sandbox (unit tests)
+    gpu: bool = False  # the step sees the GPU's device nodes
+    read_only: list = field(default_factory=list)  # what else the run reads (a data folder)
 
 
 @dataclass
@@ -44,6 +48,7 @@ class RawRun:
     rc: int
     timed_out: bool
     memory_exceeded: bool
+    processes_exceeded: bool
     seconds: float
     rows: list
     from_journal: bool
@@ -86,21 +91,45 @@ class CappedLog:
             fh.write(bytes(self.tail))
 
 
-def group_rss_gb(pgid: int) -> float:
-    """Resident memory of every process in the process group (from /proc)."""
-    total = 0
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-            if int(fields[2]) != pgid:  # field 5: pgrp
-                continue
-            total += int(fields[21]) * os.sysconf("SC_PAGE_SIZE")  # field 24: rss pages
-        except (OSError, IndexError, ValueError):
-            continue
-    return total / 2**30
+def sandboxed(spec: RunSpec, driver_cmd: list[str], klog: str) -> tuple[list[str], dict[str, str]]:
+    """The run's command and environment: in the sandbox, the driver, the recorder and the data
+    folder read-only, the run's folder writable, the GPU's nodes when it uses one, and only the
+    allow-listed environment (never the grader's secret)."""
+    extra = {}
+    if spec.recorder:
+        extra.update(CUDA_INJECTION64_PATH=spec.recorder, COURSE_KERNEL_LOG=klog)
+    data = spec.env.get("COURSE_DATA_DIR", "")
+    ro = [spec.driver] + ([spec.recorder] if spec.recorder else []) + list(spec.read_only)
+    if data and os.path.isdir(data):
+        extra["COURSE_DATA_DIR"] = data = os.path.abspath(data)
+        ro.append(data)
+    extra["CUDA_CACHE_PATH"] = os.path.join(spec.workdir, ".nv-compute-cache")  # the run's own JIT cache
+    box = spec.sandbox
+    if box is None:  # no sandbox object: the unit tests' direct runs
+        env = {k: v for k, v in spec.env.items() if k not in DRIVER_CONTROL and k != "COURSE_GRADING_SECRET"}
+        env.update(extra)
+        return driver_cmd, env
+    open_for_step(spec.workdir)
+    # CPU time is every thread's: a backstop at the wall limit on every core (the poll kills first)
+    cpu = int(spec.time_limit_s * (os.cpu_count() or 1)) + 10
+    limits = Limits(cpu_s=cpu, file_mb=RUN_FILE_MB, processes=PROCESS_LIMIT * 4)
+    env = box.step_env(spec.env, extra)
+    cmd = box.command(driver_cmd, ro=ro, rw=[spec.workdir], cwd=spec.workdir, env=env, gpu=spec.gpu, limits=limits)
+    return cmd, env
+
+
+# More processes than this in one run's tree is a fork bomb: killed like a run over its memory.
+PROCESS_LIMIT = 256
+RUN_FILE_MB = 256  # the largest file a run may write (its CSV and kernel record are kilobytes)
+
+# Variables that steer the drivers' own test hooks or inject code: never from the grader's environment.
+DRIVER_CONTROL = (
+    "COURSE_SKIP_EXIT",
+    "COURSE_FAIL_VERSION",
+    "CUDA_INJECTION64_PATH",
+    "COURSE_KERNEL_LOG",
+    "LD_PRELOAD",
+)
 
 
 def execute(spec: RunSpec) -> RawRun:
@@ -112,15 +141,10 @@ def execute(spec: RunSpec) -> RawRun:
         if os.path.exists(p):
             os.remove(p)
     cmd = [spec.driver, "--version", spec.version] + list(spec.args) + ["--csv", out_csv]
-    env = dict(spec.env)
-    for k in ("COURSE_SKIP_EXIT", "COURSE_FAIL_VERSION", "CUDA_INJECTION64_PATH", "COURSE_KERNEL_LOG", "LD_PRELOAD"):
-        env.pop(k, None)
-    if spec.recorder:
-        env["CUDA_INJECTION64_PATH"] = spec.recorder
-        env["COURSE_KERNEL_LOG"] = klog
+    wrapped, env = sandboxed(spec, cmd, klog)
     t0 = time.time()
     proc = subprocess.Popen(
-        cmd,
+        wrapped,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,
@@ -129,7 +153,7 @@ def execute(spec: RunSpec) -> RawRun:
         cwd=spec.workdir,
     )
     capped = CappedLog(proc.stdout, log, spec.output_limit_kb * 1024)
-    timed_out = mem = False
+    timed_out = mem = forks = False
     peak = 0.0
     while True:
         try:
@@ -137,10 +161,12 @@ def execute(spec: RunSpec) -> RawRun:
             break
         except subprocess.TimeoutExpired:
             pass
-        rss = group_rss_gb(proc.pid)
+        rss, tasks = tree_usage(proc.pid)
         peak = max(peak, rss)
         if rss > spec.memory_limit_gb:
             mem = True
+        elif tasks > PROCESS_LIMIT:
+            forks = True
         elif time.time() - t0 > spec.time_limit_s:
             timed_out = True
         else:
@@ -163,6 +189,7 @@ def execute(spec: RunSpec) -> RawRun:
         rc=rc,
         timed_out=timed_out,
         memory_exceeded=mem,
+        processes_exceeded=forks,
         seconds=round(seconds, 2),
         rows=rows,
         from_journal=journal,
@@ -194,6 +221,8 @@ def _killed(raw: RawRun, spec: RunSpec, passed: int) -> tuple[Status, str] | Non
     """The run's status when the harness or a signal ended it, else None."""
     if raw.memory_exceeded:
         return Status.MEMORY_LIMIT, f"the process used more than {spec.memory_limit_gb:g} GB of host memory (killed)"
+    if raw.processes_exceeded:
+        return Status.CRASH, f"the run started more than {PROCESS_LIMIT} processes (killed)"
     if raw.timed_out:
         return Status.TIMEOUT, f"still running after {spec.time_limit_s:.0f} s (killed); {passed} rows had passed"
     if raw.rc < 0:

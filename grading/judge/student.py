@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any, Callable
 from . import checker_kernels as kernels
 from . import checker_score as score
 from . import checker_splice as assemble
+from . import intake, integrity
 from . import runner_build as build
 from . import runner_run as run
 from .checker_splice import em
 from .model import CaseResult, Provenance, Status, StudentReport, VersionGrade
+from .runner_sandbox import Sandbox
 
 if TYPE_CHECKING:
     from types import SimpleNamespace
@@ -50,6 +52,7 @@ class Job:
     entry_points: dict = field(default_factory=dict)  # rel file -> names of functions whose body is an exercise
     instructor_commit: str = ""
     build_jobs: int = 0
+    sandbox: Sandbox | None = None  # every student build and run goes through it (runner_sandbox.probe)
 
     def drivers(self) -> list[str]:
         return sorted({r.driver for r in self.rules})
@@ -71,8 +74,10 @@ def make_job(
     out: str,
     cache: str,
     build_jobs: int = 0,
+    sandbox: Sandbox | None = None,
 ) -> Job:
     job = Job(
+        sandbox=sandbox,
         rubric=rubric,
         rules=rules,
         assignment=assignment,
@@ -137,6 +142,7 @@ def handout_symbols(job: Job) -> set[str]:
             os.path.join(job.cache, "objects"),
             jobs=job.build_jobs or None,
             drivers=[],
+            sandbox=job.sandbox,
         )
         out = set()
         for obj in b.objects.values():
@@ -209,6 +215,8 @@ def run_version(
             memory_limit_gb=lim.memory_limit_gb,
             output_limit_kb=lim.output_limit_kb,
             recorder=job.recorder if env.get("COURSE_GRADER_GPU") == "1" else "",
+            sandbox=job.sandbox,
+            gpu=env.get("COURSE_GRADER_GPU") == "1",
         )
         raw = run.execute(spec)
         cr = run.judge(raw, rule.version, case, spec)
@@ -253,10 +261,10 @@ def reference_record(
     key = "-".join(
         [device_key.replace("/", "_"), job.instructor_commit[:12], job.rubric.sha256[:12], job.assignment.digest()[:12]]
     )
-    path = os.path.join(job.cache, f"reference-{key}.json")
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+    record = f"reference-{key}.json"  # signed (integrity.py): an edited record is timed again
+    cached = integrity.cached_record(job.cache, record)
+    if cached is not None:
+        return json.loads(cached.decode("utf-8"))
     workdir = os.path.join(job.out, "reference", device_key.replace("/", "_"))
     drivers = {d: os.path.join(job.plan.build, d) for d in job.drivers()}
     index = kernels.kernel_definitions(job.assignment.root, source_files(job.assignment.root))
@@ -290,11 +298,7 @@ def reference_record(
             "cases": {c.name: {"ms": c.timed_ms, "timed_case": c.timed_case, "seconds": c.seconds} for c in cases},
         }
         progress(f"[grade] reference {rule.key}: {status.value} ({time.time() - t0:.1f} s)")
-    os.makedirs(job.cache, exist_ok=True)
-    tmp = path + f".{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(rec, fh, indent=1)
-    os.replace(tmp, path)
+    integrity.cache_record(job.cache, record, json.dumps(rec, indent=1).encode("utf-8"))
     return rec
 
 
@@ -326,19 +330,16 @@ class Prepared:
 
 def submission_provenance(job: Job | SimpleNamespace, path: str) -> dict[str, str]:
     """Where a submission came from: its path, commit and time (the commit's, else the newest
-    exercise file's)."""
-    commit = git(path, "rev-parse", "HEAD")
-    when = git(path, "log", "-1", "--format=%cI") if commit else ""
+    exercise file's). git never runs with the submission's configuration (intake.py: HEAD parsed
+    as data, the commit's time asked of a repository of the grader's)."""
+    commit, why = intake.head_commit(path)
+    when = intake.commit_time(path, commit) if commit else ""
     if not when:
-        mtimes = [
-            os.path.getmtime(os.path.join(path, f))
-            for f in job.assignment.exercise_files()
-            if os.path.exists(os.path.join(path, f))
-        ]
-        when = datetime.datetime.fromtimestamp(max(mtimes), datetime.timezone.utc).isoformat() if mtimes else ""
+        newest = intake.newest_mtime(path, job.assignment.exercise_files())
+        when = datetime.datetime.fromtimestamp(newest, datetime.timezone.utc).isoformat() if newest else ""
     return {
         "submission": os.path.abspath(path),
-        "submission_commit": commit or "not a git checkout",
+        "submission_commit": commit or ("not a git checkout" + (f" ({why})" if why else "")),
         "submission_time": when,
     }
 
@@ -349,8 +350,9 @@ def prepare_student(job: Job, name: str, path: str, progress: Callable[[str], No
     os.makedirs(work, exist_ok=True)
     tree = os.path.join(work, "tree")
     broken = {}  # exercise -> the first compiler error of a file holding its code
+    cap = job.rubric.limits.file_limit_kb * 1024
     for _ in range(4):  # a file that does not compile: its exercises become stubs, the rest is graded
-        sp = assemble.splice(job.assignment, path, job.handout, stubbed=frozenset(broken))
+        sp = assemble.splice(job.assignment, path, job.handout, stubbed=frozenset(broken), file_cap=cap)
         assemble.clean_tree(job.assignment, sp.files, tree)
         b = build.build_student(
             job.plan,
@@ -360,6 +362,7 @@ def prepare_student(job: Job, name: str, path: str, progress: Callable[[str], No
             os.path.join(job.cache, "objects"),
             jobs=job.build_jobs or None,
             drivers=job.drivers(),
+            sandbox=job.sandbox,
         )
         new = {
             job.exercise_files[f]: e
@@ -440,6 +443,8 @@ def grade_prepared(
         notes.append("added files (ignored): " + ", ".join(prep.splice.added[:20]))
     if prep.splice.deleted:
         notes.append("deleted handout files (the instructor's are used): " + ", ".join(prep.splice.deleted[:20]))
+    if job.sandbox is not None and not job.sandbox.safe:
+        notes.insert(0, job.sandbox.describe())
     if job.recorder == "" and env.get("COURSE_GRADER_GPU") == "1":
         notes.append("no kernel recorder (CUPTI missing): only the static check looked at what versions call")
     prov = provenance(job, name_, drv, prep.provenance)
@@ -467,6 +472,7 @@ def provenance(job: SimpleNamespace, device_name: str, driver_version: str, subm
         toolkit=toolkit_version(),
         graded_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         host=socket.gethostname(),
+        sandbox=job.sandbox.describe() if getattr(job, "sandbox", None) else "",
         **submission,
     )
 

@@ -1,0 +1,282 @@
+"""The sandbox every student build and run goes through: bubblewrap (Debian's `bubblewrap`).
+
+A step runs in its own user, PID, mount, IPC, UTS, cgroup and network namespaces, sees a read-only
+view of only what it needs (the system's libraries and compilers, the CUDA toolkit, the paths the
+step names: the student's clean tree and objects, the driver, the kernel recorder) plus one
+writable folder (the step's own), a private /tmp, a minimal /dev with the NVIDIA device nodes
+when it uses the GPU, and an environment built from an allow-list: nothing of the grader's own
+environment (COURSE_GRADING_SECRET above all) reaches it. Resource limits (CPU time, file size,
+open files, processes, address space for compiles) are set with prlimit before bubblewrap starts;
+when the grader runs as root, bubblewrap makes the namespaces (no user namespace needed) and the
+step itself runs as an unprivileged uid of its own, without capabilities (setpriv), so the process
+limit counts and nothing of root's remains. Every process of a step ends with it: the step's PID namespace dies with
+its first process (a `setsid` child included), and bubblewrap dies with the grader.
+
+Without bubblewrap the grader refuses to grade unless the instructor passes --unsafe-no-sandbox;
+every report then says so (Sandbox.describe)."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import threading
+from dataclasses import dataclass, field
+
+# The environment a sandboxed step gets: these names, with values the grader sets (never copied
+# from its own environment except where listed in PASS_THROUGH).
+PASS_THROUGH = ("CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "CUDA_MODULE_LOADING")
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt/cuda")
+ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime")
+GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset", "/dev/nvidia-caps")
+UNSAFE_NOTE = (
+    "UNSAFE: graded without the sandbox (--unsafe-no-sandbox): the student's code ran as the grader, "
+    "with its files and environment"
+)
+
+
+class SandboxError(Exception):
+    pass
+
+
+@dataclass
+class Limits:
+    """Per-step resource limits (0: none)."""
+
+    cpu_s: int = 0  # RLIMIT_CPU of every process
+    file_mb: int = 1024  # RLIMIT_FSIZE: the largest file a step may write
+    open_files: int = 4096
+    processes: int = 512  # RLIMIT_NPROC of the step's uid (threads count)
+    address_space_gb: float = 0  # RLIMIT_AS: for compiles (CUDA programs reserve far more address space)
+
+
+@dataclass
+class Sandbox:
+    """How steps are confined: mode "bwrap" or "unsafe" (no confinement, named in every report)."""
+
+    mode: str = "bwrap"
+    bwrap: str = ""
+    version: str = ""
+    drop_uid: bool = False  # the grader is root: steps run as an unprivileged uid of their own
+    uid_base: int = 61000
+    extra_ro: list = field(default_factory=list)  # more read-only paths every step sees (the toolkit)
+    _slots: dict = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def safe(self) -> bool:
+        return self.mode == "bwrap"
+
+    def describe(self) -> str:
+        if not self.safe:
+            return UNSAFE_NOTE
+        who = "an unprivileged uid per worker" if self.drop_uid else "the grader's uid"
+        return f"bubblewrap {self.version} (namespaces: user, pid, mount, ipc, uts, cgroup, net; {who})"
+
+    def uid(self) -> int:
+        """A uid per grading thread: concurrent students never share a process limit."""
+        with self._lock:
+            return self.uid_base + self._slots.setdefault(threading.get_ident(), len(self._slots))
+
+    def command(
+        self,
+        argv: list[str],
+        *,
+        ro: list[str] = (),
+        rw: list[str] = (),
+        cwd: str = "/",
+        env: dict[str, str] | None = None,
+        gpu: bool = False,
+        limits: Limits | None = None,
+    ) -> list[str]:
+        """argv wrapped in the sandbox: `ro` paths visible read-only, `rw` writable, both at their
+        own paths; `env` is the whole environment of the step (allow-listed by the caller)."""
+        if not self.safe:
+            return list(argv)
+        lim = limits or Limits()
+        if self.drop_uid:  # root: namespaces without a user one, then an unprivileged uid inside
+            cmd = [self.bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts"]
+            cmd += ["--unshare-cgroup-try"]
+        else:  # an unprivileged bubblewrap: a user namespace, the grader's uid mapped
+            cmd = self._limits(lim) + [self.bwrap, "--unshare-all"]
+        cmd += ["--die-with-parent", "--new-session", "--clearenv"]
+        cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
+        for p in system_paths() + list(self.extra_ro):
+            cmd += bind_args("--ro-bind", p)
+        cmd += ancestors(list(ro) + list(rw))
+        for p in ro:
+            cmd += bind_args("--ro-bind", p)
+        for p in rw:
+            cmd += bind_args("--bind", p)
+        if gpu:
+            for node in gpu_nodes():
+                cmd += ["--dev-bind", node, node]
+        for k, v in sorted((env or {}).items()):
+            cmd += ["--setenv", k, v]
+        cmd += ["--chdir", cwd, "--"]
+        if self.drop_uid:
+            uid = str(self.uid())
+            cmd += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all"]
+            cmd += ["--bounding-set=-all", "--"] + self._limits(lim)
+        return cmd + list(argv)
+
+    def _limits(self, lim: Limits) -> list[str]:
+        # RLIMIT_NPROC counts every task of the uid: the grader's own uid has others already
+        nproc = lim.processes if self.drop_uid else lim.processes + uid_tasks(os.getuid())
+        out = ["prlimit", f"--nofile={lim.open_files}", "--core=0", f"--nproc={nproc}"]
+        if lim.cpu_s:
+            out.append(f"--cpu={int(lim.cpu_s)}")
+        if lim.file_mb:
+            out.append(f"--fsize={int(lim.file_mb) * 2**20}")
+        if lim.address_space_gb:
+            out.append(f"--as={int(lim.address_space_gb * 2**30)}")
+        return out + ["--"]
+
+    def step_env(self, base: dict[str, str], extra: dict[str, str] | None = None) -> dict[str, str]:
+        """The allow-listed environment of a step: a fixed PATH and locale, HOME and TMPDIR in the
+        private /tmp, the pass-through names from `base`, and `extra` (set by the grader)."""
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        toolkit_bin = [os.path.dirname(nvcc)] if os.path.exists(nvcc) else []
+        env = {
+            "PATH": ":".join(toolkit_bin + ["/usr/local/bin", "/usr/bin", "/bin"]),
+            "HOME": "/tmp",
+            "TMPDIR": "/tmp",
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+        }
+        env.update({k: base[k] for k in PASS_THROUGH if k in base})
+        if not self.safe:  # unsafe: the step keeps the grader's environment, minus its secret
+            env = {k: v for k, v in base.items() if k != "COURSE_GRADING_SECRET"}
+        env.update(extra or {})
+        return env
+
+
+def bind_args(flag: str, path: str) -> list[str]:
+    """One bind, at the same path inside; a symlink becomes the same symlink (its target is bound
+    where it is listed itself)."""
+    if os.path.islink(path) and flag == "--ro-bind" and os.path.isabs(os.readlink(path)) is False:
+        return ["--symlink", os.readlink(path), path]
+    return [flag, path, path]
+
+
+def ancestors(paths: list[str]) -> list[str]:
+    """The folders above the binds, made searchable inside (bubblewrap would copy a 0700 parent's
+    mode, and the step's uid could not reach what it was given); they hold nothing but the binds."""
+    out: list = []
+    system = set(SYSTEM_DIRS) | {"/etc", "/proc", "/dev"}
+    for p in paths:
+        parts = os.path.dirname(os.path.abspath(p)).split("/")[1:]
+        for i in range(1, len(parts) + 1):
+            d = "/" + "/".join(parts[:i])
+            if d not in out and not any(d == s or d.startswith(s + "/") for s in system):
+                out.append(d)
+    args = []
+    for d in sorted(out, key=lambda x: x.count("/")):
+        args += ["--perms", "0755", "--dir", d]
+    return args
+
+
+def system_paths() -> list[str]:
+    """What every step may read: the system's programs and libraries, the dynamic linker's
+    configuration, and the CUDA toolkit (where nvcc is)."""
+    out = [p for p in SYSTEM_DIRS + ETC_FILES if os.path.lexists(p)]
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else "")
+    if nvcc:
+        toolkit = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
+        if not toolkit.startswith("/usr/"):
+            out.append(toolkit)
+    return out
+
+
+def gpu_nodes() -> list[str]:
+    return sorted(glob.glob("/dev/nvidia[0-9]*")) + [p for p in GPU_NODES if os.path.exists(p)]
+
+
+def uid_tasks(uid: int) -> int:
+    """The threads of every process of `uid` (what RLIMIT_NPROC counts)."""
+    n = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/status", encoding="utf-8") as fh:
+                fields = dict(line.split(":", 1) for line in fh.read().split("\n") if ":" in line)
+            if int(fields["Uid"].split()[0]) == uid:
+                n += int(fields["Threads"])
+        except (OSError, KeyError, ValueError, IndexError):
+            continue
+    return n
+
+
+def open_for_step(path: str) -> None:
+    """A folder a step writes: writable by the step's uid (an unprivileged one when the grader is
+    root); nothing else of the grader's is bound into the step, so this exposes nothing."""
+    os.makedirs(path, exist_ok=True)
+    os.chmod(path, 0o777)
+
+
+def tree_pids(root: int) -> list[int]:
+    """root and every process descended from it (the sandbox's processes, a setsid child included:
+    it is reparented to the namespace's first process, which descends from root)."""
+    children: dict = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(pid))
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return out
+
+
+def tree_usage(root: int) -> tuple[float, int]:
+    """(resident GiB, processes) of root's process tree."""
+    rss, n = 0, 0
+    page = os.sysconf("SC_PAGE_SIZE")
+    for pid in tree_pids(root):
+        try:
+            with open(f"/proc/{pid}/statm", encoding="utf-8") as fh:
+                rss += int(fh.read().split()[1]) * page
+            n += 1
+        except (OSError, IndexError, ValueError):
+            continue
+    return rss / 2**30, n
+
+
+def probe(unsafe: bool = False) -> Sandbox:
+    """The sandbox this machine can give: bubblewrap, checked by running a step in it (as an
+    unprivileged uid of its own when the grader is root, else as the grader's uid); "unsafe" only
+    when asked for. Raises SandboxError, with how to install bubblewrap, when neither works."""
+    if unsafe:
+        return Sandbox(mode="unsafe")
+    bwrap = shutil.which("bwrap") or os.environ.get("COURSE_BWRAP", "")
+    if not bwrap or not os.access(bwrap, os.X_OK):
+        raise SandboxError(
+            "bubblewrap (bwrap) is not installed: `sudo apt-get install bubblewrap`, or without root "
+            "`apt-get download bubblewrap && dpkg -x bubblewrap_*.deb ~/bwrap` and put ~/bwrap/usr/bin on "
+            "PATH (or COURSE_BWRAP=~/bwrap/usr/bin/bwrap); --unsafe-no-sandbox grades without it "
+            "(every report then says so)"
+        )
+    version = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.split()[-1:] or ["?"]
+    box = Sandbox(mode="bwrap", bwrap=bwrap, version=version[0])
+    tried = []
+    for drop in [os.geteuid() == 0]:
+        box.drop_uid = drop
+        p = subprocess.run(box.command(["/bin/true"], env=box.step_env({})), capture_output=True, text=True)
+        if p.returncode == 0:
+            return box
+        tried.append(f"{'as root' if drop else 'unprivileged'}: {p.stderr.strip()[:200]}")
+    raise SandboxError(
+        "bubblewrap cannot start a sandbox here ("
+        + "; ".join(tried)
+        + "): unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone=1, "
+        "or on Ubuntu kernel.apparmor_restrict_unprivileged_userns=0); --unsafe-no-sandbox grades without it"
+    )

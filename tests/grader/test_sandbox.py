@@ -1,0 +1,175 @@
+"""The sandbox every student build and run goes through (grading/judge/runner_sandbox.py): one
+test per thing a student's process must not do, each run through bubblewrap as the grader runs it.
+Skips (visibly) where bubblewrap cannot start a sandbox; CI installs it."""
+
+import os
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from judge import runner_run, runner_sandbox
+from judge.rubric import Case
+
+try:
+    BOX = runner_sandbox.probe()
+except runner_sandbox.SandboxError as e:
+    BOX = None
+    WHY = str(e)
+pytestmark = pytest.mark.skipif(BOX is None, reason="bubblewrap cannot start a sandbox here")
+
+
+def step(argv, tmp_path, ro=(), rw=(), limits=None, env=None, timeout=60):
+    for d in rw:
+        runner_sandbox.open_for_step(str(d))
+    cmd = BOX.command(
+        argv,
+        ro=[str(p) for p in ro],
+        rw=[str(p) for p in rw],
+        cwd=str(rw[0]) if rw else "/",
+        env=BOX.step_env(env if env is not None else dict(os.environ)),
+        limits=limits,
+    )
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_grader_secret_and_environment_never_reach_a_step(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_GRADING_SECRET", "s3cr3t-value")
+    monkeypatch.setenv("INSTRUCTOR_TOKEN", "tok-123")
+    p = step(["/usr/bin/env"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "s3cr3t-value" not in p.stdout and "tok-123" not in p.stdout
+    names = {line.split("=", 1)[0] for line in p.stdout.split("\n") if "=" in line}
+    assert names <= set(runner_sandbox.PASS_THROUGH) | {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PWD"}
+
+
+def test_a_step_sees_nothing_of_the_grader_but_what_it_is_given(tmp_path):
+    secret = tmp_path / "instructor" / "solution.cu"
+    secret.parent.mkdir()
+    secret.write_text("the solution\n")
+    given = tmp_path / "given"
+    given.mkdir()
+    (given / "mine.txt").write_text("the student's tree\n")
+    p = step(["/bin/sh", "-c", f"cat {secret}; cat {given}/mine.txt; ls /root /home /work 2>&1"], tmp_path, ro=[given])
+    assert "the solution" not in p.stdout
+    assert "the student's tree" in p.stdout
+    assert "No such file" in p.stdout or "cannot access" in p.stdout
+
+
+def test_read_only_paths_cannot_be_written_and_the_step_folder_can(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "harness.cpp").write_text("int harness;\n")
+    run = tmp_path / "run"
+    p = step(
+        ["/bin/sh", "-c", f"echo x >> {tree}/harness.cpp; echo rc=$?; echo out > {run}/mine.csv"],
+        tmp_path,
+        ro=[tree],
+        rw=[run],
+    )
+    assert (tree / "harness.cpp").read_text() == "int harness;\n"
+    assert "rc=0" not in p.stdout
+    assert (run / "mine.csv").read_text() == "out\n"
+
+
+def test_no_process_of_a_step_outlives_it(tmp_path):
+    marker = tmp_path / "run" / "late"
+    run = tmp_path / "run"
+    # a setsid child that would write after the step ended, and one that would keep burning CPU
+    script = f"setsid sh -c 'sleep 2; echo late > {marker}' & setsid sh -c 'while :; do :; done' & exit 0"
+    t0 = time.time()
+    p = step(["/bin/sh", "-c", script], tmp_path, rw=[run])
+    assert p.returncode == 0 and time.time() - t0 < 10
+    time.sleep(3)
+    assert not marker.exists()
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert "while :; do :; done" not in ps
+
+
+def test_a_fork_bomb_stops_at_the_process_limit(tmp_path):
+    lim = runner_sandbox.Limits(processes=64)
+    t0 = time.time()
+    p = step(
+        ["/bin/sh", "-c", "n=0; while [ $n -lt 400 ]; do sleep 3 & n=$((n+1)); done 2>/dev/null; echo started $n"],
+        tmp_path,
+        limits=lim,
+        timeout=120,
+    )
+    assert time.time() - t0 < 60
+    assert "fork" in p.stderr.lower() or "resource" in p.stderr.lower() or p.returncode != 0, p
+
+
+def test_file_size_and_cpu_time_are_limited(tmp_path):
+    run = tmp_path / "run"
+    p = step(
+        ["/bin/sh", "-c", f"head -c 3000000 /dev/zero > {run}/big; echo rc=$?"],
+        tmp_path,
+        rw=[run],
+        limits=runner_sandbox.Limits(file_mb=1),
+    )
+    assert (run / "big").stat().st_size <= 2**20
+    t0 = time.time()
+    p = step(["/bin/sh", "-c", "while :; do :; done"], tmp_path, limits=runner_sandbox.Limits(cpu_s=1), timeout=60)
+    assert p.returncode != 0 and time.time() - t0 < 30
+
+
+def test_a_step_has_no_network(tmp_path):
+    code = (
+        "import socket\ntry:\n socket.create_connection(('1.1.1.1', 53), 2)\n print('connected')\n"
+        "except OSError as e:\n print('refused', e)"
+    )
+    p = step([sys.executable, "-c", code], tmp_path)
+    assert "connected" not in p.stdout
+
+
+def test_a_compile_address_space_is_limited(tmp_path):
+    code = "b = bytearray(3 * 2**30)\nprint('allocated')"
+    p = step([sys.executable, "-c", code], tmp_path, limits=runner_sandbox.Limits(address_space_gb=1))
+    assert "allocated" not in p.stdout and p.returncode != 0
+
+
+def test_a_driver_run_is_sandboxed_end_to_end(tmp_path, monkeypatch):
+    """runner_run.execute with the sandbox: a hostile 'driver' that reads the environment and the
+    grader's files, forks a survivor and writes its CSV: only the CSV comes back."""
+    monkeypatch.setenv("COURSE_GRADING_SECRET", "s3cr3t-value")
+    grader_file = tmp_path / "grader_state.json"
+    grader_file.write_text('{"cache": 1}')
+    driver = tmp_path / "bin" / "driver"
+    driver.parent.mkdir()
+    csv = (
+        "subproject,kind,version,role,idea,n,params,median_ms,min_ms,max_ms,noise,samples,metric,metric_unit,"
+        "pct_of_ceiling,ceiling,speedup_vs_cpu,speedup_vs_prev,speedup_vs_library,predicted_ms,metrics,status,"
+        "detail,device,cuda,git_sha"
+    )
+    driver.write_text(
+        "#!/bin/sh\n"
+        'out=""; while [ $# -gt 0 ]; do [ "$1" = --csv ] && out=$2; shift; done\n'
+        "env; cat " + str(grader_file) + " 2>&1\n"
+        "echo tampered >> " + str(grader_file) + " 2>&1\n"
+        f"setsid sh -c 'sleep 2; echo late >> {grader_file}' &\n"
+        f"printf '%s\\n' '{csv}' > \"$out\"\n"
+        "echo 'x,version,v,version,idea,5,,1,1,1,0,1,,,,,,,,,,pass,,cpu,13.0,abc' >> \"$out\"\n"
+    )
+    driver.chmod(driver.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    spec = runner_run.RunSpec(
+        driver=str(driver),
+        version="v",
+        args=[],
+        workdir=str(tmp_path / "runs"),
+        name="x.v.0",
+        time_limit_s=20,
+        memory_limit_gb=4,
+        output_limit_kb=64,
+        env=dict(os.environ),
+        sandbox=BOX,
+    )
+    raw = runner_run.execute(spec)
+    with open(raw.log) as fh:
+        log = fh.read()
+    assert "s3cr3t-value" not in log and '{"cache": 1}' not in log
+    time.sleep(3)
+    assert grader_file.read_text() == '{"cache": 1}'
+    res = runner_run.judge(raw, "v", Case(name="visible", args=[], hidden=False), spec)
+    assert res.status.value == "correct", (res.detail, log)
