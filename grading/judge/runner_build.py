@@ -295,7 +295,10 @@ class _Compiler:
             fh.write("$ " + " ".join(cmd) + "\n" + p.stdout + p.stderr)
         if p.returncode == 0:
             integrity.cache_object(self.cache_dir, cached, dst)
-        return rule, dst, p.returncode, False, first_error(p.stdout + p.stderr, tree)
+        err = first_error(p.stdout + p.stderr, tree) if p.returncode else ""
+        if p.returncode and not err:  # no compiler diagnostic: the sandbox's or a limit's own words
+            err = next((x.strip()[:400] for x in reversed((p.stdout + p.stderr).split("\n")) if x.strip()), "")
+        return rule, dst, p.returncode, False, err
 
     def blame(self, rule: ObjectRule, err: str, res: StudentBuild) -> None:
         """The spliced files a failed translation unit includes (the error's own file first)."""

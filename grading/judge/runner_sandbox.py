@@ -101,10 +101,11 @@ class Sandbox:
         else:  # an unprivileged bubblewrap: a user namespace, the grader's uid mapped
             cmd = self._limits(lim) + [self.bwrap, "--unshare-all"]
         cmd += ["--die-with-parent", "--new-session", "--clearenv"]
-        cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
-        for p in system_paths() + list(self.extra_ro):
+        cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+        system = system_paths() + list(self.extra_ro)
+        cmd += ancestors(system + list(ro) + list(rw))
+        for p in system:
             cmd += bind_args("--ro-bind", p)
-        cmd += ancestors(list(ro) + list(rw))
         for p in ro:
             cmd += bind_args("--ro-bind", p)
         for p in rw:
@@ -164,12 +165,12 @@ def ancestors(paths: list[str]) -> list[str]:
     """The folders above the binds, made searchable inside (bubblewrap would copy a 0700 parent's
     mode, and the step's uid could not reach what it was given); they hold nothing but the binds."""
     out: list = []
-    system = set(SYSTEM_DIRS) | {"/etc", "/proc", "/dev"}
+    bound = [os.path.abspath(p) for p in paths] + ["/proc", "/dev"]
     for p in paths:
         parts = os.path.dirname(os.path.abspath(p)).split("/")[1:]
         for i in range(1, len(parts) + 1):
             d = "/" + "/".join(parts[:i])
-            if d not in out and not any(d == s or d.startswith(s + "/") for s in system):
+            if d not in out and d != "/tmp" and not any(d == b or d.startswith(b + "/") for b in bound):
                 out.append(d)
     args = []
     for d in sorted(out, key=lambda x: x.count("/")):

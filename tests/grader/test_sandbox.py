@@ -3,6 +3,7 @@ test per thing a student's process must not do, each run through bubblewrap as t
 Skips (visibly) where bubblewrap cannot start a sandbox; CI installs it."""
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -173,3 +174,20 @@ def test_a_driver_run_is_sandboxed_end_to_end(tmp_path, monkeypatch):
     assert grader_file.read_text() == '{"cache": 1}'
     res = runner_run.judge(raw, "v", Case(name="visible", args=[], hidden=False), spec)
     assert res.status.value == "correct", (res.detail, log)
+
+
+def test_the_compilers_work_in_a_step(tmp_path):
+    """c++ (through /etc/alternatives) and nvcc (temporary files in the private /tmp) compile a
+    student's file from a read-only tree into the step's writable folder."""
+    tree, out = tmp_path / "tree", tmp_path / "obj"
+    tree.mkdir()
+    (tree / "a.cpp").write_text("int twice(int x) { return 2 * x; }\n")
+    (tree / "k.cu").write_text("__global__ void k(int* p) { p[threadIdx.x] = 1; }\n")
+    compilers = [["c++", "-c", str(tree / "a.cpp"), "-o", str(out / "a.o")]]
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if os.path.exists(nvcc):
+        compilers.append([nvcc, "-c", str(tree / "k.cu"), "-o", str(out / "k.o")])
+    for cmd in compilers:
+        p = step(cmd, tmp_path, ro=[tree], rw=[out], timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert (out / os.path.basename(cmd[-1])).stat().st_size > 0
