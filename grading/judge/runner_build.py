@@ -265,7 +265,8 @@ class _Compiler:
                 os.chmod(os.path.join(base, d), 0o777)
         ro = [self.tree] + referenced_paths(cmd, self.plan.build)
         limits = Limits(cpu_s=self.timeout * 2, file_mb=COMPILE_FILE_MB, address_space_gb=COMPILE_MEMORY_GB)
-        return self.sandbox.command(cmd, ro=ro, rw=[obj_root], cwd=cwd, env=self.env(), limits=limits)
+        box = self.sandbox
+        return box.command(cmd, ro=ro, rw=[obj_root], cwd=cwd, env=self.env(), limits=limits, cpus=box.build_cpus)
 
     def compile(self, rule: ObjectRule) -> tuple[ObjectRule, str, int, bool, str]:
         """(rule, object, return code, from the cache, first error)."""
@@ -332,7 +333,9 @@ def _link_drivers(
             env = sandbox.step_env(dict(os.environ))
             ro = [plan.build] + ([os.path.join(out_dir, "lib")] if os.path.isdir(os.path.join(out_dir, "lib")) else [])
             limits = Limits(cpu_s=600, file_mb=COMPILE_FILE_MB, address_space_gb=COMPILE_MEMORY_GB)
-            cmd = sandbox.command(cmd, ro=ro, rw=[bin_root], cwd=rule.directory, env=env, limits=limits)
+            cmd = sandbox.command(
+                cmd, ro=ro, rw=[bin_root], cwd=rule.directory, env=env, limits=limits, cpus=sandbox.build_cpus
+            )
         if run_logged(cmd, rule.directory, res.log, env=env) != 0:
             res.ok, res.error = (
                 False,

@@ -114,7 +114,12 @@ def sandboxed(spec: RunSpec, driver_cmd: list[str], klog: str) -> tuple[list[str
     cpu = int(spec.time_limit_s * (os.cpu_count() or 1)) + 10
     limits = Limits(cpu_s=cpu, file_mb=RUN_FILE_MB, processes=PROCESS_LIMIT * 4)
     env = box.step_env(spec.env, extra)
-    cmd = box.command(driver_cmd, ro=ro, rw=[spec.workdir], cwd=spec.workdir, env=env, gpu=spec.gpu, limits=limits)
+    cpus = spec.env.get("COURSE_GRADER_CPUS", "")
+    if cpus:  # the OpenMP versions use the slot's cores, no more
+        env.setdefault("OMP_NUM_THREADS", str(len(cpus.split(","))))
+    cmd = box.command(
+        driver_cmd, ro=ro, rw=[spec.workdir], cwd=spec.workdir, env=env, gpu=spec.gpu, limits=limits, cpus=cpus
+    )
     return cmd, env
 
 

@@ -61,6 +61,7 @@ class Sandbox:
     drop_uid: bool = False  # the grader is root: steps run as an unprivileged uid of their own
     uid_base: int = 61000
     extra_ro: list = field(default_factory=list)  # more read-only paths every step sees (the toolkit)
+    build_cpus: str = ""  # the cores compiles and links are pinned to (core_plan's last entry)
     _slots: dict = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -89,17 +90,19 @@ class Sandbox:
         env: dict[str, str] | None = None,
         gpu: bool = False,
         limits: Limits | None = None,
+        cpus: str = "",
     ) -> list[str]:
         """argv wrapped in the sandbox: `ro` paths visible read-only, `rw` writable, both at their
         own paths; `env` is the whole environment of the step (allow-listed by the caller)."""
+        pin = ["taskset", "-c", cpus] if cpus and shutil.which("taskset") else []
         if not self.safe:
-            return list(argv)
+            return pin + list(argv)
         lim = limits or Limits()
         if self.drop_uid:  # root: namespaces without a user one, then an unprivileged uid inside
-            cmd = [self.bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts"]
+            cmd = pin + [self.bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts"]
             cmd += ["--unshare-cgroup-try"]
         else:  # an unprivileged bubblewrap: a user namespace, the grader's uid mapped
-            cmd = self._limits(lim) + [self.bwrap, "--unshare-all"]
+            cmd = pin + self._limits(lim) + [self.bwrap, "--unshare-all"]
         cmd += ["--die-with-parent", "--new-session", "--clearenv"]
         cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
         system = system_paths() + list(self.extra_ro)
@@ -192,6 +195,19 @@ def system_paths() -> list[str]:
 
 def gpu_nodes() -> list[str]:
     return sorted(glob.glob("/dev/nvidia[0-9]*")) + [p for p in GPU_NODES if os.path.exists(p)]
+
+
+def core_plan(slots: int, cores: list[int] | None = None) -> list[str]:
+    """The CPU cores of each device slot's runs, as taskset lists, and last the builds' cores: a
+    timed run never shares a core with a build or with another slot's run. Each slot gets an equal
+    share of half the cores (at least one), the builds the rest (at least one; on a machine too
+    small to split, everything shares and the list says so by repeating cores)."""
+    cores = sorted(os.sched_getaffinity(0)) if cores is None else cores
+    per = max(1, len(cores) // (2 * slots))
+    out = [cores[i * per : (i + 1) * per] for i in range(slots)]
+    rest = cores[slots * per :] or cores
+    out = [c or cores for c in out]
+    return [",".join(map(str, c)) for c in out] + [",".join(map(str, rest))]
 
 
 def uid_tasks(uid: int) -> int:

@@ -11,11 +11,11 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from . import formats, student
+from . import formats, integrity, student
 from .model import Status, report_from_json
+from .runner_sandbox import core_plan
 
 if TYPE_CHECKING:
     from types import SimpleNamespace
@@ -41,12 +41,17 @@ def visible_gpus() -> list[str]:
 
 
 def device_envs(gpus: list[str]) -> list[dict[str, str]]:
-    """One environment per device slot: a GPU each (CUDA_VISIBLE_DEVICES), or the CPU alone."""
+    """One environment per device slot: a GPU each (CUDA_VISIBLE_DEVICES), or the CPU alone, and
+    the CPU cores its runs are pinned to (COURSE_GRADER_CPUS; runner_sandbox.core_plan)."""
     base = dict(os.environ)
+    slots = core_plan(max(1, len(gpus)))
     if not gpus:
-        env = dict(base, CUDA_VISIBLE_DEVICES="-1", COURSE_GRADER_GPU="0")
+        env = dict(base, CUDA_VISIBLE_DEVICES="-1", COURSE_GRADER_GPU="0", COURSE_GRADER_CPUS=slots[0])
         return [env]
-    return [dict(base, CUDA_VISIBLE_DEVICES=g, COURSE_GRADER_GPU="1") for g in gpus]
+    return [
+        dict(base, CUDA_VISIBLE_DEVICES=g, COURSE_GRADER_GPU="1", COURSE_GRADER_CPUS=slots[i])
+        for i, g in enumerate(gpus)
+    ]
 
 
 def references(
@@ -139,7 +144,7 @@ class _Pipeline:
                 return
             name, rep = grade_item(self.job, item, env, rec, dev, self.keep, self.progress)
             rep = student.finalize(rep, self.keep_keys, self.job.rules)
-            formats.write_all(rep, os.path.join(self.job.out, name))
+            write_report(self.job, rep)
             with self.lock:
                 self.reports.append(rep)
             self.progress(
@@ -161,6 +166,8 @@ def grade_class(
     Slurm merge step reads). Returns (reports, seconds, gradable set)."""
     t0 = time.time()
     envs = device_envs(gpus)
+    if job.sandbox is not None:  # builds overlap the runs: never on a core a run is timed on
+        job.sandbox.build_cpus = core_plan(max(1, len(gpus)))[-1]
     recs, ids = references(job, envs, progress)
     keep_keys, why = gradable(recs)
     for k, w in sorted(why.items()):
@@ -184,8 +191,34 @@ def grade_class(
     if students:
         formats.class_files(reports, job.out, [r for r in job.rules if r.key in keep_keys])
     write_timing(job.out, len(reports), len(envs) if gpus else 0, seconds, t_ref, reports)
-    formats.atomic_write(os.path.join(job.out, "references.json"), json.dumps(recs, indent=1) + "\n")
+    write_references(job, recs)
     return reports, seconds, keep_keys
+
+
+# ---- what the shards hand the merge: signed, verified before it is used ---------------------------
+def report_label(job: Job | SimpleNamespace, student_id: str) -> str:
+    """What a report's signature stands for: this student, in a job of this instructor commit and rubric."""
+    return f"report:{job.instructor_commit}:{job.rubric.sha256}:{student_id}"
+
+
+def references_label(job: Job | SimpleNamespace) -> str:
+    return f"references:{job.instructor_commit}:{job.rubric.sha256}"
+
+
+def write_report(job: Job | SimpleNamespace, rep: StudentReport, out: str | None = None) -> str:
+    """A student's reports in OUT/students/<id>/ (out: OUT, default the job's), report.json signed
+    (report.json.hmac) for the merge step. Returns the folder."""
+    d = formats.student_dir(out or job.out, rep.student)
+    formats.write_all(rep, d)
+    integrity.sign_sidecar(integrity.key_for(job.cache), report_label(job, rep.student), os.path.join(d, "report.json"))
+    return d
+
+
+def write_references(job: Job | SimpleNamespace, recs: list[dict[str, Any]], out: str | None = None) -> None:
+    """references.json (the reference records the job used, which the merge step reads), signed."""
+    path = os.path.join(out or job.out, "references.json")
+    formats.atomic_write(path, json.dumps(recs, indent=1) + "\n")
+    integrity.sign_sidecar(integrity.key_for(job.cache), references_label(job), path)
 
 
 def write_timing(
@@ -249,21 +282,50 @@ def slurm_submit(scripts: dict[str, str], progress: Callable[[str], None] = prin
     return prep, arr, merge
 
 
-def read_shards(out: str, shards: int) -> tuple[list[dict[str, Any]], list[StudentReport], list[int]]:
-    """(reference records, students' reports, shards that left no results) from OUT/shards/<i>/."""
-    recs, reports, missing = [], [], []
-    for i in range(shards):
-        d = os.path.join(out, "shards", str(i))
+def shard_reports(job: Job | SimpleNamespace, key: bytes, d: str, refused: dict[str, str]) -> list[StudentReport]:
+    """The verified reports of the shard folder d (d/students/<id>/report.json and its signature);
+    one that does not verify, cannot be read or names another student is refused (refused[id]: why)."""
+    reports = []
+    sd = os.path.join(d, formats.STUDENTS_DIR)
+    for sid in sorted(os.listdir(sd)) if os.path.isdir(sd) else []:
+        p = os.path.join(sd, sid, "report.json")
+        if not os.path.lexists(p):
+            continue  # no report: the student is listed as lost, with the shard's log
         try:
-            recs += json.loads(Path(os.path.join(d, "references.json")).read_text(encoding="utf-8"))
-        except OSError:
+            rep = report_from_json(json.loads(integrity.verified_sidecar(key, report_label(job, sid), p)))
+        except integrity.Tampered as e:
+            refused[sid] = f"its report failed verification ({e}): forged or edited after grading"
+            continue
+        except (ValueError, KeyError, TypeError) as e:
+            refused[sid] = f"its report cannot be read ({type(e).__name__})"
+            continue
+        if rep.student != sid:
+            refused[sid] = f"its report names another student ({rep.student!r})"
+            continue
+        reports.append(rep)
+    return reports
+
+
+def read_shards(
+    job: Job | SimpleNamespace, shards: int, progress: Callable[[str], None] = print
+) -> tuple[list[dict[str, Any]], list[StudentReport], list[int], dict[str, str]]:
+    """(reference records, students' reports, shards that left no results, {student id: why its
+    report was refused}) from OUT/shards/<i>/. Nothing is used before its signature verifies
+    (integrity.py): a shard whose references.json does not is left out like a shard that died."""
+    key = integrity.key_for(job.cache)
+    recs, reports, missing, refused = [], [], [], {}
+    for i in range(shards):
+        d = os.path.join(job.out, "shards", str(i))
+        refs = os.path.join(d, "references.json")
+        try:
+            recs += json.loads(integrity.verified_sidecar(key, references_label(job), refs))
+        except (integrity.Tampered, ValueError) as e:
+            if os.path.lexists(refs):
+                progress(f"[grade] merge: shard {i}: references.json refused ({e})")
             missing.append(i)
             continue
-        for name in sorted(os.listdir(d)):
-            p = os.path.join(d, name, "report.json")
-            if os.path.isfile(p):
-                reports.append(report_from_json(json.loads(Path(p).read_text(encoding="utf-8"))))
-    return recs, reports, missing
+        reports += shard_reports(job, key, d, refused)
+    return recs, reports, missing, refused
 
 
 def merge(
@@ -276,7 +338,7 @@ def merge(
     reference graded correct on every shard's GPU, the same maximum for all. A student of the class
     (`students`, [(name, path)]) whose shard left no report gets a harness-error report naming the
     shard's log: listed in the class files with empty gradebook cells, never dropped."""
-    recs, reports, missing = read_shards(job.out, shards)
+    recs, reports, missing, refused = read_shards(job, shards, progress)
     keep_keys, _ = gradable(recs)
     have = {r.student for r in reports}
     lost = []
@@ -284,9 +346,11 @@ def merge(
         for name, path in shard(list(students), i, shards):
             if name not in have:
                 lost.append(name)
+                log = os.path.join(job.out, "slurm", f"shard-{i}.log")
                 why = (
-                    f"shard {i} of {shards} left no report for this student "
-                    f"(see {os.path.join(job.out, 'slurm', f'shard-{i}.log')})"
+                    f"shard {i} of {shards}: {refused[name]} (see {log})"
+                    if name in refused
+                    else f"shard {i} of {shards} left no report for this student (see {log})"
                 )
                 reports.append(student.harness_error_report(job, name, path, why, ("not graded", "", "")))
     if lost:
@@ -296,7 +360,7 @@ def merge(
         )
     for rep in reports:
         student.finalize(rep, keep_keys, job.rules)
-        formats.write_all(rep, os.path.join(job.out, rep.student))
+        write_report(job, rep)
     formats.class_files(reports, job.out, [r for r in job.rules if r.key in keep_keys])
     if missing:
         progress(f"[grade] merge: shards {missing} left no results (see slurm/shard-*.log)")

@@ -191,3 +191,20 @@ def test_the_compilers_work_in_a_step(tmp_path):
         p = step(cmd, tmp_path, ro=[tree], rw=[out], timeout=300)
         assert p.returncode == 0, p.stderr
         assert (out / os.path.basename(cmd[-1])).stat().st_size > 0
+
+
+def test_timed_runs_and_builds_never_share_a_core():
+    plan = runner_sandbox.core_plan(2, list(range(16)))
+    runs, builds = plan[:-1], plan[-1]
+    sets = [set(p.split(",")) for p in runs]
+    assert sets[0].isdisjoint(sets[1])
+    assert all(s.isdisjoint(set(builds.split(","))) for s in sets)
+    assert len(runner_sandbox.core_plan(8, list(range(128)))) == 9
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: nothing to pin apart")
+def test_a_step_is_pinned_to_its_cores(tmp_path):
+    core = str(sorted(os.sched_getaffinity(0))[-1])
+    cmd = BOX.command(["/bin/grep", "Cpus_allowed_list", "/proc/self/status"], env=BOX.step_env({}), cpus=core)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert p.stdout.split()[-1] == core, p
