@@ -260,7 +260,7 @@ def rewrite(path: str, text: str, replace: Callable[[Region], list[str] | None])
     common/exercise.hpp is added where a starter body (COURSE_NOT_IMPLEMENTED) needs it."""
     regions = parse(path, text)
     lines = text.split("\n")
-    out, replaced, at = [], [], 0
+    out, replaced, at, inserted = [], [], 0, set()
     for r in regions:
         out.extend(lines[at : r.first])
         new = replace(r)
@@ -268,24 +268,26 @@ def rewrite(path: str, text: str, replace: Callable[[Region], list[str] | None])
             out.extend(r.lines)
         else:
             replaced.append(r)
+            inserted.update(range(len(out), len(out) + len(new)))
             out.extend(new)
         at = r.last + 1
     out.extend(lines[at:])
     new_text = "\n".join(out)
+    # The starter bodies' include goes after the file's own last #include, never into a replaced
+    # region (a submission's block may hold an #include of its own, under an #if 0 even).
+    last_include = max(
+        (i for i, line in enumerate(out) if line.startswith("#include") and i not in inserted), default=-1
+    )
     device = "COURSE_DEVICE_NOT_IMPLEMENTED(" in new_text
     if device and "COURSE_DEVICE_STUB_FILE(" not in new_text:
-        new_lines = new_text.split("\n")
-        last_include = max((i for i, line in enumerate(new_lines) if line.startswith("#include")), default=-1)
-        new_lines[last_include + 1 : last_include + 1] = [
+        out[last_include + 1 : last_include + 1] = [
             '#include "common/exercise_device.cuh"',
             f"COURSE_DEVICE_STUB_FILE({stub_tag(path)})  // the device stubs below say when a version calls them",
         ]
-        new_text = "\n".join(new_lines)
+        new_text = "\n".join(out)
     elif "COURSE_NOT_IMPLEMENTED" in new_text and '#include "common/exercise.hpp"' not in new_text:
-        new_lines = new_text.split("\n")
-        last_include = max((i for i, line in enumerate(new_lines) if line.startswith("#include")), default=-1)
-        new_lines.insert(last_include + 1, '#include "common/exercise.hpp"')
-        new_text = "\n".join(new_lines)
+        out.insert(last_include + 1, '#include "common/exercise.hpp"')
+        new_text = "\n".join(out)
     return new_text, replaced
 
 

@@ -4,7 +4,7 @@
 # racecheck + synccheck over the shared-memory kernels, the course's own CIS 565 driver when its
 # folder is given (CIS565_DRIVER_DIR), the roofline example and each driver's quick benchmark,
 # then prints a summary table. Logs go to $LOG_DIR (default results/scratch/gpu_check).
-# RUN_TESTS=0 / RUN_SANITIZER=0 / RUN_DRIVERS=0 leave a group of steps out (to split the work
+# RUN_TESTS=0 / RUN_SANITIZER=0 / RUN_DRIVERS=0 / RUN_GRADING=0 leave a group of steps out (to split the work
 # over several sessions on a lent GPU); the default runs everything.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -110,11 +110,17 @@ if command -v ncu >/dev/null; then  # the instruction counts behind nbody's cost
 fi
 step "ground_seg driver, quick" "$logs/ground_seg_quick.log" "$build/ground_seg/ground_seg" --quick --csv "$logs/ground_seg_quick.csv"
 step "ndt_graph driver, quick" "$logs/ndt_graph_quick.log" "$build/ndt_graph/ndt_graph" --quick --csv "$logs/ndt_graph_quick.csv"
+# as the grader runs them: every timed run on a new input, its output checked (a replay fails)
+for sub in stream_compaction nbody ground_seg ndt_graph; do
+  step "$sub driver, quick, fresh inputs" "$logs/${sub}_fresh.log" "$build/$sub/$sub" --quick --fresh-inputs \
+    --csv "$logs/${sub}_fresh.csv"
+done
 fi
 
 # Teaching and grading: the per-version cases, the grader on this GPU (a generated class with the
 # kernels recorded, the four-sub-project students-per-hour benchmark) and the handout cycle with a
 # GPU exercise filled in
+if [ "${RUN_GRADING:-1}" = 1 ]; then
 step "per-version CTest cases (label version)" "$logs/ctest_version.log" ctest --test-dir "$build" -L version
 step "grader: a tampered class and the students-per-hour benchmark" "$logs/grading_check.log" \
   scripts/grading_check.sh "$logs/grading_check"
@@ -128,6 +134,7 @@ step "handout of stream_compaction alone (the others left out, common/'s scans i
 # the solution graded by the course's grader on this GPU, as a submission: the committed grade
 # (results/<gpu>/grade_solution.*) that tests/grader/test_path.py holds against the rubric
 step "the solution graded against the whole rubric" "$logs/grade_solution.log" scripts/grade_solution.sh "$logs/grade_solution"
+fi
 
 echo
 echo "GPU check on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1):"

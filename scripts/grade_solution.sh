@@ -21,6 +21,6 @@ classgen.make_student(sys.argv[1], sys.argv[2], sys.argv[3], "solution")
 PY
 python3 scripts/grade.py --students "$work/students" --handout "$work/handout" --out "$work/grade"
 mkdir -p "results/$slug"
-cp "$work/grade/solution/report.json" "results/$slug/grade_solution.json"
-cp "$work/grade/solution/report.md" "results/$slug/grade_solution.md"
+cp "$work/grade/students/solution/report.json" "results/$slug/grade_solution.json"
+cp "$work/grade/students/solution/report.md" "results/$slug/grade_solution.md"
 echo "grade_solution: results/$slug/grade_solution.{json,md}"

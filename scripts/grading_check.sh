@@ -19,6 +19,34 @@ python3 scripts/grade.py --students "$OUT/class_sc" --handout "$OUT/handout_sc" 
   --out "$OUT/grade_sc" --gpus all --build-workers 2 > "$OUT/grade_sc.log" 2>&1
 rc=$?; tail -3 "$OUT/grade_sc.log"; [ $rc -eq 0 ] || exit $rc
 (cd grading && python3 -m judge.summary "$OUT/grade_sc")
+# the attack classes only a GPU run shows (the kernel record), and those the objects show
+python3 - "$OUT/grade_sc" <<'PY' || exit 1
+import glob, json, os, sys
+reps = {}
+for p in glob.glob(os.path.join(sys.argv[1], "**", "report.json"), recursive=True):
+    r = json.load(open(p))
+    reps[r.get("display_name") or r["student"]] = r
+def grade(kind, version):
+    return next(g for g in reps[kind]["grades"] if g["version"] == version)
+bad = []
+g = grade("host_work", "scan_naive")
+if g["status"] != "not its own work" or "the work happened on the host" not in g["detail"]:
+    bad.append(f"host_work scan_naive: {g['status']}: {g['detail']}")
+for kind, version in (("calls_reference", "compact_cpu_scan"), ("static_ctor", "scan_naive"), ("interpose", "scan_naive")):
+    g = grade(kind, version)
+    if g["status"] not in ("refused", "not its own work"):
+        bad.append(f"{kind} {version}: {g['status']}: {g['detail']}")
+# blocks that would change what follows them (checker_blocks): refused; a macro over the harness is scoped
+for kind, version in (("line_continuation", "compact_cpu_scan"), ("closes_function", "compact_cpu_scan"),
+                      ("include_solution", "scan_naive")):
+    g = grade(kind, version)
+    if g["status"] != "refused":
+        bad.append(f"{kind} {version}: {g['status']}: {g['detail']}")
+if grade("macro_over_harness", "scan_naive")["status"] != grade("solution", "scan_naive")["status"]:
+    bad.append(f"macro_over_harness scan_naive: {grade('macro_over_harness', 'scan_naive')['status']}")
+print("attack classes:", "; ".join(bad) or "every one caught")
+sys.exit(1 if bad else 0)
+PY
 
 step "benchmark: the four-sub-project handout, $COPIES distinct students per kind, one GPU"
 python3 scripts/make_handout.py "$OUT/handout_all" --force >/dev/null || exit 1

@@ -60,7 +60,10 @@ def grade(handout: str, out: str, extra: list[str]) -> dict[str, Any]:
         ]
         + extra
     )
-    rep = json.loads(Path(os.path.join(out, os.path.basename(handout), "report.json")).read_text())
+    from judge import intake  # the report's folder: OUT/students/<the checkout's safe id>
+
+    sid = intake.safe_id(os.path.basename(os.path.normpath(handout)))
+    rep = json.loads(Path(os.path.join(out, "students", sid, "report.json")).read_text())
     rep["versions"] = rep["grades"]
     rep["not_gradable"] = [n for n in rep["notes"] if "not graded in this job" in n]
     return rep

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <string>
 
 #include "common/cuda_check.hpp"
 
@@ -38,8 +39,16 @@ bool should_stop(const std::vector<double>& s, double elapsed_s, const BenchOpti
 void L2Flusher::flush(cudaStream_t s) { CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0x5a, buffer_.bytes(), s)); }
 
 BenchStats bench_gpu(const std::function<void(cudaStream_t)>& work, cudaStream_t stream, const BenchOptions& o,
-                     L2Flusher* flusher) {
+                     L2Flusher* flusher, const FreshInputs* fresh) {
   EventTimer timer;
+  FreshInputs idle_after;  // the caller's hooks, the refresh followed by a wait for the stream
+  if (fresh) {
+    idle_after = *fresh;
+    idle_after.refresh = [&] {
+      if (fresh->refresh) fresh->refresh();
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+    };
+  }
   return bench_loop(
       [&](bool recording) -> double {
         if (!recording) {
@@ -52,28 +61,59 @@ BenchStats bench_gpu(const std::function<void(cudaStream_t)>& work, cudaStream_t
         work(stream);
         return timer.stop_ms(stream);
       },
-      o);
+      o, fresh ? &idle_after : nullptr);
 }
 
-BenchStats bench_loop(const std::function<double(bool)>& sample, const BenchOptions& o) {
-  for (int i = 0; i < o.warmup; ++i) (void)sample(false);
+namespace {
+
+// "timed sample 3 of 10", "timed sample 3" (the count is not fixed), "warm-up run 1 of 2".
+std::string run_name(bool recording, int index, const BenchOptions& o) {
+  if (!recording) return "warm-up run " + std::to_string(index) + " of " + std::to_string(o.warmup);
+  std::string s = "timed sample " + std::to_string(index);
+  if (o.min_samples == o.max_samples) s += " of " + std::to_string(o.max_samples);
+  return s;
+}
+
+}  // namespace
+
+BenchStats bench_loop(const std::function<double(bool)>& sample, const BenchOptions& o, const FreshInputs* fresh) {
+  double hooks_ms = 0;  // spent in refresh and verify: not the work's, so not the budget's
+  auto run = [&](bool recording, int index) {
+    if (fresh && fresh->refresh) {
+      const WallTimer t;
+      fresh->refresh();
+      hooks_ms += t.elapsed_ms();
+    }
+    const double ms = sample(recording);
+    if (fresh && fresh->verify) {
+      const WallTimer t;
+      const std::string wrong = fresh->verify();
+      hooks_ms += t.elapsed_ms();
+      if (!wrong.empty())
+        throw FreshInputMismatch(run_name(recording, index, o) + ": " + wrong +
+                                 " (the version may replay an earlier result)");
+    }
+    return ms;
+  };
+  for (int i = 0; i < o.warmup; ++i) (void)run(false, i + 1);
   std::vector<double> samples;
+  hooks_ms = 0;
   const WallTimer total;
   for (;;) {
-    samples.push_back(sample(true));
-    if (should_stop(samples, total.elapsed_ms() * 1e-3, o)) break;
+    samples.push_back(run(true, static_cast<int>(samples.size()) + 1));
+    if (should_stop(samples, (total.elapsed_ms() - hooks_ms) * 1e-3, o)) break;
   }
   return summarize(samples);
 }
 
-BenchStats bench_cpu(const std::function<void()>& work, const BenchOptions& o) {
+BenchStats bench_cpu(const std::function<void()>& work, const BenchOptions& o, const FreshInputs* fresh) {
   return bench_loop(
       [&](bool) {
         const WallTimer t;
         work();
         return t.elapsed_ms();
       },
-      o);
+      o, fresh);
 }
 
 void StageTimes::add(const std::string& stage, double ms) {

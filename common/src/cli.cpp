@@ -123,6 +123,7 @@ bool CliOptions::was_given(const std::string& name) const {
   if (name == "n" || name == "sizes") return !sizes.empty();
   if (name == "sweep") return sweep;
   if (name == "cold") return cold;
+  if (name == "fresh-inputs") return fresh_inputs;
   if (name == "input") return !input.empty();
   if (name == "version") return !versions.empty();
   if (name == "reps") return reps > 0;
@@ -183,6 +184,9 @@ CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraF
     } else if (arg == "cold") {
       no_value();
       o.cold = true;
+    } else if (arg == "fresh-inputs") {
+      no_value();
+      o.fresh_inputs = true;
     } else if (arg == "version") {
       for (const auto& v : split(need_value(), ','))
         if (!v.empty()) o.versions.push_back(v);
@@ -234,6 +238,9 @@ std::string usage(const std::string& program, const std::string& summary, const 
       {"seed", "  --seed S             seed of the generated inputs (printed in the header)\n"},
       {"quick", "  --quick              small sizes, few samples (CI smoke run)\n"},
       {"cold", "  --cold               flush L2 before every timed sample\n"},
+      {"fresh-inputs",
+       "  --fresh-inputs       every run timed on a new input (made untimed) and its output checked:\n"
+       "                       a version cannot replay a remembered result (the grader passes it)\n"},
       {"input", "  --input FILE         read the input from FILE instead of generating it\n"}};
   for (const auto& [name, line] : common_flags)
     if (std::find(ignored.begin(), ignored.end(), name) == ignored.end()) os << line;

@@ -9,8 +9,9 @@ checker_*  what decides, from outside the sandbox, with instructor code the stud
            compiled or linked with
   checker_splice  a submission's STUDENT blocks, spliced into a clean copy of the instructor's tree
   checker_blocks  what a block may hold (macros end with it, no includes but the system's, no asm, ...)
-  checker_kernels which kernels a version ran (CUPTI) or references (its objects), whose they are,
-                  and the symbol rules of the student's objects
+  checker_kernels which kernels a version ran (CUPTI) or references (its objects), whose they are
+  checker_symbols the object rules: no call into the checker or out of the process, no definition
+                  of the harness's names, no static constructors
   checker_score   statuses and points, speed against the reference timed on the same GPU
 the rest   the rubric, the typed results (model), the report formats, the scheduler over GPUs and
            Slurm, the grader's own inputs and state (intake, integrity), the CLI, the test class

@@ -60,6 +60,27 @@ def kernel_definitions(tree: str, files: list[str]) -> dict[str, set[str]]:
     return index
 
 
+def region_kernels(tree: str, files: list[str]) -> dict[str, set[str]]:
+    """{kernel base name: {relative files}} of the __global__ functions the solution defines inside
+    its exercise regions and nowhere outside one: the solution's own kernels, never the harness's."""
+    from .checker_splice import em  # the markers' parser (scripts/exercise_markers.py)
+
+    inside, outside = {}, set()
+    for f in files:
+        try:
+            text = Path(os.path.join(tree, f)).read_text(encoding="utf-8", errors="replace")
+            regions = em.parse(f, text) if "// EXERCISE BEGIN" in text else []
+        except (OSError, em.MarkerError):
+            continue
+        lines = text.split("\n")
+        for r in regions:
+            for m in _GLOBAL_DEF.finditer(_COMMENT.sub("", "\n".join(r.lines))):
+                inside.setdefault(m.group(1), set()).add(f)
+            lines[r.first : r.last + 1] = [""] * (r.last + 1 - r.first)
+        outside.update(m.group(1) for m in _GLOBAL_DEF.finditer(_COMMENT.sub("", "\n".join(lines))))
+    return {k: v for k, v in inside.items() if k not in outside}
+
+
 def demangle(names: list[str]) -> list[str]:
     """Demangled names, in order (c++filt; a name it cannot read stays as it is)."""
     names = list(names)
@@ -150,10 +171,13 @@ def classify(
     index: dict[str, set[str]],
     libraries: Sequence[str],
     harness: set[str] | None = None,
+    regions: dict[str, set[str]] | None = None,
 ) -> list[KernelUse]:
     """[(mangled, launches)] -> [KernelUse] for the version of `rule`. exercise_files maps every
     exercise file of the project to its exercise; harness is the set of mangled names the reference
-    run of this version ran (None: no reference record, only own/allowed kernels are known)."""
+    run of this version ran (None: no reference record, only own/allowed kernels are known); regions
+    (region_kernels) names the kernels of the solution's exercise regions: one the student's tree
+    does not define ran from the instructor's code, and is never the harness's."""
     names = [k for k, _ in kernels]
     out = []
     for (mangled, launches), dem in zip(kernels, demangle(names)):
@@ -170,6 +194,9 @@ def classify(
         elif att.files & exercise_files.keys():
             other = sorted({exercise_files[f] for f in att.files & exercise_files.keys()})
             use.owner, use.allowed = f"another exercise's kernel ({', '.join(other)})", False
+        elif not att.files and qualified_name(dem)[1] in (regions or {}):
+            files = ", ".join(sorted(regions[qualified_name(dem)[1]]))
+            use.owner, use.allowed = f"the solution's kernel ({files}), not built from the student's code", False
         elif harness is not None and stable_name(mangled) in harness:
             use.owner = "harness"
         else:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
+from .checker_symbols import is_refusal
 from .model import Status, VersionGrade
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ def grade_version(
     reference: dict | None,
     static_findings: Sequence[str] = (),
     build_error: str = "",
+    refused: str = "",
 ) -> VersionGrade:
     """One version's grade from its cases (visible first). reference: the reference's record of this
     version on this GPU ({"cases": {name: {"ms", "timed_case"}}}), None when it has none."""
@@ -45,6 +47,9 @@ def grade_version(
         cases=list(cases),
         static_findings=list(static_findings),
     )
+    if refused:  # a block of an exercise it needs was refused (checker_blocks): graded as the starter body
+        g.status, g.detail = Status.REFUSED, refused
+        return g
     if build_error:
         g.status, g.detail = Status.DOES_NOT_BUILD, build_error
         return g
@@ -70,6 +75,8 @@ def _status(g: VersionGrade, cases: list[CaseResult], static_findings: Sequence[
             g.detail = f"ran {k.name} ({k.owner}; {k.defined_in})"
         else:
             g.detail = static_findings[0]
+            if is_refusal(g.detail) and hasattr(Status, "REFUSED"):  # an object rule broken (checker_symbols)
+                g.status = Status.REFUSED
     elif first is not None:
         g.status, g.detail = first.status, (f"{first.name}: {first.detail}" if len(visible) > 1 else first.detail)
     elif hfail is not None:

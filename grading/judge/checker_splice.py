@@ -24,6 +24,8 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 import exercise_markers as em  # noqa: E402
 
+from . import checker_blocks, intake  # noqa: E402
+
 if TYPE_CHECKING:
     from exercise_markers import Region, StudentRegion
 
@@ -111,20 +113,27 @@ class Splice:
     edited_outside: list  # files changed outside the exercises (ignored)
     added: list  # files the submission adds (ignored)
     deleted: list  # handout files the submission lacks (the instructor's are used)
+    unread: dict = field(default_factory=dict)  # exercise file -> why its blocks were not taken
+    refused: dict = field(default_factory=dict)  # exercise -> why a block of it was refused (checker_blocks)
 
 
-def student_blocks(assignment: Assignment, f: str, path: str) -> tuple[dict[str, list[StudentRegion]], str]:
-    """({exercise: [blocks]}, "") of a submitted exercise file, or ({}, why) when the file is missing,
-    not UTF-8, or its STUDENT markers differ from the handout's."""
-    if not os.path.isfile(path):
-        return {}, f"{f}: missing from the submission"
+def submitted_text(submission: str, f: str, cap: int = intake.FILE_CAP) -> tuple[str | None, str]:
+    """(text, "") of the submission's exercise file f, or (None, why) when the grader does not read
+    it: missing, a symlink (the file or a folder above it), a FIFO, socket or device, over the cap,
+    not UTF-8 (intake.py)."""
+    try:
+        return intake.read_text(submission, f, cap), ""
+    except intake.Refused as e:
+        return None, (f"{f}: missing from the submission" if e.missing else str(e))
+
+
+def student_blocks(assignment: Assignment, f: str, text: str) -> tuple[dict[str, list[StudentRegion]], str]:
+    """({exercise: [blocks]}, "") of a submitted exercise file's text (submitted_text), or ({}, why)
+    when its STUDENT markers differ from the handout's."""
     blocks = {}
     try:
-        text = Path(path).read_text(encoding="utf-8", errors="strict")
         for b in em.parse_student(f, text):
             blocks.setdefault(b.exercise, []).append(b)
-    except UnicodeDecodeError:
-        return {}, f"{f}: not UTF-8 text"
     except em.MarkerError as e:
         return {}, str(e)
     expected = {}
@@ -145,36 +154,47 @@ def splice(
     submission: str,
     handout_files: tuple[str, list[str]] | None = None,
     stubbed: frozenset[str] = frozenset(),
+    file_cap: int = intake.FILE_CAP,
+    macros: checker_blocks.HarnessMacros | None = None,
 ) -> Splice:
     """The assignment's exercise files with the submission's STUDENT blocks in place of the solution's
     regions. handout_files (relative paths of what the handout holds) lists the files compared for
     edits outside the exercises. Exercises in `stubbed` ("sub/name") keep the handout's starter body (their
-    code did not compile)."""
+    code did not compile). The submission's files are read once each, as intake.py reads them
+    (regular files only, up to file_cap bytes). Every block is checked first (checker_blocks): an
+    exercise with a block that would change what follows it is refused (out.refused) and keeps the
+    starter body in every file; the others are spliced with their macros scoped to them. `macros`
+    (the harness's, from the instructor's build) lets the check judge harness macros a block uses."""
     out = Splice(files={}, problems=[], edited_outside=[], added=[], deleted=[])
+    submitted = {}
     for f in assignment.exercise_files():
-        solution = assignment.files[f]
-        path = os.path.join(submission, f)
-        blocks, problem = student_blocks(assignment, f, path)
+        text, problem = submitted_text(submission, f, file_cap)
+        found, problem = student_blocks(assignment, f, text) if text is not None else ({}, problem)
         if problem:
             out.problems.append(problem + "; its exercises are graded as not written")
-            blocks = {}
-        queues = {k: list(v) for k, v in blocks.items()}
+            out.unread[f] = problem
+            found = {}
+        submitted[f] = (text, problem, found)
+    guard = checker_blocks.Guard(assignment.root, macros)
+    out.refused = guard.check_files(assignment, {f: v[2] for f, v in submitted.items()}, stubbed)
+    for f in assignment.exercise_files():
+        solution = assignment.files[f]
+        text, problem, found = submitted[f]
+        queues = {k: list(v) for k, v in found.items()}
 
         def replace(r: Region, queues: dict[str, list[StudentRegion]] = queues, f: str = f) -> list[str] | None:
             if not assignment.assigned(f, r):
                 return None
             if r.exercise in queues and queues[r.exercise]:
                 b = queues[r.exercise].pop(0)
-                if r.key in stubbed:
+                if r.key in stubbed or r.key in out.refused:
                     return em.stub_lines(r)[1:-1]
-                return b.lines
+                return guard.lines(f, b)
             return em.stub_lines(r)[1:-1]
 
-        out.files[f], _ = em.rewrite(f, solution, replace)
-        if not problem and os.path.isfile(path):
-            mine = outside_text(f, Path(path).read_text(encoding="utf-8"))
-            if mine != outside_text(f, assignment.handout_text(f)):
-                out.edited_outside.append(f)
+        out.files[f] = checker_blocks.fix_lines(em.rewrite(f, solution, replace)[0])
+        if not problem and text is not None and outside_text(f, text) != outside_text(f, assignment.handout_text(f)):
+            out.edited_outside.append(f)
     if handout_files is not None:
         compare_tree(assignment, submission, handout_files, out)
     return out
@@ -203,39 +223,35 @@ def outside_text(path: str, text: str) -> str:
 def compare_tree(
     assignment: Assignment, submission: str, handout_root_files: tuple[str, list[str]], out: Splice
 ) -> None:
+    """The handout's code files the submission changed, lacks or adds. Walked by lstat (a symlink is
+    listed as a change, never followed; a FIFO or device is never opened), compared by size first
+    and then chunk by chunk (intake.walk, intake.same_content)."""
     handout_root, files = handout_root_files
-    have = set()
-    for d, dirs, names in os.walk(submission):
-        rel_d = os.path.relpath(d, submission)
-        dirs[:] = [x for x in dirs if x not in IGNORED_DIRS and not (rel_d == "." and x in ("results", "images"))]
-        for n in names:
-            rel = os.path.normpath(os.path.join(rel_d, n))
-            have.add(rel)
+    tree = intake.walk(submission, prune=tuple(IGNORED_DIRS), prune_top=("results", "images"))
+    have = set(tree.files) | set(tree.others)
     for f in sorted(files):
         if f in assignment.files or not f.endswith(CODE_EXT) or f.startswith(IGNORED_PREFIX):
             continue
-        p = os.path.join(submission, f)
-        if f not in have:
+        if f in tree.others:
+            out.edited_outside.append(f)  # a symlink, FIFO, ... where the handout has a file
+        elif f not in have:
             out.deleted.append(f)
-        elif not same_file(p, os.path.join(handout_root, f)):
+        elif not intake.same_content(submission, f, os.path.join(handout_root, f)):
             out.edited_outside.append(f)
     for f in sorted(have - set(files)):
         if f.endswith(CODE_EXT) and not f.startswith(IGNORED_PREFIX):
             out.added.append(f)
     out.edited_outside.sort()
-
-
-def same_file(a: str, b: str) -> bool:
-    try:
-        with open(a, "rb") as fa, open(b, "rb") as fb:
-            return fa.read() == fb.read()
-    except OSError:
-        return False
+    if tree.truncated:
+        out.problems.append(
+            f"the submission holds more than {intake.WALK_MAX_ENTRIES} entries or folders deeper than "
+            f"{intake.WALK_MAX_DEPTH}: the rest were not compared with the handout"
+        )
 
 
 def clean_tree(assignment: Assignment, spliced: dict, dest: str) -> None:
-    """dest: the instructor's source folders (hard links where possible; never written through) with
-    the spliced exercise files written in place of theirs."""
+    """dest: plain copies of the instructor's source folders (never hard links: nothing written in
+    dest can reach the instructor's files) with the spliced exercise files written in place of theirs."""
     if os.path.exists(dest):
         shutil.rmtree(dest)
     os.makedirs(dest)
@@ -243,22 +259,14 @@ def clean_tree(assignment: Assignment, spliced: dict, dest: str) -> None:
         src = os.path.join(assignment.root, d)
         if os.path.isdir(src):
             shutil.copytree(
-                src, os.path.join(dest, d), copy_function=link_or_copy, ignore=shutil.ignore_patterns("__pycache__")
+                src, os.path.join(dest, d), copy_function=shutil.copy2, ignore=shutil.ignore_patterns("__pycache__")
             )
     for f in ("CMakeLists.txt", "CMakePresets.json"):
         if os.path.exists(os.path.join(assignment.root, f)):
-            link_or_copy(os.path.join(assignment.root, f), os.path.join(dest, f))
+            shutil.copy2(os.path.join(assignment.root, f), os.path.join(dest, f))
     for f, text in spliced.items():
         p = os.path.join(dest, f)
-        if os.path.exists(p):
-            os.unlink(p)  # a hard link to the instructor's file: replace it, never write through it
+        if os.path.lexists(p):
+            os.unlink(p)
         with open(p, "w", encoding="utf-8") as fh:
             fh.write(text)
-
-
-def link_or_copy(src: str, dst: str) -> str:
-    try:
-        os.link(src, dst)
-    except OSError:
-        shutil.copy2(src, dst)
-    return dst

@@ -19,6 +19,32 @@ Kinds (each a full checkout of the handout with some STUDENT blocks written):
   huge_alloc       solution, but compact_with_scan touches 3 GiB of host memory first
   no_build         solution with a syntax error in v1_naive.cu's block
   broken_markers   solution with one STUDENT END marker deleted
+  symlink_exercise solution, but cpu.cpp is a symlink to the classmate "solution"'s file (beside OUT)
+  fifo_exercise    solution, but cpu.cpp is a FIFO (a reader that opens it blocks forever)
+  huge_exercise    solution, but cpu.cpp is a 1 GiB (sparse) file
+  git_config       solution as a git checkout whose HEAD is a signed commit and whose .git/config makes
+                   any git that reads it run the student's script (gpg.program with log.showSignature,
+                   core.fsmonitor, core.pager, diff.external): the script writes .git/PWNED
+  calls_reference  solution, but compact_with_scan returns the checker's own Host::compact_without_scan
+  static_ctor      solution, plus a global object in v1_naive.cu's file-scope block whose constructor
+                   runs before main
+  interpose        solution, plus a definition of clock_gettime (the C library's, every timer's) in
+                   v1_naive.cu's file-scope block: CPU versions time as 0 ms
+  host_work        solution, but scan_naive copies its input to the host, scans there and copies back
+                   (no kernel of its own: only the GPU run's kernel record shows it)
+  replay_cache     solution, but scan_naive remembers its last input (address, size and 16 elements
+                   of it from n = 16 on) and replays the scan it computed then: checked once, then
+                   timed doing a copy; the drivers' --fresh-inputs (every timed run on a new input,
+                   its output checked) makes it fail at n = 2 and never hit from n = 16 on
+  macro_over_harness solution, plus a #define at the end of v1_naive.cu's file-scope block over check_n,
+                   which scan_naive's harness calls after it: were the macro not scoped to its block,
+                   the harness would zero n and the version scan nothing (correct: it ends with the block)
+  line_continuation solution, but compact_with_scan's block ends in a line splice that would make the harness's
+                   next line part of its last comment (refused)
+  closes_function  solution, but compact_with_scan's block closes its function, adds a static
+                   constructor at namespace scope and opens another function for the harness's `}` (refused)
+  include_solution solution, but v1_naive.cu's file-scope block includes the instructor's solution file
+                   (absolute path) and a classmate's (../) at file scope (refused)
 """
 
 from __future__ import annotations
@@ -27,6 +53,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -56,7 +83,21 @@ KINDS = (
     "huge_alloc",
     "no_build",
     "broken_markers",
+    "symlink_exercise",
+    "fifo_exercise",
+    "huge_exercise",
+    "git_config",
+    "calls_reference",
+    "static_ctor",
+    "interpose",
+    "host_work",
+    "replay_cache",
+    "macro_over_harness",
+    "line_continuation",
+    "closes_function",
+    "include_solution",
 )
+GIT_MARKER = os.path.join(".git", "PWNED")  # what git_config's script writes when a git runs it
 
 # Replacement bodies: (exercise, the body's first solution line it replaces the region of, new lines)
 CPU_BODY = ("stream_compaction/cpu_compact_with_scan", "stream_compaction/src/cpu.cpp")
@@ -85,6 +126,27 @@ BODIES = {
         ["  (void)block;", "  scan_lookback(n, out, in, scratch, stream);"],
         [],
     ),
+    "calls_reference": (
+        "stream_compaction/cpu_compact_with_scan",
+        "stream_compaction/src/cpu.cpp",
+        ["  return compact_without_scan(n, out, in);  // the checker's reference, not a compaction of mine"],
+        [],
+    ),
+    "host_work": (
+        "stream_compaction/v1_naive",
+        "stream_compaction/src/v1_naive.cu",
+        [
+            "  (void)scratch; (void)block;",
+            "  std::vector<int> h(static_cast<std::size_t>(n));",
+            "  CUDA_CHECK(cudaMemcpyAsync(h.data(), in, n * sizeof(int), cudaMemcpyDeviceToHost, stream));",
+            "  CUDA_CHECK(cudaStreamSynchronize(stream));",
+            "  int sum = 0;",
+            "  for (auto& v : h) { const int x = v; v = sum; sum += x; }",
+            "  CUDA_CHECK(cudaMemcpyAsync(out, h.data(), n * sizeof(int), cudaMemcpyHostToDevice, stream));",
+            "  CUDA_CHECK(cudaStreamSynchronize(stream));",
+        ],
+        [],
+    ),
     "library_version": (
         "stream_compaction/v4_warp_shuffle",
         "stream_compaction/src/v4_warp_shuffle.cu",
@@ -92,10 +154,70 @@ BODIES = {
         [],
     ),
 }
+# Lines around the solution's own body of an exercise: (exercise, file, before, after).
+WRAPS = {
+    "replay_cache": (
+        "stream_compaction/v1_naive",
+        "stream_compaction/src/v1_naive.cu",
+        [
+            "  static const int* seen_in = nullptr;  // the student's cache: the last input and its scan",
+            "  static std::int64_t seen_n = -1;",
+            "  static int seen_sample[16];",
+            "  static int* replay = nullptr;",
+            "  int sample[16] = {};",
+            "  if (n >= 16) {  // a checksum of the data: 16 elements spread over it",
+            "    CUDA_CHECK(cudaMemcpy2DAsync(sample, sizeof(int), in, (n / 16) * sizeof(int), sizeof(int), 16,",
+            "                                 cudaMemcpyDeviceToHost, stream));",
+            "    CUDA_CHECK(cudaStreamSynchronize(stream));",
+            "  }",
+            "  bool same = replay != nullptr && in == seen_in && n == seen_n;",
+            "  for (int k = 0; k < 16; ++k) same = same && sample[k] == seen_sample[k];",
+            "  if (same) {  // seen it: the old scan, one copy",
+            "    CUDA_CHECK(cudaMemcpyAsync(out, replay, n * sizeof(int), cudaMemcpyDeviceToDevice, stream));",
+            "    return;",
+            "  }",
+        ],
+        [
+            "  if (replay != nullptr) CUDA_CHECK(cudaFree(replay));",
+            "  CUDA_CHECK(cudaMalloc(&replay, n * sizeof(int)));",
+            "  CUDA_CHECK(cudaMemcpyAsync(replay, out, n * sizeof(int), cudaMemcpyDeviceToDevice, stream));",
+            "  seen_in = in;",
+            "  seen_n = n;",
+            "  for (int k = 0; k < 16; ++k) seen_sample[k] = sample[k];",
+        ],
+    ),
+}
 # A file-scope block sits inside `namespace StreamCompaction::Device::(anonymous)`: a student who wants a
 # library header there closes the namespaces, includes it and reopens them.
 INCLUDE_AT_FILE_SCOPE = ["}  // namespace", "}  // namespace Device", "}  // namespace StreamCompaction"]
 REOPEN = ["namespace StreamCompaction {", "namespace Device {", "namespace {"]
+
+# Lines added after a file-scope block's own (exercise, file, lines): code outside any function.
+FILE_SCOPE = {
+    "static_ctor": (
+        "stream_compaction/v1_naive",
+        "stream_compaction/src/v1_naive.cu",
+        [
+            "struct EarlyStart {  // runs before main: whatever it does, the harness has not started yet",
+            "  EarlyStart() { cudaFree(nullptr); }",
+            "};",
+            "EarlyStart early_start;",
+        ],
+    ),
+    "interpose": (
+        "stream_compaction/v1_naive",
+        "stream_compaction/src/v1_naive.cu",
+        INCLUDE_AT_FILE_SCOPE
+        + [
+            'extern "C" int clock_gettime(clockid_t, struct timespec* ts) noexcept {  // every clock stands still',
+            "  ts->tv_sec = 0;",
+            "  ts->tv_nsec = 0;",
+            "  return 0;",
+            "}",
+        ]
+        + REOPEN,
+    ),
+}
 
 CPU_PREFIX = {
     "hang": ["  for (volatile bool spin = true; spin;) {", "  }"],
@@ -161,6 +283,12 @@ def _body_edits(out: str, root: str, kind: str) -> None:
             return body if r.body else r.lines + (INCLUDE_AT_FILE_SCOPE + includes + REOPEN if includes else [])
 
         fill(out, root, f, choose)
+    if kind in WRAPS:
+        ex, f, before, after = WRAPS[kind]
+        fill(out, root, f, lambda r, i: before + r.lines + after if r.key == ex and r.body else r.lines)
+    if kind in FILE_SCOPE:
+        ex, f, extra = FILE_SCOPE[kind]
+        fill(out, root, f, lambda r, i: r.lines + extra if r.key == ex and not r.body else r.lines)
     if kind in CPU_PREFIX or kind == "tamper_checker":
         ex, f = CPU_BODY
         prefix = CPU_PREFIX.get(kind, [])
@@ -177,6 +305,49 @@ def _body_edits(out: str, root: str, kind: str) -> None:
     if kind == "no_build":
         f = "stream_compaction/src/v1_naive.cu"
         fill(out, root, f, lambda r, i: r.lines + ["  this is not C++;"] if r.body else r.lines)
+
+
+# The kinds whose block would change the harness text after it (checker_blocks): (exercise, file,
+# lines after the solution's file-scope block, lines after the solution's body); {root}: the instructor's.
+BLOCK_ATTACKS = {
+    "macro_over_harness": (
+        "stream_compaction/v1_naive",
+        "stream_compaction/src/v1_naive.cu",
+        ["#define check_n(n, who) (n = 0)  // the harness's scan_naive calls check_n(n, ...) after this block"],
+        [],
+    ),
+    "line_continuation": (CPU_BODY[0], CPU_BODY[1], [], ["  // and the harness's next line joins this comment \\"]),
+    "closes_function": (
+        CPU_BODY[0],
+        CPU_BODY[1],
+        [],
+        [
+            "}  // the function ends here: what follows is at namespace scope",
+            "static const int early = [] { return static_cast<int>(std::vector<int>(3).size()); }();",
+            "std::int64_t compact_tail(std::int64_t n, int* out, const int* in) {  // the harness's } closes this",
+            "  (void)n; (void)out; (void)in;",
+            "  return early;",
+        ],
+    ),
+    "include_solution": (
+        "stream_compaction/v1_naive",
+        "stream_compaction/src/v1_naive.cu",
+        INCLUDE_AT_FILE_SCOPE
+        + [
+            '#include "{root}/stream_compaction/src/v2_work_efficient.cu"  // the instructor\'s solution',
+            '#include "../../../solution/stream_compaction/src/cpu.cpp"  // a classmate\'s',
+        ]
+        + REOPEN,
+        [],
+    ),
+}
+
+
+def _block_attacks(out: str, root: str, kind: str) -> None:
+    if kind in BLOCK_ATTACKS:
+        ex, f, at_file_scope, after_body = BLOCK_ATTACKS[kind]
+        extra = [line.replace("{root}", os.path.abspath(root)) for line in at_file_scope]
+        fill(out, root, f, lambda r, i: r.lines + (after_body if r.body else extra) if r.key == ex else r.lines)
 
 
 def _edits_outside(out: str, kind: str) -> None:
@@ -203,6 +374,61 @@ def _edits_outside(out: str, kind: str) -> None:
         Path(p).write_text("\n".join(lines), encoding="utf-8")
 
 
+def _hostile_files(out: str, kind: str) -> None:
+    """The kinds whose exercise file is not a regular file of their own: a symlink to a classmate's
+    file, a FIFO, a gigabyte. The grader reads none of them (intake.py)."""
+    p = os.path.join(out, CPU_BODY[1])
+    if kind == "symlink_exercise":
+        os.unlink(p)
+        os.symlink(os.path.join(os.path.dirname(os.path.abspath(out)), "solution", CPU_BODY[1]), p)
+    elif kind == "fifo_exercise":
+        os.unlink(p)
+        os.mkfifo(p)
+    elif kind == "huge_exercise":
+        with open(p, "r+b") as fh:
+            fh.truncate(1 << 30)
+
+
+def _hostile_git(out: str) -> None:
+    """git_config: the checkout as a git repository whose HEAD is a (fake-)signed commit and whose
+    configuration runs .git/student.sh from any git that reads it."""
+    env = dict(
+        os.environ,
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_AUTHOR_NAME="student",
+        GIT_AUTHOR_EMAIL="student@example.com",
+        GIT_COMMITTER_NAME="student",
+        GIT_COMMITTER_EMAIL="student@example.com",
+    )
+
+    def git(*args: str, stdin: str | None = None) -> str:
+        p = subprocess.run(["git", "-C", out, *args], env=env, input=stdin, capture_output=True, text=True, check=True)
+        return p.stdout.strip()
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "my submission")
+    body = (
+        f"tree {git('rev-parse', 'HEAD^{tree}')}\nparent {git('rev-parse', 'HEAD')}\n"
+        "author student <student@example.com> 1767225600 +0000\n"
+        "committer student <student@example.com> 1767225600 +0000\n"
+        "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----\n\nsigned\n"
+    )
+    git("update-ref", "HEAD", git("hash-object", "-t", "commit", "-w", "--stdin", stdin=body))
+    script = os.path.join(out, ".git", "student.sh")
+    with open(script, "w", encoding="utf-8") as fh:
+        marker = os.path.join(out, GIT_MARKER)
+        fh.write(f'#!/bin/sh\necho "ran as $(id -un): ${{COURSE_GRADING_SECRET:-no secret}}" >> {marker}\n')
+        fh.write("cat > /dev/null\nexit 1\n")
+    os.chmod(script, 0o755)
+    with open(os.path.join(out, ".git", "config"), "a", encoding="utf-8") as fh:
+        fh.write(
+            f"[gpg]\n\tprogram = {script}\n[log]\n\tshowSignature = true\n"
+            f"[core]\n\tfsmonitor = {script}\n\tpager = {script}\n[diff]\n\texternal = {script}\n"
+        )
+
+
 def make_student(handout: str, root: str, out: str, kind: str, tag: str = "") -> str:
     if os.path.exists(out):
         shutil.rmtree(out)
@@ -217,7 +443,11 @@ def make_student(handout: str, root: str, out: str, kind: str, tag: str = "") ->
     for f in files:
         fill(out, root, f, lambda r, i: r.lines + mark if r.key in filled else None)
     _body_edits(out, root, kind)
+    _block_attacks(out, root, kind)
     _edits_outside(out, kind)
+    _hostile_files(out, kind)
+    if kind == "git_config":
+        _hostile_git(out)
     return out
 
 

@@ -10,9 +10,9 @@ import sys
 from typing import TYPE_CHECKING
 
 from . import checker_splice as assemble
+from . import formats, intake, runner_sandbox, schedule, student
 from . import rubric as rubric_mod
 from . import runner_build as build
-from . import runner_sandbox, schedule, student
 
 if TYPE_CHECKING:
     from judge.student import Job
@@ -92,14 +92,14 @@ def select_gpus(spec: str) -> list[str]:
     return gpus[:n]
 
 
-def students_in(folder: str) -> list[tuple[str, str]]:
+def students_in(folder: str, out: str = "") -> tuple[list[tuple[str, str]], list[intake.Skipped]]:
+    """([(id, path)], [skipped]) of a class folder (intake.list_students): a plain folder per student,
+    each under a safe id; every entry that is not one (a symlink, a file, a dot-entry, the grader's
+    own output folder) skipped with the reason."""
     try:
-        names = sorted(os.listdir(folder))
+        return intake.list_students(folder, exclude=[out] if out else [])
     except OSError as e:
         raise SystemExit(f"grade: --students {folder}: {e.strerror}") from None
-    return [
-        (n, os.path.join(folder, n)) for n in names if os.path.isdir(os.path.join(folder, n)) and not n.startswith(".")
-    ]
 
 
 def load_job(a: argparse.Namespace, out: str, build_tree: bool = True) -> Job:
@@ -210,16 +210,23 @@ def grade_here(a: argparse.Namespace, job: Job, out: str) -> int:
     """A checkout, a folder of students or one shard of it, on this machine's GPUs."""
     gpus = select_gpus(a.gpus)
     if a.students:
-        studs = students_in(a.students)
+        studs, skipped = students_in(a.students, a.out)
         if a.shard is not None:
             studs = schedule.shard(studs, a.shard, a.of)
+            for s in skipped:  # the merge step writes the class's skipped.csv
+                print(f"[grade] skipped {s.name!r}: {s.why}")
+        else:
+            formats.skipped_file(out, skipped)
     else:
         path = os.path.abspath(a.checkout or a.instructor)
-        studs = [(os.path.basename(path) or "checkout", path)]
+        if not os.path.isdir(path):
+            raise SystemExit(f"grade: --checkout {path}: not a folder")
+        studs = [(intake.safe_id(os.path.basename(path) or "checkout"), path)]
     reports, seconds, keep = schedule.grade_class(job, studs, gpus, a.build_workers, a.keep)
     if not a.students and reports:
         r = reports[0]
-        print(f"[grade] {r.points:g} / {r.points_max:g} points -> {os.path.join(out, r.student, 'report.md')}")
+        report = os.path.join(formats.student_dir(out, r.student), "report.md")
+        print(f"[grade] {r.points:g} / {r.points_max:g} points -> {report}")
     else:
         print(f"[grade] {len(reports)} students in {seconds:.0f} s -> {os.path.join(out, 'gradebook.csv')}")
     return 0
@@ -242,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.slurm:
         return submit_slurm(a)
     if a.merge:
-        _, missing_shards, lost = schedule.merge(job, a.merge, students_in(a.students))
+        studs, skipped = students_in(a.students, a.out)
+        formats.skipped_file(out, skipped)
+        _, missing_shards, lost = schedule.merge(job, a.merge, studs)
         return 1 if missing_shards or lost else 0
     return grade_here(a, job, out)

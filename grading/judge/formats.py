@@ -1,18 +1,26 @@
-"""What the grader writes. Per student: report.json (everything, typed), report.md (the feedback),
-Gradescope's results.json (score, tests[], leaderboard) and a JUnit XML. A hidden case's
-specifics are in a version's detail only where its rubric visibility is "visible" (score.py);
-report.json keeps every case for the instructor. Per class: grades.csv
-(one column per version) and gradebook.csv (one row per student, one column per sub-project and
-the total: what an LMS imports)."""
+"""What the grader writes. Per student, in OUT/students/<id>/ (intake.safe_id: no student can name a
+class file): report.json (everything, typed), report.md (the feedback), Gradescope's results.json
+(score, tests[], leaderboard) and a JUnit XML. A hidden case's specifics are in a version's detail
+only where its rubric visibility is "visible" (score.py), and a hidden case's arguments (its seed)
+are in no file. Per class, in OUT/: grades.csv (one column per version), gradebook.csv (one row per
+student, one column per sub-project and the total: what an LMS imports) and skipped.csv (the class
+folder's entries that were not graded, and why).
+
+Much of what a report shows is the student's: a detail is the driver's or the compiler's output, a
+kernel or symbol name is the student's, a folder or file name too. Every such field is made safe
+for the format's reader: control characters and ANSI escape sequences removed (newlines and tabs
+kept where the format has room for them), the characters XML 1.0 forbids stripped, Markdown
+escaped so that it cannot change the report's structure, and a CSV cell never read as a formula."""
 
 from __future__ import annotations
 
 import csv
 import json
 import os
+import re
 import tempfile
 import xml.etree.ElementTree as ET
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .model import Status, to_json
 
@@ -23,6 +31,7 @@ if TYPE_CHECKING:
 # grades.csv: these columns, then one per graded version (subproject/version).
 GRADES_FIXED_COLUMNS = (
     "student",
+    "id",  # the student's folder under OUT/students/ (intake.safe_id of the name)
     "points",
     "points_max",
     "device",
@@ -31,6 +40,65 @@ GRADES_FIXED_COLUMNS = (
     "submission_commit",
     "rubric_sha256",
 )
+
+
+STUDENTS_DIR = "students"  # OUT/students/<id>/: a student's reports; class files sit in OUT/
+
+# ESC [ ... final byte (CSI), ESC ] ... BEL or ESC \ (OSC), ESC P/X/^/_ ... ESC \ (strings), and any
+# other two-byte escape; then the C0 and C1 controls, DEL, lone surrogates, the non-characters XML
+# forbids, and the bidirectional overrides that reorder what a reader sees (Trojan Source)
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]?|\x9b[0-?]*[ -/]*[@-~]?|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[@-_]?"
+)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#!|~&$])")
+_MD_LINE_START = re.compile(r"^(\s*)([-+=>]|\d+[.)])")
+
+
+def student_dir(out: str, student_id: str) -> str:
+    """The folder of one student's reports: OUT/students/<id>."""
+    return os.path.join(out, STUDENTS_DIR, student_id)
+
+
+def clean(text: object, newlines: bool = True) -> str:
+    """A student-controlled value as text any reader takes: no ANSI escape sequence, no control
+    character (newlines and tabs kept when `newlines`, else made spaces), no character XML 1.0
+    forbids, no bidirectional override."""
+    s = _ANSI.sub("", str(text).replace("\r\n", "\n"))
+    s = _CONTROL.sub("", s.replace("\r", "\n"))
+    return s if newlines else s.replace("\n", " ").replace("\t", " ")
+
+
+def md(text: object) -> str:
+    """A student-controlled value inline in Markdown: clean(), on one line, with every character
+    that starts Markdown or HTML syntax escaped (emphasis, code, links, images, raw HTML, entities,
+    table cells, headings and list markers at the start of a line)."""
+    s = _MD_SPECIAL.sub(r"\\\1", clean(text, newlines=False))
+    return _MD_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), s)
+
+
+def md_code(text: object) -> str:
+    """A student-controlled value as a Markdown code span (literal, whatever it holds): fenced by more
+    backticks than any run inside it, on one line, with `|` escaped for a table cell."""
+    s = clean(text, newlines=False).replace("|", "\\|")
+    run = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") or not s.strip() else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
+
+
+def csv_cell(value: object) -> object:
+    """A CSV cell a spreadsheet reads as text: clean(), on one line, and never a formula (a leading
+    = + - @ or tab gets a leading apostrophe, as OWASP recommends); numbers stay numbers."""
+    if isinstance(value, (int, float)):
+        return value
+    s = clean(value, newlines=False)
+    return "'" + s if s[:1] in ("=", "+", "-", "@", "\t") else s
+
+
+def shown_name(r: StudentReport) -> str:
+    return clean(r.display_name or r.student, newlines=False)
 
 
 def atomic_write(path: str, text: str) -> None:
@@ -43,56 +111,85 @@ def atomic_write(path: str, text: str) -> None:
 
 def write_all(report: StudentReport, out_dir: str, max_output: int = 4000) -> None:
     os.makedirs(out_dir, exist_ok=True)
-    atomic_write(os.path.join(out_dir, "report.json"), json.dumps(to_json(report), indent=1) + "\n")
+    atomic_write(os.path.join(out_dir, "report.json"), json.dumps(report_json(report), indent=1) + "\n")
     atomic_write(os.path.join(out_dir, "report.md"), markdown(report))
     atomic_write(os.path.join(out_dir, "results.json"), json.dumps(gradescope(report, max_output), indent=1) + "\n")
     atomic_write(os.path.join(out_dir, "junit.xml"), junit(report))
 
 
-def markdown(r: StudentReport) -> str:
-    p = r.provenance
-    L = [f"# Grade report: {r.student}", "", f"**{r.points:g} / {r.points_max:g} points** on {p.device}.", ""]
-    if r.build_error:
-        L += [f"**Does not build** in the instructor's tree: `{r.build_error}`", ""]
-    if r.edited_outside:
-        L += [
-            "Edited outside the exercises (ignored; the instructor's files were used): "
-            + ", ".join(f"`{f}`" for f in r.edited_outside),
-            "",
-        ]
-    for n in r.notes:
-        L += [f"- {n}"]
-    if r.notes:
-        L.append("")
-    L += [
+def report_json(r: StudentReport) -> dict[str, Any]:
+    """report.json: everything, typed (the Slurm merge reads it back), but nothing of a hidden case
+    whose visibility is not "visible" beyond its name and status: not its arguments (its seed), not
+    its detail (the failing input). The instructor finds them in the run's log (OUT/.grader/work/)."""
+    d = to_json(r)
+    for g in d["grades"]:
+        for c in g.get("cases", []):
+            if c.get("hidden") and c.get("visibility") != "visible":
+                c["command"] = " ".join(c.get("command", "").split(" ")[:3]) + " (a hidden case's arguments)"
+                c["detail"] = "(a hidden case's detail)" if c.get("detail") else ""
+    return d
+
+
+def _truncate(text: str, n: int) -> str:
+    text = clean(text, newlines=False)
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _md_grades(r: StudentReport) -> list[str]:
+    L = [
         "| sub-project | version | status | detail | time (ms) | x reference | points |",
         "|---|---|---|---|---:|---:|---:|",
     ]
     for g in r.grades:
-        detail = g.detail.replace("|", "/").replace("\n", " ")
-        detail = detail if len(detail) <= 160 else detail[:157] + "..."
         ms = f"{g.ms:.4g}" if g.ms else ""
-        ratio = f"{g.ratio_to_reference:.2f}x" if g.ratio_to_reference else g.speed_note[:50]
+        ratio = f"{g.ratio_to_reference:.2f}x" if g.ratio_to_reference else md(_truncate(g.speed_note, 50))
+        detail = md(_truncate(g.detail, 160))
         L.append(
-            f"| {g.subproject} | `{g.version}` | {g.status.value} | {detail} | {ms} | {ratio} | "
-            f"{g.points:g} / {g.points_max:g} |"
+            f"| {clean(g.subproject, False)} | {md_code(g.version)} | {g.status.value} | {detail} | "
+            f"{ms} | {ratio} | {g.points:g} / {g.points_max:g} |"
         )
     bad = [(g, k) for g in r.grades for c in g.cases for k in c.kernels if not k.allowed]
     if bad or any(g.static_findings for g in r.grades):
         L += ["", "## Work that is not the version's own", ""]
         for g, k in bad:
-            L.append(f"- `{g.version}` ran `{k.name}` x{k.launches}: {k.owner} ({k.defined_in})")
+            L.append(f"- {md_code(g.version)} ran {md_code(k.name)} x{k.launches}: {md(k.owner)} ({md(k.defined_in)})")
         for g in r.grades:
             for f in g.static_findings:
-                L.append(f"- `{g.version}`: {f}")
+                L.append(f"- {md_code(g.version)}: {md(f)}")
+    return L
+
+
+def markdown(r: StudentReport) -> str:
+    """report.md: every student-controlled field escaped (md, md_code): it cannot add a heading, a
+    table row, a link, raw HTML or a terminal escape to the report."""
+    p = r.provenance
+    L = [
+        f"# Grade report: {md(shown_name(r))}",
+        "",
+        f"**{r.points:g} / {r.points_max:g} points** on {md(p.device)}.",
+        "",
+    ]
+    if r.build_error:
+        L += [f"**Does not build** in the instructor's tree: {md_code(_truncate(r.build_error, 400))}", ""]
+    if r.edited_outside:
+        L += [
+            "Edited outside the exercises (ignored; the instructor's files were used): "
+            + ", ".join(md_code(f) for f in r.edited_outside),
+            "",
+        ]
+    for n in r.notes:
+        L += [f"- {md(n)}"]
+    if r.notes:
+        L.append("")
+    L += _md_grades(r)
     L += [
         "",
         "## Reproducing this grade",
         "",
-        f"- submission: `{p.submission_commit}` ({p.submission_time})",
-        f"- instructor tree: `{p.instructor_commit}`, rubric sha256 `{p.rubric_sha256[:16]}`",
-        f"- device: {p.device}, driver {p.driver_version or 'n/a'}, CUDA toolkit {p.toolkit or 'n/a'}",
-        f"- graded {p.graded_at} on {p.host}; build {r.build_seconds:g} s, runs {r.run_seconds:g} s",
+        f"- submission: {md_code(p.submission_commit)} ({md(p.submission_time)})",
+        f"- instructor tree: {md_code(p.instructor_commit)}, rubric sha256 {md_code(p.rubric_sha256[:16])}",
+        f"- device: {md(p.device)}, driver {md(p.driver_version or 'n/a')}, CUDA toolkit {md(p.toolkit or 'n/a')}",
+        f"- graded {md(p.graded_at)} on {md(p.host)}; build {r.build_seconds:g} s, runs {r.run_seconds:g} s",
         "",
     ]
     return "\n".join(L)
@@ -112,14 +209,14 @@ def gradescope(r: StudentReport, max_output: int = 4000) -> dict[str, Any]:
             out += f"\n{g.speed_note}"
         tests.append(
             {
-                "name": f"{g.subproject}/{g.version}",
+                "name": clean(f"{g.subproject}/{g.version}", newlines=False),
                 "number": str(i),
                 "score": g.points,
                 "max_score": g.points_max,
                 "status": "passed" if g.status is Status.CORRECT else "failed",
-                "output": out[:max_output],
+                "output": clean(out)[:max_output],
                 "visibility": "visible",
-                "tags": [g.subproject, g.status.value],
+                "tags": [clean(g.subproject, newlines=False), g.status.value],
             }
         )
     head = [f"{r.points:g} / {r.points_max:g} points on {r.provenance.device}"]
@@ -140,7 +237,7 @@ def gradescope(r: StudentReport, max_output: int = 4000) -> dict[str, Any]:
     return {
         "score": r.points,
         "execution_time": int(round(r.build_seconds + r.run_seconds)),
-        "output": "\n".join(head)[:max_output],
+        "output": "\n".join(clean(h, newlines=False) for h in head)[:max_output],
         "output_format": "text",
         "visibility": "visible",
         "stdout_visibility": "hidden",
@@ -150,25 +247,33 @@ def gradescope(r: StudentReport, max_output: int = 4000) -> dict[str, Any]:
 
 
 def junit(r: StudentReport) -> str:
+    """JUnit XML, well-formed whatever the fields hold: every text and attribute clean() (no
+    character XML 1.0 forbids, no escape sequence), then escaped by ElementTree."""
     suite = ET.Element(
         "testsuite",
-        name=f"grade.{r.student}",
+        name=clean(f"grade.{r.student}", newlines=False),
         tests=str(len(r.grades)),
         failures=str(sum(g.status not in (Status.CORRECT, Status.NOT_GRADABLE) for g in r.grades)),
         skipped=str(sum(g.status is Status.NOT_GRADABLE for g in r.grades)),
         time=f"{r.build_seconds + r.run_seconds:.1f}",
     )
     props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="student", value=shown_name(r))
     for k, v in to_json(r.provenance).items():
-        ET.SubElement(props, "property", name=k, value=str(v))
+        ET.SubElement(props, "property", name=k, value=clean(v, newlines=False))
     for g in r.grades:
         tc = ET.SubElement(
-            suite, "testcase", classname=g.subproject, name=g.version, time=f"{sum(c.seconds for c in g.cases):.2f}"
+            suite,
+            "testcase",
+            classname=clean(g.subproject, newlines=False),
+            name=clean(g.version, newlines=False),
+            time=f"{sum(c.seconds for c in g.cases):.2f}",
         )
         if g.status is Status.NOT_GRADABLE:
-            ET.SubElement(tc, "skipped", message=g.detail[:500])
+            ET.SubElement(tc, "skipped", message=clean(g.detail[:500], newlines=False))
         elif g.status is not Status.CORRECT:
-            ET.SubElement(tc, "failure", message=f"{g.status.value}: {g.detail}"[:500], type=g.status.value)
+            message = clean(f"{g.status.value}: {g.detail}"[:500], newlines=False)
+            ET.SubElement(tc, "failure", message=message, type=g.status.value)
         ET.SubElement(tc, "system-out").text = f"points {g.points:g} / {g.points_max:g}"
     return ET.tostring(suite, encoding="unicode") + "\n"
 
@@ -183,7 +288,8 @@ def class_files(reports: list[StudentReport], out_dir: str, rules: list[VersionR
     grades_rows, book_rows = [], []
     for r in sorted(reports, key=lambda x: x.student):
         row = {
-            "student": r.student,
+            "student": shown_name(r),
+            "id": r.student,
             "points": r.points,
             "points_max": r.points_max,
             "device": r.provenance.device,
@@ -198,7 +304,7 @@ def class_files(reports: list[StudentReport], out_dir: str, rules: list[VersionR
             row[k] = f"{g.status.value}:{g.points:g}" if g else ""
         grades_rows.append(row)
         per = r.by_subproject()
-        book = {"Student": r.student}
+        book = {"Student": shown_name(r)}
         # a student the grader failed on is left ungraded (empty cells), not given a 0
         ungraded = bool(r.grades) and all(g.status is Status.HARNESS_ERROR for g in r.grades)
         for s in subs:
@@ -230,5 +336,15 @@ def write_csv(path: str, rows: list[dict[str, str | float | int]], cols: list[st
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore")
     w.writeheader()
-    w.writerows(rows)
+    w.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
     atomic_write(path, buf.getvalue())
+
+
+def skipped_file(out_dir: str, skipped: list, progress: Callable[[str], None] = print) -> None:
+    """skipped.csv: every entry of the class folder that was not graded, and why (intake.Skipped);
+    each is printed too. Written even when empty: a class whose every entry was graded says so."""
+    for s in skipped:
+        progress(f"[grade] skipped {clean(s.name, newlines=False)!r}: {s.why}")
+    write_csv(
+        os.path.join(out_dir, "skipped.csv"), [{"entry": s.name, "reason": s.why} for s in skipped], ["entry", "reason"]
+    )

@@ -18,6 +18,7 @@ class Status(enum.Enum):
     CRASH = "crash"
     MEMORY_LIMIT = "memory limit"
     DOES_NOT_BUILD = "does not build"
+    REFUSED = "refused"  # a block or an object broke a rule of the judge (checker_blocks, checker_symbols)
     NOT_GRADABLE = "not gradable"
     HARNESS_ERROR = "harness error"
 
@@ -113,6 +114,7 @@ class StudentReport:
     notes: list = field(default_factory=list)
     build_seconds: float = 0.0
     run_seconds: float = 0.0
+    display_name: str = ""  # the student's folder name as given (student: its safe id, intake.safe_id)
 
     @property
     def points(self) -> float:

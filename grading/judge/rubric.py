@@ -21,6 +21,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.8-3.10 with the tomli
 SUBPROJECTS = ("stream_compaction", "nbody", "ground_seg", "ndt_graph")
 SECRET_ENV = "COURSE_GRADING_SECRET"
 VISIBILITIES = ("visible", "hidden", "after_published")
+DEFAULT_CHECKER_FILES = ("*/src/reference.cpp", "*/src/check.cpp", "*/app/*.cpp")
 DEFAULT_LIBRARIES = ("cub::", "thrust::", "cuda::", "cudax::", "cutlass::", "cute::", "cooperative_groups::")
 
 
@@ -68,6 +69,7 @@ class Limits:
     timeout_s: float = 300.0  # without a reference time for the case
     memory_limit_gb: float = 32.0  # host resident memory of the driver's process group
     output_limit_kb: int = 256  # what is kept of a run's output (head and tail)
+    file_limit_kb: int = 1024  # the largest submitted exercise file the grader reads (intake.py)
 
     def time_limit(self, reference_seconds: float | None) -> float:
         if reference_seconds is None:
@@ -84,6 +86,7 @@ class Rubric:
     speed_zero: float
     libraries: tuple
     versions: list = field(default_factory=list)  # [VersionRule] in rubric order
+    checker_files: tuple = ()  # globs of the harness's reference and checker sources ([grading] checker_files)
 
     def select(self, subprojects: list[str] | None = None, versions: list[str] | None = None) -> list[VersionRule]:
         out = []
@@ -159,7 +162,14 @@ def load(path: str, secret: str | None = None) -> Rubric:
     lim = Limits(
         **{
             k: g[k]
-            for k in ("timeout_min_s", "timeout_factor", "timeout_s", "memory_limit_gb", "output_limit_kb")
+            for k in (
+                "timeout_min_s",
+                "timeout_factor",
+                "timeout_s",
+                "memory_limit_gb",
+                "output_limit_kb",
+                "file_limit_kb",
+            )
             if k in g
         }
     )
@@ -170,6 +180,7 @@ def load(path: str, secret: str | None = None) -> Rubric:
         speed_full=float(g.get("speed_full", 0.8)),
         speed_zero=float(g.get("speed_zero", 0.25)),
         libraries=tuple(g.get("library_namespaces", DEFAULT_LIBRARIES)),
+        checker_files=tuple(g.get("checker_files", DEFAULT_CHECKER_FILES)),
     )
     for sub, conf in data.items():
         if sub != "grading":

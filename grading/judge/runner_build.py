@@ -5,7 +5,8 @@ the graded drivers, their static libraries and the kernel recorder. For a studen
 translation units that include a spliced exercise file are compiled (with the instructor's own
 compile commands, from compile_commands.json, pointed at the student's clean tree), the static
 libraries that hold them are re-archived, and the drivers relinked. Objects are cached by the hash
-of their command and spliced inputs, so an unchanged starter body costs nothing twice."""
+of their command and spliced inputs, so an unchanged starter body costs nothing twice; each entry is
+signed (integrity.py), and one that does not verify is compiled again."""
 
 from __future__ import annotations
 

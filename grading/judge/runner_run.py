@@ -127,6 +127,11 @@ def sandboxed(spec: RunSpec, driver_cmd: list[str], klog: str) -> tuple[list[str
 PROCESS_LIMIT = 256
 RUN_FILE_MB = 256  # the largest file a run may write (its CSV and kernel record are kilobytes)
 
+# Every graded run (the reference's too): each timed repetition on an input the version has not seen,
+# drawn outside the timed region, and its output checked, so a version that remembers its last input
+# cannot be timed replaying its output (common/include/common/bench.hpp, FreshInputs).
+GRADED_RUN_FLAGS = ["--fresh-inputs"]
+
 # Variables that steer the drivers' own test hooks or inject code: never from the grader's environment.
 DRIVER_CONTROL = (
     "COURSE_SKIP_EXIT",
@@ -145,7 +150,7 @@ def execute(spec: RunSpec) -> RawRun:
     for p in (out_csv, out_csv + ".partial", klog):
         if os.path.exists(p):
             os.remove(p)
-    cmd = [spec.driver, "--version", spec.version] + list(spec.args) + ["--csv", out_csv]
+    cmd = [spec.driver, "--version", spec.version] + list(spec.args) + GRADED_RUN_FLAGS + ["--csv", out_csv]
     wrapped, env = sandboxed(spec, cmd, klog)
     t0 = time.time()
     proc = subprocess.Popen(
@@ -268,7 +273,7 @@ def judge(raw: RawRun, version: str, case: Case, spec: RunSpec) -> CaseResult:
         hidden=case.hidden,
         visibility=case.visibility,
         status=Status.HARNESS_ERROR,
-        command=" ".join([os.path.basename(spec.driver), "--version", version] + list(spec.args)),
+        command=" ".join([os.path.basename(spec.driver), "--version", version] + list(spec.args) + GRADED_RUN_FLAGS),
         seconds=raw.seconds,
         rows_passed=len(passes),
         log=os.path.basename(raw.log),

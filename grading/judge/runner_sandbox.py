@@ -170,7 +170,7 @@ def ancestors(paths: list[str]) -> list[str]:
     out: list = []
     bound = [os.path.abspath(p) for p in paths] + ["/proc", "/dev"]
     for p in paths:
-        parts = os.path.dirname(os.path.abspath(p)).split("/")[1:]
+        parts = [x for x in os.path.dirname(os.path.abspath(p)).split("/") if x]
         for i in range(1, len(parts) + 1):
             d = "/" + "/".join(parts[:i])
             if d not in out and d != "/tmp" and not any(d == b or d.startswith(b + "/") for b in bound):

@@ -24,6 +24,12 @@ if TYPE_CHECKING:
     from judge.student import Job
 
 
+def console(progress: Callable[[str], None]) -> Callable[[str], None]:
+    """progress, with what came from a student (a detail, a compiler error, a name) made harmless for
+    the instructor's terminal: no escape sequence or control character (formats.clean)."""
+    return lambda msg: progress(formats.clean(msg))
+
+
 def visible_gpus() -> list[str]:
     """The GPU indices this process may use (CUDA_VISIBLE_DEVICES, else nvidia-smi's list)."""
     env = os.environ.get("CUDA_VISIBLE_DEVICES")
@@ -165,6 +171,7 @@ def grade_class(
     and the class files at the end, with the reference records it used (references.json, which the
     Slurm merge step reads). Returns (reports, seconds, gradable set)."""
     t0 = time.time()
+    progress = console(progress)
     envs = device_envs(gpus)
     if job.sandbox is not None:  # builds overlap the runs: never on a core a run is timed on
         job.sandbox.build_cpus = core_plan(max(1, len(gpus)))[-1]
@@ -338,6 +345,7 @@ def merge(
     reference graded correct on every shard's GPU, the same maximum for all. A student of the class
     (`students`, [(name, path)]) whose shard left no report gets a harness-error report naming the
     shard's log: listed in the class files with empty gradebook cells, never dropped."""
+    progress = console(progress)
     recs, reports, missing, refused = read_shards(job, shards, progress)
     keep_keys, _ = gradable(recs)
     have = {r.student for r in reports}

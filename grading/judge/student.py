@@ -15,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from . import checker_blocks as blocks
 from . import checker_kernels as kernels
 from . import checker_score as score
 from . import checker_splice as assemble
+from . import checker_symbols as symbols
 from . import intake, integrity
 from . import runner_build as build
 from . import runner_run as run
@@ -49,10 +51,13 @@ class Job:
     exercise_of: dict = field(default_factory=dict)  # "sub/exercise" -> [rel files]
     symbol_owner: dict = field(default_factory=dict)
     harness_symbols: set = field(default_factory=set)  # defined by exercise files outside their regions
+    symbols: object = None  # checker_symbols.Harness: what a student's objects are compared with
+    region_kernels: dict = field(default_factory=dict)  # kernel -> files: defined in the solution's exercise regions
     entry_points: dict = field(default_factory=dict)  # rel file -> names of functions whose body is an exercise
     instructor_commit: str = ""
     build_jobs: int = 0
     sandbox: Sandbox | None = None  # every student build and run goes through it (runner_sandbox.probe)
+    macros: object = None  # checker_blocks.HarnessMacros: the harness macros a block could use
 
     def drivers(self) -> list[str]:
         return sorted({r.driver for r in self.rules})
@@ -107,7 +112,14 @@ def make_job(
                 if f not in job.exercise_of.setdefault(key, []):
                     job.exercise_of[key].append(f)
     job.symbol_owner = kernels.symbol_owners(plan, rubric.libraries)
+    job.symbols = symbols.build_harness(plan, getattr(rubric, "checker_files", ()), rubric.libraries)
+    # the kernels of the handed-out exercises' regions (a withheld region's stays the instructor's code
+    # in every student's tree: the harness's where the reference's run has it)
+    regions = kernels.region_kernels(assignment.root, source_files(assignment.root))
+    handed = job.exercise_files.keys()
+    job.region_kernels = {k: fs & handed for k, fs in regions.items() if fs & handed}
     job.harness_symbols = handout_symbols(job)
+    job.macros = blocks.harness_macros(plan, assignment.exercise_files(), workers=build_jobs or os.cpu_count() or 2)
     job.instructor_commit = git(assignment.root, "rev-parse", "HEAD") or "unknown"
     return job
 
@@ -144,6 +156,8 @@ def handout_symbols(job: Job) -> set[str]:
             drivers=[],
             sandbox=job.sandbox,
         )
+        if job.symbols is not None:  # the stubbed objects: the object rules' baseline beside the solution's
+            job.symbols.handout = {rel: symbols.read_object(obj) for rel, obj in b.objects.items()}
         out = set()
         for obj in b.objects.values():
             defined, _ = kernels.object_symbols(obj)
@@ -237,10 +251,29 @@ def run_version(
                     index,
                     job.rubric.libraries,
                     harness,
+                    job.region_kernels,
                 )
                 cr.kernel_symbols = [k for k, _ in log]
+                host_work(cr, ref, raw.rows, rule.version)
         results.append(cr)
     return results
+
+
+def host_work(cr: CaseResult, ref: dict[str, Any] | None, rows: list[dict[str, str]], version: str) -> None:
+    """A case the reference solves with kernels of its own and the student's run solves with none
+    (copied to the host, computed there, copied back): not the version's own GPU work."""
+    if not ref or not ref.get("own_kernels") or cr.status is not Status.CORRECT:
+        return
+    if any(k.owner == "own" for k in cr.kernels):
+        return
+    sizes = sorted({r.get("n", "") for r in rows if r.get("version") == version and r.get("n")}, key=_as_int)
+    at = ",".join(sizes if len(sizes) <= 5 else sizes[:4] + ["...", sizes[-1]])
+    cr.status = Status.NOT_OWN_WORK
+    cr.detail = f"no kernel of its own ran at n={at or '?'}: the work happened on the host"
+
+
+def _as_int(s: str) -> int:
+    return int(s) if s.isdigit() else -1
 
 
 def gpu_rows(rows: list[dict[str, str]], version: str) -> bool:
@@ -283,7 +316,16 @@ def reference_record(
             if all(c.status is Status.CORRECT for c in cases)
             else next(c.status for c in cases if c.status is not Status.CORRECT)
         )
-        mangled = sorted({kernels.stable_name(k) for c in cases for k in c.kernel_symbols})
+        # the harness's kernels: what the reference ran, less the kernels of the solution's exercise
+        # regions (its own; a student's run of them means it ran the instructor's code)
+        mangled = sorted(
+            {
+                kernels.stable_name(m)
+                for c in cases
+                for m, k in zip(c.kernel_symbols, c.kernels)
+                if k.owner != "own" and kernels.qualified_name(k.name)[1] not in job.region_kernels
+            }
+        )
         rubric_problems = [
             f"{k.name}: {k.owner}"
             for c in cases
@@ -295,7 +337,15 @@ def reference_record(
             "detail": next((c.detail for c in cases if c.status is not Status.CORRECT), ""),
             "kernels": mangled,
             "rubric_problems": rubric_problems,
-            "cases": {c.name: {"ms": c.timed_ms, "timed_case": c.timed_case, "seconds": c.seconds} for c in cases},
+            "cases": {
+                c.name: {
+                    "ms": c.timed_ms,
+                    "timed_case": c.timed_case,
+                    "seconds": c.seconds,
+                    "own_kernels": sum(1 for k in c.kernels if k.owner == "own"),
+                }
+                for c in cases
+            },
         }
         progress(f"[grade] reference {rule.key}: {status.value} ({time.time() - t0:.1f} s)")
     integrity.cache_record(job.cache, record, json.dumps(rec, indent=1).encode("utf-8"))
@@ -328,6 +378,36 @@ class Prepared:
     provenance: dict
 
 
+def static_findings(job: Job, b: build.StudentBuild, index: dict[str, set[str]]) -> dict[str, list[str]]:
+    """{version key: findings} from the student's objects, without running them: the kernels and
+    calls of each version's own objects (checker_kernels), and the object rules over every object
+    built from a spliced file (checker_symbols: calls into the checker or out of the process,
+    definitions of the harness's names, static constructors)."""
+    found = symbols.check_student(job.symbols, b.objects) if job.symbols is not None else {}
+    units = symbols.exercises_of_units(job.plan, job.exercise_files, found) if found else {}
+    static = {}
+    for rule in job.rules:
+        own = job.own_files(rule)
+        objs = [b.objects[f] for f in sorted(own) if f in b.objects]
+        static[rule.key] = kernels.static_check(
+            rule,
+            objs,
+            own,
+            job.exercise_files,
+            index,
+            job.rubric.libraries,
+            job.symbol_owner,
+            job.harness_symbols,
+            job.entry_points,
+        )
+        if found:
+            exercises = {r if "/" in r else f"{rule.subproject}/{r}" for r in rule.requires}
+            static[rule.key] = (
+                symbols.version_findings(job.symbols, found, units, exercises, rule.driver) + static[rule.key]
+            )
+    return static
+
+
 def submission_provenance(job: Job | SimpleNamespace, path: str) -> dict[str, str]:
     """Where a submission came from: its path, commit and time (the commit's, else the newest
     exercise file's). git never runs with the submission's configuration (intake.py: HEAD parsed
@@ -344,15 +424,23 @@ def submission_provenance(job: Job | SimpleNamespace, path: str) -> dict[str, st
     }
 
 
+def work_dir(job: Job, student_id: str) -> str:
+    """A student's work folder (clean tree, build, runs and their logs, hidden cases' arguments
+    included): OUT/.grader/work/<id>, the grader's, apart from the reports in OUT/students/<id>."""
+    return os.path.join(job.out, ".grader", "work", student_id)
+
+
 def prepare_student(job: Job, name: str, path: str, progress: Callable[[str], None] = print) -> Prepared:
     t0 = time.time()
-    work = os.path.join(job.out, "students", name)
+    work = work_dir(job, name)
     os.makedirs(work, exist_ok=True)
     tree = os.path.join(work, "tree")
     broken = {}  # exercise -> the first compiler error of a file holding its code
     cap = job.rubric.limits.file_limit_kb * 1024
     for _ in range(4):  # a file that does not compile: its exercises become stubs, the rest is graded
-        sp = assemble.splice(job.assignment, path, job.handout, stubbed=frozenset(broken), file_cap=cap)
+        sp = assemble.splice(
+            job.assignment, path, job.handout, stubbed=frozenset(broken), file_cap=cap, macros=job.macros
+        )
         assemble.clean_tree(job.assignment, sp.files, tree)
         b = build.build_student(
             job.plan,
@@ -374,22 +462,7 @@ def prepare_student(job: Job, name: str, path: str, progress: Callable[[str], No
         broken.update(new)
     b.broken = broken
     index = kernels.kernel_definitions(tree, source_files(tree)) if b.ok else {}
-    static = {}
-    if b.ok:
-        for rule in job.rules:
-            own = job.own_files(rule)
-            objs = [b.objects[f] for f in sorted(own) if f in b.objects]
-            static[rule.key] = kernels.static_check(
-                rule,
-                objs,
-                own,
-                job.exercise_files,
-                index,
-                job.rubric.libraries,
-                job.symbol_owner,
-                job.harness_symbols,
-                job.entry_points,
-            )
+    static = static_findings(job, b, index) if b.ok else {}
     prov = submission_provenance(job, path)
     progress(
         f"[grade] {name}: built in {time.time() - t0:.1f} s ({b.compiled} compiled, {b.cached} cached)"
@@ -397,6 +470,8 @@ def prepare_student(job: Job, name: str, path: str, progress: Callable[[str], No
         + "".join(f"\n[grade] {name}: {ex} does not build: {err}" for ex, err in sorted(broken.items()))
     )
     b.seconds = time.time() - t0
+    for ex, why in sorted(sp.refused.items()):
+        progress(f"[grade] {name}: {ex} refused (graded as the starter body): {why}")
     if b.ok and broken:
         progress(f"[grade] {name}: does not build: {', '.join(sorted(broken))} (stubbed; the rest is graded)")
     return Prepared(name=name, path=path, splice=sp, build=b, tree=tree, index=index, static=static, provenance=prov)
@@ -413,7 +488,7 @@ def grade_prepared(
     """The runs and the score of a prepared student on the device of `env`."""
     t0 = time.time()
     name_, _, drv = device
-    work = os.path.join(job.out, "students", prep.name, "runs")
+    work = os.path.join(work_dir(job, prep.name), "runs")
     grades = []
     for rule in job.rules:
         ref = reference["versions"].get(rule.key)
@@ -427,11 +502,14 @@ def grade_prepared(
             ),
             "",
         )
-        if not prep.build.ok or broken:
-            grades.append(score.grade_version(rule, [], job.rubric, ref, build_error=broken or prep.build.error))
+        refused = refusal_of(rule, prep.splice)
+        if refused or not prep.build.ok or broken:
+            err = broken or prep.build.error
+            grades.append(score.grade_version(rule, [], job.rubric, ref, build_error=err, refused=refused))
             continue
         cases = run_version(job, rule, prep.build.drivers, prep.index, work, env, reference=ref)
         g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))
+        unread_reason(job, rule, prep.splice, g)
         grades.append(g)
         progress(
             f"[grade] {prep.name}: {rule.key}: {g.status.value}"
@@ -439,6 +517,9 @@ def grade_prepared(
             + (f" ({g.detail[:160]})" if g.status not in (Status.CORRECT, Status.UNWRITTEN) else "")
         )
     notes = list(prep.splice.problems)
+    notes += [
+        f"{ex}: refused, graded as the handout's starter body: {why}" for ex, why in sorted(prep.splice.refused.items())
+    ]
     if prep.splice.added:
         notes.append("added files (ignored): " + ", ".join(prep.splice.added[:20]))
     if prep.splice.deleted:
@@ -450,6 +531,7 @@ def grade_prepared(
     prov = provenance(job, name_, drv, prep.provenance)
     rep = StudentReport(
         student=prep.name,
+        display_name=intake.display_name(os.path.basename(os.path.normpath(prep.path))),
         provenance=prov,
         grades=grades,
         edited_outside=prep.splice.edited_outside,
@@ -459,6 +541,21 @@ def grade_prepared(
         run_seconds=round(time.time() - t0, 1),
     )
     return rep
+
+
+def refusal_of(rule: VersionRule, splice: assemble.Splice) -> str:
+    """Why a block of an exercise the version requires was refused (checker_blocks), or ""."""
+    need = {req if "/" in req else f"{rule.subproject}/{req}" for req in rule.requires}
+    return next((why for ex, why in sorted(getattr(splice, "refused", {}).items()) if ex in need), "")
+
+
+def unread_reason(job: Job, rule: VersionRule, splice: assemble.Splice, g: VersionGrade) -> None:
+    """A version graded "not written" because the grader refused a file of its (a symlink, a FIFO,
+    a file over the cap, changed markers): its detail names the file and why."""
+    if g.status is Status.UNWRITTEN:
+        why = next((w for f, w in sorted(getattr(splice, "unread", {}).items()) if f in job.own_files(rule)), "")
+        if why:
+            g.detail = f"{why}: graded as not written"
 
 
 def provenance(job: SimpleNamespace, device_name: str, driver_version: str, submission: dict[str, str]) -> Provenance:
@@ -504,6 +601,7 @@ def harness_error_report(
     ]
     return StudentReport(
         student=name,
+        display_name=intake.display_name(os.path.basename(os.path.normpath(path))),
         provenance=prov,
         grades=grades,
         notes=[
@@ -528,5 +626,5 @@ def finalize(report: StudentReport, reference_versions: set[str], rules: list[Ve
 
 def cleanup(job: Job, prep: Prepared, keep: bool = False) -> None:
     if not keep:
-        shutil.rmtree(os.path.join(job.out, "students", prep.name, "tree"), ignore_errors=True)
-        shutil.rmtree(os.path.join(job.out, "students", prep.name, "build", "obj"), ignore_errors=True)
+        shutil.rmtree(os.path.join(work_dir(job, prep.name), "tree"), ignore_errors=True)
+        shutil.rmtree(os.path.join(work_dir(job, prep.name), "build", "obj"), ignore_errors=True)

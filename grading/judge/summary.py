@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from .formats import GRADES_FIXED_COLUMNS
+from .formats import GRADES_FIXED_COLUMNS, md
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,8 +31,8 @@ def main(argv: list[str] | None = None) -> int:
                 counts[st] = counts.get(st, 0) + 1
         sts = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda x: -x[1]))
         print(
-            f"| {r['student']} | {float(r['points']):g} / {float(r['points_max']):g} | {sts} | "
-            f"{r['edited_outside'] or ''} | {r['build_error'][:80] or 'ok'} |"
+            f"| {md(r['student'])} | {float(r['points']):g} / {float(r['points_max']):g} | {sts} | "
+            f"{md(r['edited_outside'] or '')} | {md(r['build_error'][:80] or 'ok')} |"
         )
     print()
     print(

@@ -6,7 +6,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <random>
 #include <sys/stat.h>
 
 #include "common/bench.hpp"
@@ -115,6 +117,31 @@ std::vector<Input> load_inputs(const common::CliOptions& o) {
   return in;
 }
 
+// --fresh-inputs for timed frames. A version that remembered its last frame could hand back the
+// labels it computed then, checked once and timed doing a copy. Before every timed frame the scan
+// is turned about the sensor by an angle drawn untimed (the same street seen from another heading:
+// the same points, in the same order, binned into other cells; two headings give about 1000 of the
+// simulated scan's 110k labels differently, where the check lets 11 differ), and the reference
+// labels of that frame are computed (segment_cpu, ~5 ms); after it, the frame's labels as the
+// version hands them back (`got`) are checked against them. `frame` starts as a copy of `scan`.
+common::FreshInputs fresh_frames(const common::PointCloud& scan, common::PointCloud& frame, const Params& p,
+                                 Result& expected, std::mt19937_64& rng, std::function<Result()> got) {
+  auto refresh = [&scan, &frame, p, &expected, &rng] {
+    const double angle = std::uniform_real_distribution<double>(0, 2 * 3.14159265358979323846)(rng);
+    const double c = std::cos(angle), s = std::sin(angle);
+    for (std::size_t i = 0; i < scan.size(); ++i) {
+      frame.x[i] = static_cast<float>(c * scan.x[i] - s * scan.y[i]);
+      frame.y[i] = static_cast<float>(s * scan.x[i] + c * scan.y[i]);
+    }
+    expected = segment_cpu(frame, p);
+  };
+  auto verify = [&expected, got] {
+    const std::string wrong = compare_to_reference(expected, got());
+    return wrong.empty() ? wrong : "on a turned frame, " + wrong;
+  };
+  return {refresh, verify};
+}
+
 std::string fmt(double v, int prec = 2) {
   char b[32];
   std::snprintf(b, sizeof b, "%.*f", prec, v);
@@ -198,19 +225,26 @@ int run(const common::CliOptions& o) {
           if (bad.empty()) bad = compare_to_reference(ref, res);
           r.verdict = common::Verdict::pass_if(bad.empty(), bad);
           if (!common::is_pass(r)) return;
-          runner->prepare({&in.cloud, p, Outputs::labels});  // what is timed: the labels alone
+          common::PointCloud frame = in.cloud;            // the timed frames' input: turned anew by --fresh-inputs
+          runner->prepare({&frame, p, Outputs::labels});  // what is timed: the labels alone
           runner->run();
           if (compare_to_reference(ref, runner->result()) != "")
             throw std::runtime_error("the labels-only run differs from the reference");
+          Result expected;
+          std::mt19937_64 rng(std::random_device{}());
+          const common::FreshInputs fresh =
+              fresh_frames(in.cloud, frame, p, expected, rng, [&runner] { return runner->result(); });
+          const common::FreshInputs* fresh_if = o.fresh_inputs ? &fresh : nullptr;
           std::vector<double> kernels;
           // a staging runner (v4) is timed from its pinned input, as a sensor driver would hand it
           // over; the same from the caller's std::vector (the copy into pinned memory included) is
-          // another row
-          r.stats = common::bench_runner(*runner, bench, &kernels);
+          // another row. With --fresh-inputs both are timed from the caller's vector (bench_runner):
+          // the staging is the version's own code, which must not see a frame before its timing.
+          r.stats = common::bench_runner(*runner, bench, &kernels, false, fresh_if);
           if (runner->stages_input()) {
             ResultRow from_vector = r;
             from_vector.kind = "from_vector";
-            from_vector.stats = common::bench_runner(*runner, bench, nullptr, true);
+            from_vector.stats = common::bench_runner(*runner, bench, nullptr, true, fresh_if);
             extra_rows.push_back(from_vector);
           }
           if (!kernels.empty()) {  // the kernels alone, timed by event nodes inside the graph
@@ -310,15 +344,19 @@ int run(const common::CliOptions& o) {
     ResultRow failed = common::make_row("ground_seg", v3->name, v3->idea, static_cast<std::int64_t>(in.cloud.size()),
                                         "input=" + in.name, env.device_label, common::role_name(v3->role), "phase");
     if (!common::run_guarded(failed, true, [&] {
+          common::PointCloud frame = in.cloud;
+          Result got, expected;
+          std::mt19937_64 rng(std::random_device{}());
+          const common::FreshInputs fresh = fresh_frames(in.cloud, frame, p, expected, rng, [&got] { return got; });
           // the timed work (labels only), so the phases add up to the frame in the version table;
           // the same warm-up and stopping rule as every other row
           frames = common::bench_loop(
               [&](bool recording) {
                 const common::WallTimer t;
-                (void)v3->phases(in.cloud, p, recording ? &phases : nullptr, Outputs::labels);
+                got = v3->phases(frame, p, recording ? &phases : nullptr, Outputs::labels);
                 return t.elapsed_ms();
               },
-              bench);
+              bench, o.fresh_inputs ? &fresh : nullptr);
         }))
       rows.push_back(failed);
     else
@@ -359,23 +397,35 @@ int run(const common::CliOptions& o) {
         continue;
       }
       common::run_guarded(r, true, [&] {
-        // each sample: `frames` frames through the engines, ms per frame; the bench's stopping rule
+        // each sample: `frames` frames through the engines, ms per frame; the bench's stopping rule.
+        // --fresh-inputs turns the frame before every sample and checks its last frame's labels
+        // (the frames within one sample are one staged frame, as the version is written).
+        common::PointCloud frame = in.cloud;
+        Result expected;
+        std::mt19937_64 rng(std::random_device{}());
+        const common::FreshInputs fresh = fresh_frames(in.cloud, frame, p, expected, rng, [&] {
+          Result got;  // v5 hands back labels only: no cells, no outside count
+          got.is_ground = streamed;
+          got.outside = expected.outside;
+          return got;
+        });
         std::vector<double> latency;
         r.stats = common::bench_loop(
             [&](bool) {
-              const StreamedRun sr = segment_gpu_streamed(in.cloud, p, streams, frames, &streamed);
+              const StreamedRun sr = segment_gpu_streamed(frame, p, streams, frames, &streamed);
               latency.push_back(sr.median_latency_ms);
               return sr.total_ms / frames;
             },
-            bench);
+            bench, o.fresh_inputs ? &fresh : nullptr);
         const double latency_ms = common::summarize(latency).median_ms;
         r.metric = 1e3 / r.stats.median_ms;
         r.metric_unit = "frames/s";
         r.add_metric("latency", latency_ms, "ms").add_metric("frames_per_sample", frames, "frames");
         Result got;  // v5 hands back labels only: no cells, no outside count
+        const Result& last = o.fresh_inputs ? expected : reference;  // the reference of the last frame timed
         got.is_ground = streamed;
-        got.outside = reference.outside;
-        const std::string bad = compare_to_reference(reference, got);
+        got.outside = last.outside;
+        const std::string bad = compare_to_reference(last, got);
         r.verdict = common::Verdict::pass_if(bad.empty(), bad);
         std::printf("  %d streams: %9.0f frames/s, latency %.3f ms  %s\n", streams, r.metric, latency_ms,
                     r.verdict.text().c_str());

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <numeric>
+#include <random>
 #include <sys/stat.h>
 
 #include "common/exercise.hpp"
@@ -127,6 +129,27 @@ void fill_rate(const Context& c, ResultRow& r, double interactions) {
   }
 }
 
+// What is wrong with accelerations (ax, ay, az) of the bodies b, judged against float64 at the
+// bodies `at` and by the momentum balance of all; "" when within the bounds.
+std::string force_errors(const Context& c, const Bodies& b, const std::vector<std::size_t>& at,
+                         const std::vector<float>& ax, const std::vector<float>& ay, const std::vector<float>& az) {
+  const Accelerations ref = reference_accelerations_at(b, at, c.params.G, c.params.eps);
+  std::vector<float> sx(at.size()), sy(at.size()), sz(at.size());
+  for (std::size_t q = 0; q < at.size(); ++q) {
+    sx[q] = ax[at[q]];
+    sy[q] = ay[at[q]];
+    sz[q] = az[at[q]];
+  }
+  const AccelError e = compare_accelerations(ref, sx, sy, sz);
+  const double mom = momentum_balance(b, ax, ay, az);
+  // float32 sums over n terms: max relative error 1e-4, median 1e-5 (see tests/nbody for why)
+  if (e.max_rel <= 1e-4 && e.median_rel <= 1e-5 && mom <= 1e-5) return "";
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "max rel %.2e (<= 1e-4), median %.2e (<= 1e-5), momentum %.2e (<= 1e-5)", e.max_rel,
+                e.median_rel, mom);
+  return buf;
+}
+
 // Accuracy of one version against float64 on a sample of bodies, and momentum balance.
 common::Verdict check_forces(const Context& c, const Version& v, const Bodies& b) {
   std::vector<float> ax, ay, az;
@@ -144,21 +167,57 @@ common::Verdict check_forces(const Context& c, const Version& v, const Bodies& b
   const std::size_t stride = std::max<std::size_t>(1, n / 512);  // reference forces on a sample
   std::vector<std::size_t> idx;
   for (std::size_t i = 0; i < n; i += stride) idx.push_back(i);
-  const Accelerations ref = reference_accelerations_at(b, idx, c.params.G, c.params.eps);
-  std::vector<float> sx(idx.size()), sy(idx.size()), sz(idx.size());
-  for (std::size_t q = 0; q < idx.size(); ++q) {
-    sx[q] = ax[idx[q]];
-    sy[q] = ay[idx[q]];
-    sz[q] = az[idx[q]];
-  }
-  const AccelError e = compare_accelerations(ref, sx, sy, sz);
-  const double mom = momentum_balance(b, ax, ay, az);
-  char buf[200];
-  // float32 sums over n terms: max relative error 1e-4, median 1e-5 (see tests/nbody for why)
-  if (e.max_rel <= 1e-4 && e.median_rel <= 1e-5 && mom <= 1e-5) return common::Verdict::pass();
-  std::snprintf(buf, sizeof buf, "max rel %.2e (<= 1e-4), median %.2e (<= 1e-5), momentum %.2e (<= 1e-5)", e.max_rel,
-                e.median_rel, mom);
-  return common::Verdict::fail(buf);
+  const std::string wrong = force_errors(c, b, idx, ax, ay, az);
+  return common::Verdict::pass_if(wrong.empty(), wrong);
+}
+
+// --fresh-inputs for the steps timed on the device (a step: the version's forces, then the
+// harness's integration). A step that remembered the last one could leave its accelerations in
+// place and be timed doing nothing. Before every step the bodies are shuffled (the same system in a
+// new order, drawn untimed; the work is the same), so an earlier step's accelerations belong to
+// other bodies; after it, the accelerations the step left in the system are checked as
+// check_forces does, against float64 from the state the step started from, at bodies drawn after
+// the run (512 up to n = 2^14, fewer above: about 8M float64 interactions a check).
+common::FreshInputs fresh_steps(const Context& c, DeviceSystem& sys, Bodies& start, std::mt19937_64& rng,
+                                cudaStream_t s) {
+  auto refresh = [&sys, &start, &rng, s] {
+    sys.download(start, s);  // positions and velocities; the masses are start's, in the device's order
+    std::vector<std::size_t> order(start.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::shuffle(order.begin(), order.end(), rng);
+    Bodies shuffled = start;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const std::size_t i = order[k];
+      shuffled.x[k] = start.x[i];
+      shuffled.y[k] = start.y[i];
+      shuffled.z[k] = start.z[i];
+      shuffled.vx[k] = start.vx[i];
+      shuffled.vy[k] = start.vy[i];
+      shuffled.vz[k] = start.vz[i];
+      shuffled.m[k] = start.m[i];
+      if (!start.id.empty()) shuffled.id[k] = start.id[i];
+    }
+    start = std::move(shuffled);
+    sys.upload(start, s);
+  };
+  auto verify = [&c, &sys, &start, &rng] {
+    const std::size_t n = start.size();
+    std::vector<float4> a(n);
+    CUDA_CHECK(cudaMemcpy(a.data(), sys.acc(), n * sizeof(float4), cudaMemcpyDeviceToHost));
+    std::vector<float> ax(n), ay(n), az(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ax[i] = a[i].x;
+      ay[i] = a[i].y;
+      az[i] = a[i].z;
+    }
+    const std::size_t checked = std::min<std::size_t>(n, std::clamp<std::size_t>((std::size_t{1} << 23) / n, 64, 512));
+    std::uniform_int_distribution<std::size_t> body(0, n - 1);
+    std::vector<std::size_t> at(checked);
+    for (auto& i : at) i = body(rng);
+    const std::string wrong = force_errors(c, start, at, ax, ay, az);
+    return wrong.empty() ? wrong : "the step's accelerations are off the float64 forces of its state: " + wrong;
+  };
+  return {refresh, verify};
 }
 
 void step_mode(Context& c, common::RowList& rows) {
@@ -210,7 +269,11 @@ void step_mode(Context& c, common::RowList& rows) {
             DeviceSystem sys;
             common::Stream s;
             sys.upload(initial, s.get());
-            r.stats = common::bench_gpu([&](cudaStream_t st) { gpu_simulate(sys, one, v.gpu, st); }, s.get(), c.bench);
+            Bodies state = initial;
+            std::mt19937_64 rng(std::random_device{}());
+            const common::FreshInputs fresh = fresh_steps(c, sys, state, rng, s.get());
+            r.stats = common::bench_gpu([&](cudaStream_t st) { gpu_simulate(sys, one, v.gpu, st); }, s.get(), c.bench,
+                                        nullptr, c.opt.fresh_inputs ? &fresh : nullptr);
             r.predicted_ms = common::predict(step_cost(v, n), c.spec).total_ms;
             r.add_metric("instructions_per_interaction", v.instructions_per_interaction, "");
           }
@@ -256,6 +319,23 @@ bool same_states(const std::vector<Bodies>& a, const std::vector<Bodies>& b) {
         a[k].vz != b[k].vz)
       return false;
   return true;
+}
+
+// --fresh-inputs for the batch: snapshots no earlier run read, one for each of `files` (a new
+// Plummer sphere of its size, from a seed drawn from std::random_device), written untimed under
+// results/scratch with the same names, so the outputs land where the originals' would.
+std::vector<std::string> fresh_snapshots(const std::vector<std::string>& files) {
+  const std::string dir = "results/scratch/nbody_fresh_snapshots";
+  common::make_output_dir(dir, "batch");
+  std::random_device device;
+  std::vector<std::string> fresh;
+  for (const auto& f : files) {
+    const auto slash = f.find_last_of('/');
+    fresh.push_back(dir + "/" + (slash == std::string::npos ? f : f.substr(slash + 1)));
+    const std::uint64_t seed = (std::uint64_t{device()} << 32) | device();
+    write_snapshot_fast(fresh.back(), make_plummer(read_snapshot_csv(f).size(), seed));
+  }
+  return fresh;
 }
 
 void batch_mode(Context& c, common::RowList& rows) {
@@ -304,23 +384,47 @@ void batch_mode(Context& c, common::RowList& rows) {
     const common::Verdict seq_status = common::Verdict::pass_if(drift < 1e-3, "energy drift " + std::to_string(drift));
     seq = run_batch_sequential(files, p, best_kernel(), out_dir, true);
     emit("sequential", seq, seq_status, 1);
+    // --fresh-inputs: each pipeline's timed run reads snapshots no run read before (a pipeline that
+    // remembered its files could write what it computed in the warm-up), and its states are checked
+    // against the sequential pipeline's on the same files, run after it untimed
+    const char* const replay_note = " (the version may replay an earlier result)";
+    auto timed_inputs = [&](std::vector<Bodies>& expected) {
+      if (!c.opt.fresh_inputs) {
+        expected = seq.final_states;
+        return files;
+      }
+      const std::vector<std::string> fresh = fresh_snapshots(files);
+      expected = run_batch_sequential(fresh, p, best_kernel(), "", true).final_states;
+      return fresh;
+    };
     BatchResult streamed = run_batch_streamed(files, p, best_kernel(), out_dir, true);
-    streamed = run_batch_streamed(files, p, best_kernel(), out_dir, true);
-    emit("streamed", streamed,
-         common::Verdict::pass_if(same_states(streamed.final_states, seq.final_states),
-                                  "streamed states differ from sequential"),
-         1);
+    std::vector<Bodies> expected;
+    std::vector<std::string> timed = timed_inputs(expected);
+    streamed = run_batch_streamed(timed, p, best_kernel(), out_dir, true);
+    emit(
+        "streamed", streamed,
+        common::Verdict::pass_if(
+            same_states(streamed.final_states, expected),
+            c.opt.fresh_inputs ? std::string("on fresh snapshots, streamed states differ from sequential") + replay_note
+                               : std::string("streamed states differ from sequential")),
+        1);
     const int gpus = std::min(device_count(), static_cast<int>(c.opt.extra_int("gpus-max", 1, 1024)));
     if (gpus > 1) {
       BatchResult per_gpu = run_batch_per_gpu(files, p, best_kernel(), out_dir, gpus);
-      per_gpu = run_batch_per_gpu(files, p, best_kernel(), out_dir, gpus);
+      timed = timed_inputs(expected);
+      per_gpu = run_batch_per_gpu(timed, p, best_kernel(), out_dir, gpus);
       bool ok = true;
-      for (std::size_t k = 0; k < files.size() && ok; ++k) {
-        const std::string out = out_dir + files[k].substr(files[k].find_last_of('/'));
+      for (std::size_t k = 0; k < timed.size() && ok; ++k) {
+        const std::string out = out_dir + timed[k].substr(timed[k].find_last_of('/'));
         const Bodies b = read_snapshot_csv(out);
-        ok = b.x == seq.final_states[k].x && b.vx == seq.final_states[k].vx;
+        ok = b.x == expected[k].x && b.vx == expected[k].vx;
       }
-      emit("per_gpu", per_gpu, common::Verdict::pass_if(ok, "per-GPU states differ from sequential"), gpus);
+      emit("per_gpu", per_gpu,
+           common::Verdict::pass_if(ok, c.opt.fresh_inputs ? std::string("on fresh snapshots, per-GPU states differ "
+                                                                         "from sequential") +
+                                                                 replay_note
+                                                           : std::string("per-GPU states differ from sequential")),
+           gpus);
     }
   });
   if (!done) rows.push_back(failed);  // the pipeline that threw, as a FAIL (or skipped) row
@@ -431,7 +535,11 @@ void tune_mode(Context& c, common::RowList& rows) {
         if (!common::is_pass(r)) return;
         DeviceSystem sys;
         sys.upload(initial, nullptr);
-        r.stats = common::bench_gpu([&](cudaStream_t st) { gpu_simulate(sys, one, k.launch, st); }, nullptr, c.bench);
+        Bodies state = initial;
+        std::mt19937_64 rng(std::random_device{}());
+        const common::FreshInputs fresh = fresh_steps(c, sys, state, rng, nullptr);
+        r.stats = common::bench_gpu([&](cudaStream_t st) { gpu_simulate(sys, one, k.launch, st); }, nullptr, c.bench,
+                                    nullptr, c.opt.fresh_inputs ? &fresh : nullptr);
         fill_rate(c, r, double(n) * double(n));
         r.pct_of_ceiling = 100.0 * r.metric * 1e9 / c.issue_ceiling_ips;
         r.ceiling = "issue_ceiling";

@@ -218,6 +218,38 @@ void DeviceAlignment::prepare(const VoxelMap& m, const std::vector<BatchItem>& i
   CUDA_CHECK(cudaMemcpyAsync(d_cfg.get(), cfgs.data(), alignments * sizeof(SolverConfig), cudaMemcpyHostToDevice, s));
   CUDA_CHECK(cudaMemcpyAsync(guess.get(), guesses.data(), guesses.size() * sizeof(double), cudaMemcpyHostToDevice, s));
   stream.sync();
+  h_slots_ = h_slots;
+}
+
+void DeviceAlignment::reload(const VoxelMap& m, const std::vector<BatchItem>& items) {
+  if (items.size() != h_slots_.size())
+    throw std::invalid_argument("reload: " + std::to_string(items.size()) + " alignments, " +
+                                std::to_string(h_slots_.size()) + " prepared");
+  stream.sync();  // the last run's source copy is done with the pinned buffer
+  upload_map(m, map, stream.get());
+  const MapView now = map.view(view.search);
+  if (now.voxels != view.voxels || now.table != view.table || now.mask != view.mask ||
+      now.resolution != view.resolution)
+    throw std::invalid_argument(
+        "reload: a map of another shape (the prepared view, and any graph holding it, would "
+        "be stale)");
+  std::vector<double> guesses;
+  for (std::size_t k = 0; k < items.size(); ++k) {
+    const common::PointCloud& src = *items[k].source;
+    if (src.size() != static_cast<std::size_t>(h_slots_[k].count))
+      throw std::invalid_argument("reload: a source of " + std::to_string(src.size()) + " points replaces one of " +
+                                  std::to_string(h_slots_[k].count));
+    float* at = h_xyz_.get() + 3 * static_cast<std::size_t>(h_slots_[k].offset);
+    for (std::size_t i = 0; i < src.size(); ++i) {
+      at[3 * i] = src.x[i];
+      at[3 * i + 1] = src.y[i];
+      at[3 * i + 2] = src.z[i];
+    }
+    guesses.insert(guesses.end(), items[k].guess, items[k].guess + 6);
+  }
+  CUDA_CHECK(cudaMemcpyAsync(guess.get(), guesses.data(), guesses.size() * sizeof(double), cudaMemcpyHostToDevice,
+                             stream.get()));
+  stream.sync();
 }
 
 void DeviceAlignment::upload_source_and_init(cudaStream_t s) {

@@ -279,6 +279,11 @@ class DeviceAlignment {
   void prepare(const Problem& p, int slots = 1);
   void prepare(const VoxelMap& map, const std::vector<BatchItem>& items, const NdtParams& params, int slots,
                EvalShape shape);
+  // --fresh-inputs: another map (as many voxels and slots), sources (each as many points as the
+  // one it replaces, the items in the prepared order) and guesses, written into the device map,
+  // the pinned source and the device guesses that the enqueue reads. No buffer moves and the view
+  // stays the same, so a captured graph reads them as it is.
+  void reload(const VoxelMap& m, const std::vector<BatchItem>& items);
   void upload_source_and_init(cudaStream_t s);  // enqueue: source upload + state init
   // enqueue: states + traces (+ the kernel clocks) to pinned memory
   void download(cudaStream_t s, bool with_clocks = true);
@@ -302,6 +307,7 @@ class DeviceAlignment {
   common::PinnedBuffer<TraceRow> h_trace_;
   common::PinnedBuffer<KernelClock> h_clock_;
   common::Stream stream;
+  std::vector<AlignmentSlot> h_slots_;  // each item's source in h_xyz_ (reload writes there)
 };
 
 // v4's runner: `unrolled` evaluations per graph, each kernel a programmatic dependent of the one
@@ -312,6 +318,11 @@ std::unique_ptr<Runner> make_graph_batch_runner(int unrolled, bool programmatic)
 // read their result and kernel time back the same way; each adds only how it drives the loop.
 class DeviceRunner : public Runner {
  public:
+  void reload(const Problem& p) override {
+    BatchItem one{p.source, {}};
+    std::copy(p.guess, p.guess + 6, one.guess);
+    a_.reload(*p.map, {one});
+  }
   void wait() override { CUDA_CHECK(cudaStreamSynchronize(a_.stream.get())); }
   AlignResult result() override { return a_.result(); }
   double kernel_ms() const override { return a_.kernel_ns() / 1e6; }

@@ -38,15 +38,16 @@ class PclRunner : public Runner {
     ndt_.setInputTarget(to_pcl(*p.target));
     ndt_.setInputSource(to_pcl(*p.source));
     n_ = p.source->size();
-    float T[12];
-    float_transform(p.guess, T);
-    guess_.setIdentity();
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 4; ++c) guess_(r, c) = T[r * 4 + c];
+    set_guess(p.guess);
   }
   void enqueue() override {
     pcl::PointCloud<pcl::PointXYZ> out;
     ndt_.align(out, guess_);
+  }
+  void reload(const Problem& p) override {  // PCL builds its own map from the target
+    ndt_.setInputTarget(to_pcl(*p.target));
+    ndt_.setInputSource(to_pcl(*p.source));
+    set_guess(p.guess);
   }
   AlignResult result() override {
     AlignResult r;
@@ -72,6 +73,13 @@ class PclRunner : public Runner {
   }
 
  private:
+  void set_guess(const double (&guess)[6]) {
+    float T[12];
+    float_transform(guess, T);
+    guess_.setIdentity();
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 4; ++c) guess_(r, c) = T[r * 4 + c];
+  }
   pcl::NormalDistributionsTransform<pcl::PointXYZ, pcl::PointXYZ> ndt_;
   Eigen::Matrix4f guess_;
   std::size_t n_ = 0;

@@ -21,6 +21,10 @@ class CpuRunner : public Runner {
   void enqueue() override {
     result_ = align_interleaved(*problem_.map, xyz_, problem_.params, problem_.guess, parallel_);
   }
+  void reload(const Problem& p) override {
+    problem_ = p;
+    xyz_ = interleave(*p.source);
+  }
   AlignResult result() override { return result_; }
 
  private:
@@ -44,9 +48,9 @@ const std::vector<Version>& versions() {
     //  [, line-search candidates, builds on, batched]}
     // clang-format off: the registry is a table, one entry per line
     std::vector<Version> list = {
-        {{"cpu", "cpu", "src/cpu.cpp", "PCL 1.13's NDT reproduced in float64 on one thread: the reference", Role::reference, kOnCpu}, 0,
+        {{"cpu", "cpu", "src/reference.cpp", "PCL 1.13's NDT reproduced in float64 on one thread: the reference", Role::reference, kOnCpu}, 0,
          make_cpu, ""},
-        {{"omp", "cpu_openmp", "src/cpu.cpp", "the same evaluation on every core (OpenMP, per-thread sums)", Role::version, kOnCpu}, 0,
+        {{"omp", "cpu_openmp", "src/reference.cpp", "the same evaluation on every core (OpenMP, per-thread sums)", Role::version, kOnCpu}, 0,
          make_cpu_openmp, ""},
         {{"pcl", "pcl", "src/pcl_version.cpp", "pcl::NormalDistributionsTransform itself (one thread), the library a user would call",
           Role::library, kOnCpu},

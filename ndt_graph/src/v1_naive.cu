@@ -88,6 +88,19 @@ class NaiveRunner : public Runner {
     // EXERCISE END
   }
   AlignResult result() override { return result_from_state(state_, trace_.data()); }
+  // --fresh-inputs: the harness rewrites what enqueue reads (the device map, the interleaved
+  // source, the guess); the version's own prepare does not see the new input.
+  void reload(const Problem& p) override {
+    if (3 * p.source->size() != xyz_host_.size())
+      throw std::invalid_argument("reload: a source of " + std::to_string(p.source->size()) +
+                                  " points replaces one of " + std::to_string(xyz_host_.size() / 3));
+    upload_map(*p.map, map_, stream_.get());
+    const MapView now = map_.view(p.params.search);
+    if (now.voxels != view_.voxels || now.table != view_.table || now.mask != view_.mask)
+      throw std::invalid_argument("reload: a map of another shape");
+    xyz_host_ = interleave(*p.source);
+    std::copy(p.guess, p.guess + 6, guess_);
+  }
 
  private:
   DeviceMap map_;

@@ -42,6 +42,7 @@ class BatchedRunner : public BatchRunner {
     // EXERCISE END
   }
   void wait() override { CUDA_CHECK(cudaStreamSynchronize(a_.stream.get())); }
+  void reload(const BatchProblem& p) override { a_.reload(*p.map, p.items); }  // the harness's staging
   std::vector<AlignResult> result() override {
     std::vector<AlignResult> r;
     for (int a = 0; a < a_.alignments; ++a) r.push_back(a_.result(a));

@@ -29,6 +29,7 @@
 #include "common/results.hpp"
 #include "common/roofline.hpp"
 #include "stream_compaction/check.hpp"
+#include "stream_compaction/fresh_inputs.hpp"
 #include "stream_compaction/host.hpp"
 #include "stream_compaction/registry.hpp"
 
@@ -54,6 +55,7 @@ struct Context : common::Environment {
   cudaStream_t stream = nullptr;
   std::unique_ptr<common::L2Flusher> flusher;
   common::BenchOptions bench;
+  sc::Fresh::DeviceChecker fresh;  // --fresh-inputs: the GPU rows' inputs and checks
 };
 
 std::uint64_t splitmix64(std::uint64_t& s) {
@@ -64,16 +66,12 @@ std::uint64_t splitmix64(std::uint64_t& s) {
 }
 
 // Inputs: scan values in [0, 50) (the course's choice), compaction values in [0, 4) (about a
-// quarter are zeros), sort keys over the whole int32 range, negative ones included.
+// quarter are zeros), sort keys over the whole int32 range, negative ones included (the ranges:
+// fresh_inputs.hpp, which --fresh-inputs draws from too).
 std::vector<int> make_input(sc::Op op, std::int64_t n, std::uint64_t seed) {
   std::vector<int> v(n);
   std::uint64_t s = seed ^ (static_cast<std::uint64_t>(n) * 0x2545F4914F6CDD1DULL) ^ static_cast<std::uint64_t>(op);
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::uint64_t r = splitmix64(s);
-    v[i] = op == sc::Op::Scan      ? static_cast<int>(r % 50)
-           : op == sc::Op::Compact ? static_cast<int>(r % 4)
-                                   : static_cast<int>(static_cast<std::uint32_t>(r >> 32));
-  }
+  for (std::int64_t i = 0; i < n; ++i) v[i] = sc::Fresh::value_from_bits(op, splitmix64(s));
   return v;
 }
 
@@ -152,8 +150,10 @@ common::Verdict check_version(Context& c, const sc::Version& v, const SizeRun& s
   return common::Verdict::pass_if(cr.ok, cr.message);
 }
 
+// With --fresh-inputs every run is on a new input (d_in is overwritten: the caller restores it) and
+// its output is checked against that input.
 void time_version(Context& c, const sc::Version& v, const SizeRun& s, int block, int* d_out, std::int64_t* d_count,
-                  const int* d_in, sc::Device::ScratchTree& scratch, ResultRow& row) {
+                  int* d_in, sc::Device::ScratchTree& scratch, ResultRow& row) {
   sc::RunArgs a;
   a.n = s.n;
   a.block = block;
@@ -162,23 +162,30 @@ void time_version(Context& c, const sc::Version& v, const SizeRun& s, int block,
     a.in = d_in;
     a.count = d_count;
     a.scratch = &scratch;
+    const common::FreshInputs fresh = sc::Fresh::device_hooks(c.fresh, s.op, s.n, d_in, d_out, d_count, c.stream);
     row.stats = common::bench_gpu(
         [&](cudaStream_t st) {
           a.stream = st;
           v.run(a);
         },
-        c.stream, c.bench, c.flusher.get());
+        c.stream, c.bench, c.flusher.get(), c.opt.fresh_inputs ? &fresh : nullptr);
     const common::CostModel cost = v.cost(s.n, s.kept, block);
     row.predicted_ms = common::predict(cost, c.spec).total_ms;
   } else {
-    std::vector<int> out(std::max<std::int64_t>(s.n, 1));
+    std::vector<int> out(std::max<std::int64_t>(s.n, 1)), fresh_in;
     std::int64_t count = 0;
     a.out = out.data();
     a.in = s.input.data();
     a.count = &count;
     common::BenchOptions o = c.bench;
     o.max_seconds = std::max(o.max_seconds, 0.5);
-    row.stats = common::bench_cpu([&] { v.run(a); }, o);
+    common::FreshInputs fresh;
+    if (c.opt.fresh_inputs) {
+      fresh_in.resize(std::max<std::int64_t>(s.n, 1));
+      a.in = fresh_in.data();
+      fresh = sc::Fresh::host_hooks(s.op, s.n, fresh_in.data(), out.data(), &count);
+    }
+    row.stats = common::bench_cpu([&] { v.run(a); }, o, c.opt.fresh_inputs ? &fresh : nullptr);
   }
   const double seconds = row.stats.median_ms * 1e-3;
   if (s.op == sc::Op::Sort || s.op == sc::Op::SortPairs) {
@@ -195,7 +202,7 @@ void time_version(Context& c, const sc::Version& v, const SizeRun& s, int block,
 }
 
 void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, int* d_out, std::int64_t* d_count,
-                const int* d_in, sc::Device::ScratchTree& scratch, common::RowList& rows) {
+                int* d_in, sc::Device::ScratchTree& scratch, common::RowList& rows) {
   sc::Device::CompactStageEvents ev{};
   for (cudaEvent_t* e : {&ev.start, &ev.after_map, &ev.after_scan, &ev.after_scatter}) CUDA_CHECK(cudaEventCreate(e));
   common::StageTimes stages;
@@ -208,6 +215,7 @@ void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, i
   a.stream = c.stream;
   a.block = block;
   a.stages = &ev;
+  const common::FreshInputs fresh = sc::Fresh::device_hooks(c.fresh, s.op, s.n, d_in, d_out, d_count, c.stream);
   // the stopping rule of every other row, on the whole compaction; each stage keeps its samples
   common::bench_loop(
       [&](bool recording) {
@@ -224,7 +232,7 @@ void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, i
         }
         return double(ms[0]) + ms[1] + ms[2];
       },
-      c.bench);
+      c.bench, c.opt.fresh_inputs ? &fresh : nullptr);
   for (const auto& [stage, stats] : stages.summary()) {
     ResultRow r = base_row(c, v, s.n, params_of(v, block, "stage=" + stage), "stage");
     r.stats = stats;
@@ -253,6 +261,8 @@ void end_to_end_rows(Context& c, const std::vector<const sc::Version*>& vs, cons
     a.scratch = &scratch;
     a.block = block;
     std::int64_t count = n;
+    // --fresh-inputs: the pinned input rewritten before every run, the output checked on the host
+    const common::FreshInputs fresh = sc::Fresh::host_hooks(s.op, n, h_in, h_out, &count);
     auto work = [&](cudaStream_t st) {
       a.stream = st;
       CUDA_CHECK(cudaMemcpyAsync(d_in.get(), h_in, n * sizeof(int), cudaMemcpyHostToDevice, st));
@@ -267,12 +277,13 @@ void end_to_end_rows(Context& c, const std::vector<const sc::Version*>& vs, cons
     common::run_guarded(
         r, true,
         [&] {
-          work(c.stream);  // sizes the scratch, checks
+          if (c.opt.fresh_inputs) std::copy(s.input.begin(), s.input.end(), h_in);  // the checked input again
+          work(c.stream);                                                           // sizes the scratch, checks
           CUDA_CHECK(cudaStreamSynchronize(c.stream));
           const auto cr = sc::check_output(s.op, n, s.reference.data(), s.kept, h_out, count);
           r.verdict = common::Verdict::pass_if(cr.ok, cr.message);
           if (common::is_pass(r)) {
-            r.stats = common::bench_gpu(work, c.stream, c.bench);
+            r.stats = common::bench_gpu(work, c.stream, c.bench, nullptr, c.opt.fresh_inputs ? &fresh : nullptr);
             r.metric = minimal_bytes(s.op, n, s.kept) / (r.stats.median_ms * 1e-3) / 1e9;
             r.metric_unit = "GB/s";
           }
@@ -315,6 +326,8 @@ void print_header(const Context& c, const std::vector<std::int64_t>& sizes) {
     std::cout << "device: " << common::gpu_unavailable_reason()
               << ": CPU versions run, GPU versions are listed as skipped\n";
   }
+  if (c.opt.fresh_inputs)
+    std::cout << "fresh inputs: every run timed on a new input (drawn untimed), its output checked against it\n";
   std::cout << "effective GB/s counts the bytes any implementation must move (scan 8n, compaction 4n+4k,\n"
                "sort 32n); %ceil is that over the measured copy bandwidth; pred ms is the version's own\n"
                "cost model (its real traffic and launches) on the measured ceilings.\n\n";
@@ -352,6 +365,10 @@ int run(const common::CliOptions& opt) {
     throw common::UsageError("--block-sweep-n sizes the --block-sweep, which is not asked for");
   if (!c.opt.input.empty() && (!c.opt.sizes.empty() || c.opt.sweep))
     throw common::UsageError("--input sets the size (the file's length): leave out --n and --sweep");
+  if (!c.opt.input.empty() && c.opt.fresh_inputs)
+    throw common::UsageError(
+        "--fresh-inputs times every run on a new generated input, so --input's data would not be "
+        "what is timed: leave out one of them");
   if (c.opt.flag("block-sweep")) {
     const std::int64_t n = c.opt.extra_int("block-sweep-n", 1, (std::int64_t{1} << 31) - 1);
     common::check_fits_in_memory("--block-sweep-n " + std::to_string(n), 24.0 * static_cast<double>(n),
@@ -437,6 +454,8 @@ int run(const common::CliOptions& opt) {
           common::run_guarded(
               r, v->needs_gpu,
               [&] {
+                if (c.opt.fresh_inputs && v->needs_gpu)  // the checked input again: fresh runs overwrite it
+                  CUDA_CHECK(cudaMemcpy(d_in.get(), s.input.data(), n * sizeof(int), cudaMemcpyHostToDevice));
                 r.verdict = check_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch);
                 if (common::is_pass(r))
                   time_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, r);
@@ -468,6 +487,8 @@ int run(const common::CliOptions& opt) {
       for (int b = 16; b <= 1024; b *= 2) {
         ResultRow r = base_row(c, *v, n, params_of(*v, b), "block_sweep");
         common::run_guarded(r, true, [&] {
+          if (c.opt.fresh_inputs)  // the checked input again: fresh runs overwrite it
+            CUDA_CHECK(cudaMemcpy(d_in.get(), s.input.data(), n * sizeof(int), cudaMemcpyHostToDevice));
           r.verdict = check_version(c, *v, s, b, d_out.get(), d_count.get(), d_in.get(), scratch);
           if (common::is_pass(r)) time_version(c, *v, s, b, d_out.get(), d_count.get(), d_in.get(), scratch, r);
         });

@@ -1,30 +1,14 @@
-// CPU baseline: one pass, sequential, exactly what a careful C++ programmer writes first. It is
-// the reference every GPU version is checked against and the denominator of "speedup vs CPU".
-#include <algorithm>
+// The CPU exercise: compaction written the GPU's way (map, scan, scatter), one thread. Its scan is
+// the sequential one (Host::scan, src/reference.cpp). This file holds the exercise and nothing
+// else: the references the checker compares against live in src/reference.cpp, the course's CPU
+// API in src/cpu_api.cpp (harness files a student's block cannot reach).
 #include <cstdint>
 #include <vector>
 
-#include "stream_compaction/cpu.h"
 #include "stream_compaction/host.hpp"
 
 namespace StreamCompaction {
 namespace Host {
-
-void scan(std::int64_t n, int* out, const int* in) {
-  std::uint32_t sum = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const std::uint32_t v = static_cast<std::uint32_t>(in[i]);  // read first: out may alias in
-    out[i] = static_cast<int>(sum);
-    sum += v;
-  }
-}
-
-std::int64_t compact_without_scan(std::int64_t n, int* out, const int* in) {
-  std::int64_t k = 0;
-  for (std::int64_t i = 0; i < n; ++i)
-    if (in[i] != 0) out[k++] = in[i];
-  return k;
-}
 
 std::int64_t compact_with_scan(std::int64_t n, int* out, const int* in) {
   // EXERCISE BEGIN body unused(n, out, in) exercise=cpu_compact_with_scan
@@ -38,52 +22,5 @@ std::int64_t compact_with_scan(std::int64_t n, int* out, const int* in) {
   // EXERCISE END
 }
 
-void sort(std::int64_t n, int* out, const int* in) {
-  std::copy(in, in + n, out);
-  std::sort(out, out + n);
-}
-
-void reference_radix_sort(std::int64_t n, int* out, const int* in) {
-  std::vector<std::uint32_t> a(n), b(n);
-  for (std::int64_t i = 0; i < n; ++i) a[i] = static_cast<std::uint32_t>(in[i]) ^ 0x80000000u;
-  for (int shift = 0; shift < 32; shift += 8) {
-    std::int64_t count[257] = {};
-    for (std::int64_t i = 0; i < n; ++i) ++count[((a[i] >> shift) & 0xff) + 1];
-    for (int d = 0; d < 256; ++d) count[d + 1] += count[d];
-    for (std::int64_t i = 0; i < n; ++i) b[count[(a[i] >> shift) & 0xff]++] = a[i];
-    a.swap(b);
-  }
-  for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<int>(a[i] ^ 0x80000000u);
-}
-
 }  // namespace Host
-
-namespace CPU {
-
-Common::PerformanceTimer& timer() {
-  static Common::PerformanceTimer t;
-  return t;
-}
-
-void scan(int n, int* odata, const int* idata) {
-  timer().startCpuTimer();
-  Host::scan(n, odata, idata);
-  timer().endCpuTimer();
-}
-
-int compactWithoutScan(int n, int* odata, const int* idata) {
-  timer().startCpuTimer();
-  const auto k = Host::compact_without_scan(n, odata, idata);
-  timer().endCpuTimer();
-  return static_cast<int>(k);
-}
-
-int compactWithScan(int n, int* odata, const int* idata) {
-  timer().startCpuTimer();
-  const auto k = Host::compact_with_scan(n, odata, idata);  // its scan is untimed: no nesting
-  timer().endCpuTimer();
-  return static_cast<int>(k);
-}
-
-}  // namespace CPU
 }  // namespace StreamCompaction

@@ -114,7 +114,7 @@ const std::vector<Version>& versions() {
   // clang-format off: the registry is a table, one entry per line
   static const std::vector<Version> table = {
       // {{id, name, file, idea, role, where it runs[, needs]}, op, block size, stages, run, cost[, scan / compact tile variants]}
-      {{"cpu", "scan_cpu", "src/cpu.cpp", "sequential exclusive scan, one pass", Role::reference, kOnCpu}, Op::Scan, kFixedBlock, kOnePiece, run_cpu_scan, cost_none},
+      {{"cpu", "scan_cpu", "src/reference.cpp", "sequential exclusive scan, one pass", Role::reference, kOnCpu}, Op::Scan, kFixedBlock, kOnePiece, run_cpu_scan, cost_none},
       {{"v1", "scan_naive", "src/v1_naive.cu", "Hillis-Steele in global memory: all threads at once, O(n log n) adds", Role::version, kOnGpu}, Op::Scan, kBlockTunable, kOnePiece, run_scan<scan_naive>, cost_naive},
       {{"v2", "scan_work_efficient", "src/v2_work_efficient.cu", "Blelloch up/down-sweep in global memory, only active threads launched", Role::version, kOnGpu}, Op::Scan, kBlockTunable, kOnePiece, run_scan<scan_work_efficient>, cost_work_efficient},
       {{"v3", "scan_shared_mem", "src/v3_shared_mem.cu", "Blelloch per block in shared memory, conflict-free padding, recursive block sums", Role::version, kOnGpu}, Op::Scan, kBlockTunable, kOnePiece, run_scan<scan_shared_mem>, cost_shared},
@@ -124,7 +124,7 @@ const std::vector<Version>& versions() {
       {{"thrust", "scan_thrust", "src/library_thrust.cu", "library: thrust::exclusive_scan", Role::version, kOnGpu}, Op::Scan, kFixedBlock, kOnePiece, run_scan<scan_thrust>, cost_single_pass},
       {{"cub", "scan_cub", "src/library_cub.cu", "library: cub::DeviceScan::ExclusiveSum", Role::library, kOnGpu}, Op::Scan, kFixedBlock, kOnePiece, run_scan<scan_cub>, cost_single_pass},
 
-      {{"cpu", "compact_cpu", "src/cpu.cpp", "sequential loop keeping nonzeros, no scan", Role::reference, kOnCpu}, Op::Compact, kFixedBlock, kOnePiece, run_cpu_compact, cost_none},
+      {{"cpu", "compact_cpu", "src/reference.cpp", "sequential loop keeping nonzeros, no scan", Role::reference, kOnCpu}, Op::Compact, kFixedBlock, kOnePiece, run_cpu_compact, cost_none},
       {{"cpu-scan", "compact_cpu_scan", "src/cpu.cpp", "CPU map -> scan -> scatter (the GPU algorithm, sequentially)", Role::version, kOnCpu}, Op::Compact, kFixedBlock, kOnePiece, run_cpu_compact_scan, cost_none},
       {{"v1", "compact_naive", "src/compact_map_scan_scatter.cu", "map -> v1 naive scan -> scatter", Role::version, kOnGpu}, Op::Compact, kBlockTunable, kStages, run_compact<scan_naive>, cost_map_scan_scatter<cost_naive>},
       {{"v2", "compact_work_efficient", "src/compact_map_scan_scatter.cu", "map -> v2 work-efficient scan -> scatter", Role::version, kOnGpu}, Op::Compact, kBlockTunable, kStages, run_compact<scan_work_efficient>, cost_map_scan_scatter<cost_work_efficient>},
@@ -135,12 +135,12 @@ const std::vector<Version>& versions() {
       {{"v7", "compact_tma", "src/v6_tma.cu", "Hopper: the v6 bulk-copy pipeline under the fused compaction, kept values packed in the stage", Role::version, kOnGpu, tma}, Op::Compact, kFixedBlock, kOnePiece, run_tma_compact, cost_fused_compact, nullptr, tma_compact_variants},
       {{"cub", "compact_cub", "src/library_cub.cu", "library: cub::DeviceSelect::If", Role::library, kOnGpu}, Op::Compact, kFixedBlock, kOnePiece, run_cub_select, cost_fused_compact},
 
-      {{"cpu", "sort_std", "src/cpu.cpp", "std::sort (introsort), one core", Role::reference, kOnCpu}, Op::Sort, kFixedBlock, kOnePiece, run_std_sort, cost_none},
+      {{"cpu", "sort_std", "src/reference.cpp", "std::sort (introsort), one core", Role::reference, kOnCpu}, Op::Sort, kFixedBlock, kOnePiece, run_std_sort, cost_none},
       {{"v1", "sort_radix", "src/radix_sort.cu", "LSD radix, 8-bit digits: upsweep histograms, look-back scan, stable shared-memory ranking", Role::version, kOnGpu}, Op::Sort, kFixedBlock, kOnePiece, run_radix, cost_radix},
       {{"v2", "sort_onesweep", "src/sort_onesweep.cu", "one histogram pass for all digits, then per digit one kernel: per-warp digit counts published early, match ranking to tile places, look-back, 36 bytes per key", Role::version, kOnGpu}, Op::Sort, kFixedBlock, kOnePiece, run_sort<sort_onesweep>, cost_cub_radix},
       {{"cub", "sort_cub", "src/library_cub.cu", "library: cub::DeviceRadixSort::SortKeys (one-sweep)", Role::library, kOnGpu}, Op::Sort, kFixedBlock, kOnePiece, run_cub_sort, cost_cub_radix},
 
-      {{"cpu", "sort_pairs_std", "src/cpu.cpp", "std::sort of the keys (the values are copies of them), one core", Role::reference, kOnCpu}, Op::SortPairs, kFixedBlock, kOnePiece, run_std_sort, cost_none},
+      {{"cpu", "sort_pairs_std", "src/reference.cpp", "std::sort of the keys (the values are copies of them), one core", Role::reference, kOnCpu}, Op::SortPairs, kFixedBlock, kOnePiece, run_std_sort, cost_none},
       {{"v1", "sort_pairs_onesweep", "src/sort_onesweep.cu", "the one-sweep sort moving an int32 value with every key", Role::version, kOnGpu}, Op::SortPairs, kFixedBlock, kOnePiece, run_sort<sort_pairs_onesweep>, cost_onesweep_pairs},
       {{"cub", "sort_pairs_cub", "src/sort_onesweep.cu", "library: cub::DeviceRadixSort::SortPairs", Role::library, kOnGpu}, Op::SortPairs, kFixedBlock, kOnePiece, run_sort<sort_pairs_cub>, cost_onesweep_pairs},
   };

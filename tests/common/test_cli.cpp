@@ -28,13 +28,16 @@ TEST(Cli, ParsesSizeNotations) {
 
 TEST(Cli, ParsesTheCommonFlags) {
   const auto o = parse({"--version", "a,b", "--n", "2^10,33", "--reps", "7", "--csv", "out.csv", "--seed", "5",
-                        "--quick", "--sweep", "--list", "--cold", "--input=x.bin"});
+                        "--quick", "--sweep", "--list", "--cold", "--fresh-inputs", "--input=x.bin"});
   EXPECT_EQ(o.versions, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(o.sizes, (std::vector<std::int64_t>{1024, 33}));
   EXPECT_EQ(o.reps, 7);
   EXPECT_EQ(o.csv, "out.csv");
   EXPECT_EQ(o.seed, 5u);
-  EXPECT_TRUE(o.quick && o.sweep && o.list && o.cold);
+  EXPECT_TRUE(o.quick && o.sweep && o.list && o.cold && o.fresh_inputs);
+  EXPECT_TRUE(o.was_given("fresh-inputs"));
+  EXPECT_FALSE(parse({}).fresh_inputs);
+  EXPECT_THROW(parse({"--fresh-inputs=1"}), common::UsageError);
   EXPECT_EQ(o.input, "x.bin");
 }
 
@@ -59,7 +62,8 @@ TEST(Cli, SubprojectFlagsHaveDefaults) {
 
 TEST(Cli, UsageListsEveryFlag) {
   const std::string u = common::usage("prog", "does things", {{"op", "which op", true, "all"}});
-  for (const char* f : {"--list", "--version", "--n", "--sweep", "--reps", "--csv", "--seed", "--quick", "--op"})
+  for (const char* f :
+       {"--list", "--version", "--n", "--sweep", "--reps", "--csv", "--seed", "--quick", "--fresh-inputs", "--op"})
     EXPECT_NE(u.find(f), std::string::npos) << f;
 }
 

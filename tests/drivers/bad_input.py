@@ -191,6 +191,8 @@ def flags(d: Drivers) -> None:
         "stream_compaction --block-sweep-n without --block-sweep", sc, ["--block-sweep-n", "2^20"], 2, "--block-sweep-n"
     )
     case("stream_compaction --input with --n", sc, ["--input", "x.bin", "--n", "5"], 2, "--input")
+    case("stream_compaction --input with --fresh-inputs", sc, ["--input", "x.bin", "--fresh-inputs"], 2, "--input")
+    case("--fresh-inputs takes no value", sc, ["--fresh-inputs=1"], 2, "--fresh-inputs")
     case("unknown flag", sc, ["--frobnicate"], 2, "unknown flag --frobnicate")
     case("a flag without its value", sc, ["--n"], 2, "--n needs a value")
 

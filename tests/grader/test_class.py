@@ -33,7 +33,22 @@ KINDS = (
     "thrust_call",
     "library_version",
     "other_exercise",
+    "symlink_exercise",
+    "fifo_exercise",
+    "huge_exercise",
+    "git_config",
+    "calls_reference",
+    "static_ctor",
+    "interpose",
+    "macro_over_harness",
+    "line_continuation",
+    "closes_function",
+    "include_solution",
 )
+# Folder names that must not break anything: class files' names, spaces and non-ASCII (the solution
+# under each), and entries that are not graded, each reported in skipped.csv with the reason
+ODD_NAMES = ("gradebook.csv", "Zoë Ünal (2nd try)")
+SKIPPED = ("linked_to_solution", ".dot_folder", "notes.txt")
 pytestmark = pytest.mark.skipif(
     not os.path.exists(os.path.join(BUILD, "compile_commands.json"))
     or not os.path.exists(os.path.join(BUILD, "stream_compaction", "stream_compaction")),
@@ -58,6 +73,11 @@ def klass(tmp_path_factory):
     )
     for k in KINDS:
         classgen.make_student(str(handout), ROOT, str(work / "students" / k), k)
+    for name in ODD_NAMES:
+        classgen.make_student(str(handout), ROOT, str(work / "students" / name), "solution")
+    (work / "students" / "linked_to_solution").symlink_to(work / "students" / "solution")
+    classgen.make_student(str(handout), ROOT, str(work / "students" / ".dot_folder"), "solution")
+    (work / "students" / "notes.txt").write_text("not a checkout\n")
     return work
 
 
@@ -79,7 +99,10 @@ def grade(klass, out, extra=()):
         "0",
     ] + list(extra)
     assert cli.main(args) == 0
-    return {k: json.load(open(out / k / "report.json")) for k in KINDS}
+    reports = [json.loads(p.read_text()) for p in (out / "students").glob("*/report.json")]
+    by_name = {r["display_name"]: r for r in reports}
+    assert len(by_name) == len(reports) == len(KINDS) + len(ODD_NAMES)
+    return by_name
 
 
 @pytest.fixture(scope="module")
@@ -120,11 +143,37 @@ def test_class_files_an_lms_reads(graded, klass):
             out = d
     book = (out / "gradebook.csv").read_text().strip().split("\n")
     assert book[0] == "Student,stream_compaction,Total" and book[1].startswith("Points Possible,")
-    assert len(book) == 2 + len(KINDS)
+    assert len(book) == 2 + len(KINDS) + len(ODD_NAMES)
+    skipped = (out / "skipped.csv").read_text().strip().split("\n")
+    assert skipped[0] == "entry,reason" and sorted(line.split(",")[0] for line in skipped[1:]) == sorted(SKIPPED)
     jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads(Path(os.path.join(ROOT, "grading", "gradescope_results.schema.json")).read_text())
     for k in KINDS:
-        jsonschema.validate(json.loads(Path(out / k / "results.json").read_text()), schema)
+        jsonschema.validate(json.loads(Path(out / "students" / k / "results.json").read_text()), schema)
+
+
+def test_hostile_folders_are_refused_by_name_and_nothing_of_theirs_runs(graded, klass):
+    """A symlink to a classmate's file, a FIFO, a gigabyte: the exercise is not written, the reason
+    names the file; the rest of the submission is graded. A .git/config that runs a script: never
+    run. A folder named like a class file or with spaces and non-ASCII: graded as the solution."""
+    cpu = "stream_compaction/src/cpu.cpp"
+    for kind, why in (
+        ("symlink_exercise", f"{cpu} is a symlink"),
+        ("fifo_exercise", f"{cpu} is a FIFO"),
+        ("huge_exercise", f"{cpu} is 1.0 GiB, the cap is 1 MiB"),
+    ):
+        rep = graded[kind]
+        g = next(g for g in rep["grades"] if g["version"] == "compact_cpu_scan")
+        assert g["status"] == "not written" and why in g["detail"], (kind, g["detail"])
+        assert any(why in n for n in rep["notes"])
+        others = {g["version"]: g["status"] for g in rep["grades"] if g["version"] != "compact_cpu_scan"}
+        assert others == {v: status(graded["solution"], v) for v in others}  # the rest is graded
+    git = graded["git_config"]
+    assert not (klass / "students" / "git_config" / classgen.GIT_MARKER).exists()
+    assert len(git["provenance"]["submission_commit"]) == 40 and git["provenance"]["submission_time"]
+    assert status(git) == "correct"
+    for name in ODD_NAMES:
+        assert graded[name]["points"] == graded["solution"]["points"], graded[name]["build_error"]
 
 
 def test_library_and_other_exercises_calls_are_found_without_a_gpu(klass, tmp_path):
@@ -152,6 +201,56 @@ def test_library_and_other_exercises_calls_are_found_without_a_gpu(klass, tmp_pa
     assert "library call" in " ".join(found["thrust_call"]["stream_compaction/scan_work_efficient"])  # Thrust runs CUB
     assert "scan_cub" in " ".join(found["library_version"]["stream_compaction/scan_warp_shuffle"])
     assert "another exercise" in " ".join(found["other_exercise"]["stream_compaction/scan_shared_mem"])
+
+
+def test_objects_that_reach_the_checker_or_act_before_main_are_refused(graded):
+    """The object rules (checker_symbols) without a GPU: a call of the checker's reference, a static
+    constructor and a definition of a C library function are refused with the symbol and the rule.
+    A static constructor or an interposed definition acts on the whole process: both sit in
+    v1_naive.cu, and the CPU exercise (the one version graded without a GPU) is refused too."""
+    refused = ("refused", "not its own work")
+    cases = (
+        ("calls_reference", "checker", "Host::compact_without_scan"),
+        ("static_ctor", "init", "static constructor"),
+        ("interpose", "interpose", "clock_gettime"),
+    )
+    for kind, rule, what in cases:
+        g = next(g for g in graded[kind]["grades"] if g["version"] == "compact_cpu_scan")
+        assert g["status"] in refused and g["points"] == 0, (kind, g["status"], g["detail"])
+        assert what in g["detail"] and f"rule '{rule}'" in g["detail"], (kind, g["detail"])
+        others = [x for x in graded[kind]["grades"] if x["version"] != "compact_cpu_scan"]
+        if kind != "calls_reference":  # where a GPU grades scan_naive: refused as well
+            assert all(x["status"] in refused for x in others), (kind, others)
+
+
+def test_blocks_that_would_change_what_follows_them_are_refused(graded):
+    """checker_blocks: a block that ends in a line splice, a body that closes its function, an
+    #include of the instructor's or a classmate's file are refused with the file, the student's line
+    and the rule, and only the versions of that exercise lose; a #define over a name the harness
+    uses after the block ends with the block (the version is graded as written). scan_naive is
+    graded where a GPU is."""
+
+    def grade_of(kind, version):
+        return next((g for g in graded[kind]["grades"] if g["version"] == version), None)
+
+    cases = (
+        ("line_continuation", "compact_cpu_scan", "line continuation"),
+        ("closes_function", "compact_cpu_scan", "closes the function"),
+        ("include_solution", "scan_naive", "#include"),
+    )
+    for kind, version, what in cases:
+        g = grade_of(kind, version)
+        if g is not None:
+            assert g["status"] == "refused" and g["points"] == 0, (kind, g["status"], g["detail"])
+            assert what in g["detail"] and "(a block may not change what follows it)" in g["detail"], g["detail"]
+            assert g["detail"].startswith(("stream_compaction/src/cpu.cpp:", "stream_compaction/src/v1_naive.cu:"))
+        for other in graded[kind]["grades"]:
+            if other["version"] != version:  # only the versions of the refused exercise lose
+                assert other["status"] == grade_of("solution", other["version"])["status"], (kind, other)
+        assert any(what in n for n in graded[kind]["notes"]), graded[kind]["notes"]
+    assert [g["status"] for g in graded["macro_over_harness"]["grades"]] == [
+        g["status"] for g in graded["solution"]["grades"]
+    ]
 
 
 SLURM = shutil.which("sbatch") and shutil.which("slurmctld") and shutil.which("munged") and os.geteuid() == 0

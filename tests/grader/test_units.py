@@ -426,16 +426,17 @@ def test_a_student_the_grader_failed_on_stands_ungraded_in_the_class_files(tmp_p
         instructor_commit="c" * 40,
         rubric=RUB,
         assignment=types.SimpleNamespace(exercise_files=lambda: []),
+        cache=str(tmp_path / ".grader" / "cache"),
     )
     students = [("alice", str(tmp_path / "in" / "alice")), ("bob", str(tmp_path / "in" / "bob"))]
     assert [n for n, _ in schedule.shard(students, 0, 2)] == ["alice"]
     (tmp_path / "shards" / "0").mkdir(parents=True)
     ref = {"versions": {r.key: {"status": "correct", "detail": ""} for r in job.rules}}
-    (tmp_path / "shards" / "0" / "references.json").write_text(json.dumps([ref]))
-    formats.write_all(sample_report(), str(tmp_path / "shards" / "0" / "alice"))
+    schedule.write_references(job, [ref], out=str(tmp_path / "shards" / "0"))
+    schedule.write_report(job, sample_report(), out=str(tmp_path / "shards" / "0"))
     reports, missing, lost = schedule.merge(job, 2, students, progress=lambda *_: None)
     assert missing == [1] and lost == ["bob"] and len(reports) == 2
-    bob = json.loads(Path(tmp_path / "bob" / "report.json").read_text())
+    bob = json.loads(Path(tmp_path / "students" / "bob" / "report.json").read_text())
     assert {g["status"] for g in bob["grades"]} == {"harness error"} and bob["points"] == 0
     assert "shard 1 of 2" in bob["grades"][0]["detail"] and "shard-1.log" in bob["grades"][0]["detail"]
     book = (tmp_path / "gradebook.csv").read_text().strip().split("\n")

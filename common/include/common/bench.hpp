@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,15 +47,39 @@ class L2Flusher {
   DeviceBuffer<unsigned char> buffer_;
 };
 
+// Fresh inputs for every run of a bench (`--fresh-inputs`, what the grader passes). A version that
+// remembers its last input and replays the output it computed then would otherwise be checked once
+// and timed doing a copy. refresh() puts an input the version has not seen where the version reads
+// it, and returns when it is there; verify() says what is wrong with that run's output for that
+// input ("" when it is right). Both run around every run, warm-ups included, outside the timed
+// region, and only the harness's code runs in them: a hook of the version's own (its prepare or
+// staging) would let it see the input before the timed run. Their time is left out of the bench's
+// time budget, so a row gets the samples it gets without them.
+struct FreshInputs {
+  std::function<void()> refresh;
+  std::function<std::string()> verify;
+};
+
+// A run whose output was wrong for its fresh input; the message names the run ("timed sample 3 of
+// 10: ...") and the driver's row fails with it.
+class FreshInputMismatch : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // The loop both benches below use, for work that times itself (a host-driven pipeline, a run
 // whose stages are timed separately): `sample(recording)` does one run and returns its ms;
 // the first o.warmup calls get recording = false and their times are dropped, then samples are
-// taken until should_stop.
-BenchStats bench_loop(const std::function<double(bool recording)>& sample, const BenchOptions& o);
+// taken until should_stop. With `fresh`, every call is between its refresh and its verify.
+BenchStats bench_loop(const std::function<double(bool recording)>& sample, const BenchOptions& o,
+                      const FreshInputs* fresh = nullptr);
 
+// With `fresh`, the stream is idle when a timed run starts, as it is without (a refresh still
+// running there would hide the run's launch latency).
 BenchStats bench_gpu(const std::function<void(cudaStream_t)>& work, cudaStream_t stream, const BenchOptions& options,
-                     L2Flusher* flusher = nullptr);
-BenchStats bench_cpu(const std::function<void()>& work, const BenchOptions& options);
+                     L2Flusher* flusher = nullptr, const FreshInputs* fresh = nullptr);
+BenchStats bench_cpu(const std::function<void()>& work, const BenchOptions& options,
+                     const FreshInputs* fresh = nullptr);
 
 // Host wall clock since construction or the last restart().
 class WallTimer {

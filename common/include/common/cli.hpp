@@ -1,5 +1,5 @@
 // Command line shared by every driver: --list, --version, --n / sizes, --sweep, --reps, --csv,
-// --seed, --quick, --input, --cold, plus flags a sub-project adds. Bad arguments throw
+// --seed, --quick, --input, --cold, --fresh-inputs, plus flags a sub-project adds. Bad arguments throw
 // UsageError; drivers print usage and exit with status 2.
 #pragma once
 #include <cstdint>
@@ -25,6 +25,9 @@ struct ExtraFlag {
 
 struct CliOptions {
   bool help = false, list = false, sweep = false, quick = false, cold = false;
+  // every timed run on an input no earlier run saw, its output checked (bench.hpp's FreshInputs):
+  // what the grader passes, so that a version cannot be timed replaying a remembered result
+  bool fresh_inputs = false;
   std::vector<std::string> versions;
   std::vector<std::int64_t> sizes;
   int reps = 0;  // 0: sample until the noise target
@@ -35,7 +38,7 @@ struct CliOptions {
   std::vector<std::string> given;            // the ExtraFlags on the command line, in order
 
   // A flag set on the command line: a common one ("n", "sweep", "cold", "input", "version",
-  // "reps") or an ExtraFlag.
+  // "reps", "fresh-inputs") or an ExtraFlag.
   bool was_given(const std::string& name) const;
 
   bool flag(const std::string& name) const;  // a boolean ExtraFlag
@@ -67,7 +70,8 @@ struct DriverSpec {
   std::string name;
   std::string summary;
   std::vector<ExtraFlag> extras;
-  // Common flags this driver has no use for ("n", "sweep", "cold", "input", "version", "reps"):
+  // Common flags this driver has no use for ("n", "sweep", "cold", "input", "version", "reps",
+  // "fresh-inputs"):
   // giving one is a usage error instead of a flag silently ignored.
   std::vector<std::string> ignores = {};
 };

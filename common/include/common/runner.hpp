@@ -65,14 +65,18 @@ std::unique_ptr<Runner<Problem, Output>> make_call_runner(std::function<Output(c
 
 // Whole runs (enqueue + wait, host clock: what a caller waits for) under the common stopping
 // rule; `kernel_ms`, when given, receives the runner's own kernel time of every timed run (NaN
-// ones are skipped). `restage` also times the copy into the runner's staging memory.
+// ones are skipped). `restage` also times the copy into the runner's staging memory. `fresh`
+// (bench.hpp) changes the input between runs where the runner reads it (the problem's host data):
+// a runner that stages its input then has its restage timed with every run, since its staging is
+// its own code and would otherwise see each input before the timed run.
 template <class Problem, class Output>
 BenchStats bench_runner(Runner<Problem, Output>& r, const BenchOptions& o, std::vector<double>* kernel_ms = nullptr,
-                        bool restage = false) {
+                        bool restage = false, const FreshInputs* fresh = nullptr) {
+  const bool timed_restage = restage || (fresh && r.stages_input());
   return bench_loop(
       [&](bool recording) {
         WallTimer t;
-        if (restage) r.restage();
+        if (timed_restage) r.restage();
         r.run();
         const double ms = t.elapsed_ms();
         if (recording && kernel_ms) {
@@ -81,7 +85,7 @@ BenchStats bench_runner(Runner<Problem, Output>& r, const BenchOptions& o, std::
         }
         return ms;
       },
-      o);
+      o, fresh);
 }
 
 }  // namespace common

@@ -37,7 +37,7 @@ inline const std::vector<Version>& versions() {
   // clang-format off: the registry is a table, one entry per line
   static const std::vector<Version> v = {
       // {{id, name, file, idea, role, where it runs}, make a runner[, its frame by phases]}
-      {{"cpu", "cpu", "src/cpu.cpp", "the report's algorithm, single thread, float64 sums: the reference", Role::reference, kOnCpu},
+      {{"cpu", "cpu", "src/reference.cpp", "the report's algorithm, single thread, float64 sums: the reference", Role::reference, kOnCpu},
        call([](const common::PointCloud& pc, const Params& p, Outputs) { return segment_cpu(pc, p); })},
       {{"omp", "cpu_openmp", "src/cpu.cpp", "the same on every core (OpenMP), per-thread partial sums", Role::version, kOnCpu},
        call([](const common::PointCloud& pc, const Params& p, Outputs) { return segment_cpu_openmp(pc, p); })},

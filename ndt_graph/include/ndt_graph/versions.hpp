@@ -5,6 +5,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,17 @@ struct Problem {
 };
 
 // kernel_ms(): the device time of the last run's kernels, NaN where not measured.
-class Runner : public common::Runner<Problem, AlignResult> {};
+class Runner : public common::Runner<Problem, AlignResult> {
+ public:
+  // --fresh-inputs: the prepared problem with other data of the same shape (a map with as many
+  // voxels and slots, clouds with as many points, the same parameters), copied into what the next
+  // enqueue reads by the harness's code. Never the version's own prepare: a version that saw its
+  // input there could compute the answer untimed.
+  virtual void reload(const Problem& p) {
+    (void)p;
+    throw std::logic_error("this version cannot take a fresh input (ndt::Runner::reload)");
+  }
+};
 
 using Role = common::Role;
 
@@ -61,7 +72,14 @@ struct BatchProblem {
   std::vector<BatchItem> items;
   NdtParams params;
 };
-using BatchRunner = common::Runner<BatchProblem, std::vector<AlignResult>>;
+class BatchRunner : public common::Runner<BatchProblem, std::vector<AlignResult>> {
+ public:
+  // --fresh-inputs: Runner::reload for a batch (its items in the prepared order).
+  virtual void reload(const BatchProblem& p) {
+    (void)p;
+    throw std::logic_error("this version cannot take fresh inputs (ndt::BatchRunner::reload)");
+  }
+};
 std::unique_ptr<BatchRunner> make_batch_runner();
 
 // The GPU target-map build (sort by cell, per-voxel statistics in file order, hash insert); the

@@ -1,4 +1,5 @@
-// CPU versions and the independent references the checker compares against (64-bit sizes).
+// CPU versions and the independent references the checker compares against (64-bit sizes): the
+// references in src/reference.cpp (a harness file), compact_with_scan (the CPU exercise) in src/cpu.cpp.
 #pragma once
 #include <cstdint>
 
