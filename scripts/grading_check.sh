@@ -2,7 +2,10 @@
 # The grader on this machine's GPUs: a generated stream_compaction class (the solution, the handout,
 # partial, tampered, library-calling, hanging, crashing, flooding, non-building submissions) graded
 # with kernel recording, then the students-per-hour benchmark on the four-sub-project handout.
-#   scripts/grading_check.sh [OUT] [--copies N]
+#   scripts/grading_check.sh [OUT] [COPIES]
+# STAGES=attacks|bench (default both); SC_VERSIONS=a,b grades only those versions of the attack
+# class (the versions the attacks aim at, to fit a short lease); SANDBOX_COMPARE=1 grades the
+# benchmark class a second time without the sandbox (--unsafe-no-sandbox) and prints both rates.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=$(realpath -m "${1:-results/scratch/grading_check}")
@@ -12,11 +15,13 @@ export COURSE_GRADING_SECRET=${COURSE_GRADING_SECRET:-grading-check-$(date +%s)}
 export PYTHONUNBUFFERED=1
 step() { echo; echo "=== $*"; }
 
+STAGES=${STAGES:-attacks,bench}
+if [[ $STAGES == *attacks* ]]; then
 step "stream_compaction: a class of tampered and honest submissions"
 python3 scripts/make_handout.py "$OUT/handout_sc" --subproject stream_compaction --force >/dev/null || exit 1
 (cd grading && python3 -m judge.classgen "$OUT/handout_sc" "$OUT/class_sc") || exit 1
 python3 scripts/grade.py --students "$OUT/class_sc" --handout "$OUT/handout_sc" --subproject stream_compaction \
-  --out "$OUT/grade_sc" --gpus all --build-workers 2 > "$OUT/grade_sc.log" 2>&1
+  --out "$OUT/grade_sc" --gpus all --build-workers 2 ${SC_VERSIONS:+--versions "$SC_VERSIONS"} > "$OUT/grade_sc.log" 2>&1
 rc=$?; tail -3 "$OUT/grade_sc.log"; [ $rc -eq 0 ] || exit $rc
 (cd grading && python3 -m judge.summary "$OUT/grade_sc")
 # the attack classes only a GPU run shows (the kernel record), and those the objects show
@@ -44,10 +49,31 @@ for kind, version in (("line_continuation", "compact_cpu_scan"), ("closes_functi
         bad.append(f"{kind} {version}: {g['status']}: {g['detail']}")
 if grade("macro_over_harness", "scan_naive")["status"] != grade("solution", "scan_naive")["status"]:
     bad.append(f"macro_over_harness scan_naive: {grade('macro_over_harness', 'scan_naive')['status']}")
+# the sandbox: what escape read stays out of every report, what it wrote landed nowhere
+g = grade("escape", "scan_naive")
+if g["status"] not in ("incorrect", "crash"):
+    bad.append(f"escape scan_naive: {g['status']}: {g['detail']}")
+secret, out = os.environ["COURSE_GRADING_SECRET"], sys.argv[1]
+for p in glob.glob(os.path.join(out, "**", "*"), recursive=True):
+    if os.path.isfile(p) and "/.grader/" not in p:
+        text = open(p, errors="replace").read()
+        if secret in text or "[grading]" in text or "root:x:0" in text:
+            bad.append(f"escape: the grader's secret, rubric or accounts in {p}")
+pwned = glob.glob(os.path.join(out, "**", "PWNED"), recursive=True) + glob.glob("grading/PWNED")
+pwned += [p for p in glob.glob(os.path.join(out, "**", "*.csv"), recursive=True) + glob.glob(os.path.join(out, "**", "report.json"), recursive=True) if open(p, errors="replace").read().startswith("PWNED")]
+if pwned:
+    bad.append(f"escape wrote {pwned}")
 print("attack classes:", "; ".join(bad) or "every one caught")
+for kind in sorted(reps):
+    r = reps[kind]
+    print(f"  {kind:20s} {r['points']:g} / {r['points_max']:g}  " + ", ".join(
+        f"{g['version']}={g['status']}" for g in r["grades"] if g["status"] not in ("correct", "not written"))[:160])
 sys.exit(1 if bad else 0)
 PY
 
+fi
+
+if [[ $STAGES == *bench* ]]; then
 step "benchmark: the four-sub-project handout, $COPIES distinct students per kind, one GPU"
 python3 scripts/make_handout.py "$OUT/handout_all" --force >/dev/null || exit 1
 (cd grading && python3 -m judge.classgen "$OUT/handout_all" "$OUT/class_all" --kinds solution,handout,partial --copies "$COPIES") || exit 1
@@ -55,3 +81,12 @@ python3 scripts/grade.py --students "$OUT/class_all" --handout "$OUT/handout_all
   --gpus 1 --build-workers 2 > "$OUT/grade_all.log" 2>&1
 rc=$?; tail -3 "$OUT/grade_all.log"; [ $rc -eq 0 ] || exit $rc
 (cd grading && python3 -m judge.summary "$OUT/grade_all")
+if [ "${SANDBOX_COMPARE:-0}" = 1 ]; then
+  step "benchmark without the sandbox (--unsafe-no-sandbox), the same class and reference record"
+  mkdir -p "$OUT/grade_all_unsafe/.grader" && cp -r "$OUT/grade_all/.grader/cache" "$OUT/grade_all_unsafe/.grader/"
+  python3 scripts/grade.py --students "$OUT/class_all" --handout "$OUT/handout_all" --out "$OUT/grade_all_unsafe" \
+    --gpus 1 --build-workers 2 --unsafe-no-sandbox > "$OUT/grade_all_unsafe.log" 2>&1
+  rc=$?; tail -3 "$OUT/grade_all_unsafe.log"; [ $rc -eq 0 ] || exit $rc
+  (cd grading && python3 -m judge.summary "$OUT/grade_all_unsafe")
+fi
+fi

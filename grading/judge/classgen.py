@@ -43,6 +43,9 @@ Kinds (each a full checkout of the handout with some STUDENT blocks written):
                    next line part of its last comment (refused)
   closes_function  solution, but compact_with_scan's block closes its function, adds a static
                    constructor at namespace scope and opens another function for the harness's `}` (refused)
+  escape           solution, but scan_naive reads the grader's environment and the instructor's rubric,
+                   writes into the instructor's tree, the class files and a classmate's report, and
+                   throws what it read (the sandbox: nothing of it may be found anywhere)
   include_solution solution, but v1_naive.cu's file-scope block includes the instructor's solution file
                    (absolute path) and a classmate's (../) at file scope (refused)
 """
@@ -96,6 +99,7 @@ KINDS = (
     "line_continuation",
     "closes_function",
     "include_solution",
+    "escape",
 )
 GIT_MARKER = os.path.join(".git", "PWNED")  # what git_config's script writes when a git runs it
 
@@ -145,7 +149,7 @@ BODIES = {
             "  CUDA_CHECK(cudaMemcpyAsync(out, h.data(), n * sizeof(int), cudaMemcpyHostToDevice, stream));",
             "  CUDA_CHECK(cudaStreamSynchronize(stream));",
         ],
-        [],
+        ["#include <vector>"],
     ),
     "library_version": (
         "stream_compaction/v4_warp_shuffle",
@@ -189,6 +193,36 @@ WRAPS = {
 }
 # A file-scope block sits inside `namespace StreamCompaction::Device::(anonymous)`: a student who wants a
 # library header there closes the namespaces, includes it and reopens them.
+# escape: scan_naive reads what the grader can read (its environment, the instructor's rubric, the
+# system's accounts) and writes where the grader writes (the instructor's tree, the class's files,
+# a classmate's report), then throws what it read so the report would show it. {root} is the
+# instructor's tree, as a student who knows the course's layout would guess it.
+ESCAPE = (
+    "stream_compaction/v1_naive",
+    "stream_compaction/src/v1_naive.cu",
+    [
+        "  (void)n; (void)out; (void)in; (void)scratch; (void)stream; (void)block;",
+        "  std::string loot;",
+        '  for (const char* p : {"/proc/self/environ", "{root}/grading/rubric.toml", "/etc/passwd",',
+        '                        "/proc/1/environ", "{root}/stream_compaction/src/v1_naive.cu"}) {',
+        '    if (std::FILE* f = std::fopen(p, "rb")) {',
+        "      char buf[256] = {};",
+        '      loot += std::string(p) + "=" + std::string(buf, std::fread(buf, 1, sizeof buf - 1, f)) + ";";',
+        "      std::fclose(f);",
+        "    }",
+        "  }",
+        '  for (const char* p : {"{root}/grading/PWNED", "../../../../gradebook.csv",',
+        '                        "../../../../students/solution/report.json", "../../../cache/PWNED", "/tmp/PWNED"}) {',
+        '    if (std::FILE* f = std::fopen(p, "wb")) {',
+        '      std::fputs("PWNED", f);',
+        "      std::fclose(f);",
+        "    }",
+        "  }",
+        '  throw std::runtime_error("loot: " + loot);',
+    ],
+    ["#include <cstdio>", "#include <stdexcept>", "#include <string>"],
+)
+
 INCLUDE_AT_FILE_SCOPE = ["}  // namespace", "}  // namespace Device", "}  // namespace StreamCompaction"]
 REOPEN = ["namespace StreamCompaction {", "namespace Device {", "namespace {"]
 
@@ -274,8 +308,9 @@ def fill(handout: str, root: str, f: str, choose: Callable[[Region, int], list[s
 
 def _body_edits(out: str, root: str, kind: str) -> None:
     """The kinds that put another body into one exercise (a library call, a hang, a crash, ...)."""
-    if kind in BODIES:
-        ex, f, body, includes = BODIES[kind]
+    if kind in BODIES or kind == "escape":
+        ex, f, body, includes = BODIES.get(kind, ESCAPE)
+        body = [line.replace("{root}", os.path.abspath(root)) for line in body]
 
         def choose(r: Region, i: int, ex: str = ex) -> list[str]:
             if r.key != ex:

@@ -144,6 +144,7 @@ def load_job(a: argparse.Namespace, out: str, build_tree: bool = True) -> Job:
     bdir = a.instructor_build or os.path.join(a.instructor, "build", "release")
     drivers = sorted({r.driver for r in rules})
     plan = build.prepare(a.instructor, bdir, drivers) if build_tree else build.load_built(a.instructor, bdir, drivers)
+    box.extra_ro, box.extra_bin = build.toolchain(plan.build)
     files = assemble.tracked_files(handout)
     job = student.make_job(
         rub,

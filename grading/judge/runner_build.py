@@ -251,7 +251,9 @@ class _Compiler:
     sandbox: Sandbox | None = None
 
     def env(self) -> dict[str, str] | None:
-        return self.sandbox.step_env(dict(os.environ)) if self.sandbox else None
+        if self.sandbox is None:
+            return None
+        return self.sandbox.step_env(dict(os.environ), self.sandbox.compiler_env(dict(os.environ)))
 
     def confined(self, cmd: list[str], cwd: str, dst: str) -> list[str]:
         """The compile in the sandbox: the student's clean tree and the build paths the command
@@ -264,6 +266,8 @@ class _Compiler:
         for base, dirs, _ in os.walk(obj_root):
             for d in dirs:
                 os.chmod(os.path.join(base, d), 0o777)
+        if any("native" in tok for tok in cmd):
+            cmd = resolve_native(cmd, gpu_capabilities())
         ro = [self.tree] + referenced_paths(cmd, self.plan.build)
         limits = Limits(cpu_s=self.timeout * 2, file_mb=COMPILE_FILE_MB, address_space_gb=COMPILE_MEMORY_GB)
         box = self.sandbox
@@ -331,7 +335,7 @@ def _link_drivers(
             bin_root = os.path.join(out_dir, "bin")
             for base, _, _ in os.walk(bin_root):
                 open_for_step(base)
-            env = sandbox.step_env(dict(os.environ))
+            env = sandbox.step_env(dict(os.environ), sandbox.compiler_env(dict(os.environ)))
             ro = [plan.build] + ([os.path.join(out_dir, "lib")] if os.path.isdir(os.path.join(out_dir, "lib")) else [])
             limits = Limits(cpu_s=600, file_mb=COMPILE_FILE_MB, address_space_gb=COMPILE_MEMORY_GB)
             cmd = sandbox.command(
@@ -423,15 +427,97 @@ def rearchive(plan: Plan, new_obj: dict[str, str], out_dir: str, log: str) -> di
 
 
 def link_command(rule: LinkRule, dst: str, new_archives: dict[str, str]) -> list[str]:
-    """The driver's link command writing dst, with the student's archives in place of the instructor's."""
+    """The driver's link command writing dst, with the student's archives in place of the instructor's.
+    CMake 4's linker dependency file (-Wl,--dependency-file=..., relative to the instructor's build,
+    read-only to the step) is written beside dst instead."""
     cmd = []
     for i, tok in enumerate(rule.command):
         if i > 0 and rule.command[i - 1] == "-o":
             cmd.append(dst)
             continue
+        if "--dependency-file" in tok:
+            parts = [
+                p if not p.startswith("--dependency-file") else f"--dependency-file={dst}.link.d"
+                for p in tok.split(",")
+            ]
+            cmd.append(",".join(parts))
+            continue
         p = os.path.normpath(os.path.join(rule.directory, tok)) if not tok.startswith(("-", "/")) and i > 0 else tok
         cmd.append(new_archives.get(p, p))
     return cmd
+
+
+TOOLCHAIN_VARS = (  # in the order their folders go on PATH (nvcc takes the first g++ there)
+    "CMAKE_CUDA_HOST_COMPILER",
+    "CMAKE_CXX_COMPILER",
+    "CMAKE_C_COMPILER",
+    "CMAKE_CUDA_COMPILER",
+    "CMAKE_AR",
+    "CMAKE_RANLIB",
+    "CMAKE_LINKER",
+)
+
+
+def toolchain(build: str) -> tuple[list[str], list[str]]:
+    """(install prefixes, bin folders) of the compilers the instructor's build uses, from its
+    CMakeCache.txt: a compile in the sandbox must find the same compilers (a host compiler in
+    /opt/gcc, a toolkit outside /usr), and nothing else of the grader's machine."""
+    prefixes, bins = [], []
+    try:
+        text = Path(os.path.join(build, "CMakeCache.txt")).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return [], []
+    found = {}
+    for line in text.split("\n"):
+        name = line.split(":", 1)[0]
+        if name in TOOLCHAIN_VARS and "=" in line:
+            found[name] = line.split("=", 1)[1].strip()
+    for tool in (found[v] for v in TOOLCHAIN_VARS if v in found):
+        for exe in {tool, os.path.realpath(tool)} if os.path.isabs(tool) and os.path.exists(tool) else ():
+            b = os.path.dirname(exe)
+            prefix = os.path.dirname(b) if os.path.basename(b) == "bin" else b
+            if b not in bins:
+                bins.append(b)
+            if not prefix.startswith("/usr/") and prefix not in prefixes and prefix not in ("/", "/usr"):
+                prefixes.append(prefix)
+    return prefixes, bins
+
+
+def gpu_capabilities() -> list[str]:
+    """The compute capabilities of this machine's GPUs ("90", "86", ...), each once, in order."""
+    try:
+        p = subprocess.run(
+            ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    caps = [c.strip().replace(".", "") for c in p.stdout.split("\n") if c.strip()] if p.returncode == 0 else []
+    return list(dict.fromkeys(c for c in caps if c.isdigit()))
+
+
+def resolve_native(cmd: list[str], caps: list[str]) -> list[str]:
+    """An nvcc command with `-arch=native` (what CMake passes for CMAKE_CUDA_ARCHITECTURES=native)
+    spelled out for this machine's GPUs. nvcc resolves `native` by asking the GPU, and a confined
+    compile sees none: it would fall back to its default architecture and build other code than
+    the instructor's (other CUB namespaces, no sm_90 code for the TMA versions)."""
+    if not caps:
+        return cmd
+    out, skip = [], False
+    for i, tok in enumerate(cmd):
+        if skip:
+            skip = False
+            continue
+        if tok in ("-arch=native", "--gpu-architecture=native"):
+            out += [f"--generate-code=arch=compute_{c},code=[compute_{c},sm_{c}]" for c in caps]
+        elif tok in ("-arch", "--gpu-architecture") and i + 1 < len(cmd) and cmd[i + 1] == "native":
+            out += [f"--generate-code=arch=compute_{c},code=[compute_{c},sm_{c}]" for c in caps]
+            skip = True
+        else:
+            out.append(tok)
+    return out
 
 
 def referenced_paths(cmd: list[str], prefix: str) -> list[str]:

@@ -27,6 +27,9 @@ from dataclasses import dataclass, field
 # The environment a sandboxed step gets: these names, with values the grader sets (never copied
 # from its own environment except where listed in PASS_THROUGH).
 PASS_THROUGH = ("CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "CUDA_MODULE_LOADING")
+# What the instructor's build saw of the compiler's environment: a student's compile sees the same
+# (these steer nvcc and g++, they hold no secret; a path in them the step cannot see is dropped)
+COMPILER_ENV = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "CPATH", "LIBRARY_PATH", "CPLUS_INCLUDE_PATH")
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt/cuda")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime")
 GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset", "/dev/nvidia-caps")
@@ -62,6 +65,7 @@ class Sandbox:
     uid_base: int = 61000
     extra_ro: list = field(default_factory=list)  # more read-only paths every step sees (the toolkit)
     build_cpus: str = ""  # the cores compiles and links are pinned to (core_plan's last entry)
+    extra_bin: list = field(default_factory=list)  # the instructor build's compilers' folders, on PATH
     _slots: dict = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -74,6 +78,26 @@ class Sandbox:
             return UNSAFE_NOTE
         who = "an unprivileged uid per worker" if self.drop_uid else "the grader's uid"
         return f"bubblewrap {self.version} (namespaces: user, pid, mount, ipc, uts, cgroup, net; {who})"
+
+    def compiler_env(self, base: dict[str, str]) -> dict[str, str]:
+        """The compiler-steering variables of `base` (COMPILER_ENV), for compile and link steps:
+        flags as they are, search paths only where the step can see them."""
+        out = {}
+        for k in COMPILER_ENV:
+            if k not in base:
+                continue
+            if k.endswith("FLAGS"):
+                out[k] = base[k]
+            else:
+                dirs = [d for d in base[k].split(":") if d and self.visible(d)]
+                if dirs:
+                    out[k] = ":".join(dirs)
+        return out
+
+    def visible(self, path: str) -> bool:
+        """Whether every step sees `path` (under the system's folders or the toolchain's)."""
+        roots = system_paths() + list(self.extra_ro)
+        return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
     def uid(self) -> int:
         """A uid per grading thread: concurrent students never share a process limit."""
@@ -142,14 +166,18 @@ class Sandbox:
         private /tmp, the pass-through names from `base`, and `extra` (set by the grader)."""
         nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
         toolkit_bin = [os.path.dirname(nvcc)] if os.path.exists(nvcc) else []
+        seen = toolkit_bin + [b for b in self.extra_bin if b not in toolkit_bin]
         env = {
-            "PATH": ":".join(toolkit_bin + ["/usr/local/bin", "/usr/bin", "/bin"]),
+            "PATH": ":".join(seen + ["/usr/local/bin", "/usr/bin", "/bin"]),
             "HOME": "/tmp",
             "TMPDIR": "/tmp",
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
         }
         env.update({k: base[k] for k in PASS_THROUGH if k in base})
+        libs = [d for d in base.get("LD_LIBRARY_PATH", "").split(":") if d and self.visible(d)]
+        if libs:  # the toolchain's own libraries (a compiler in /opt), never a path the step cannot see
+            env["LD_LIBRARY_PATH"] = ":".join(libs)
         if not self.safe:  # unsafe: the step keeps the grader's environment, minus its secret
             env = {k: v for k, v in base.items() if k != "COURSE_GRADING_SECRET"}
         env.update(extra or {})

@@ -208,3 +208,32 @@ def test_a_step_is_pinned_to_its_cores(tmp_path):
     cmd = BOX.command(["/bin/grep", "Cpus_allowed_list", "/proc/self/status"], env=BOX.step_env({}), cpus=core)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert p.stdout.split()[-1] == core, p
+
+
+def test_a_native_architecture_is_spelled_out_for_a_confined_compile():
+    """CMake passes -arch=native for CMAKE_CUDA_ARCHITECTURES=native; nvcc asks the GPU, which a
+    compile step cannot see: the grader spells out this machine's architectures instead (else the
+    student's objects are built for nvcc's default, other code than the instructor's)."""
+    from judge import runner_build
+
+    cmd = ["nvcc", "-O3", "-arch=native", "-c", "a.cu", "-o", "a.o"]
+    got = runner_build.resolve_native(cmd, ["90", "86"])
+    assert "-arch=native" not in got
+    assert got[2:4] == [
+        "--generate-code=arch=compute_90,code=[compute_90,sm_90]",
+        "--generate-code=arch=compute_86,code=[compute_86,sm_86]",
+    ]
+    assert runner_build.resolve_native(["nvcc", "-arch", "native", "x.cu"], ["75"]) == [
+        "nvcc",
+        "--generate-code=arch=compute_75,code=[compute_75,sm_75]",
+        "x.cu",
+    ]
+    assert runner_build.resolve_native(cmd, []) == cmd  # no GPU to ask: as the instructor's build
+
+
+def test_the_compiler_environment_reaches_compiles_and_nothing_else(monkeypatch):
+    env = {"NVCC_APPEND_FLAGS": "-lineinfo", "CPATH": "/usr/include:/home/instructor/secret", "OTHER": "x"}
+    got = BOX.compiler_env(env)
+    assert got["NVCC_APPEND_FLAGS"] == "-lineinfo"
+    assert got["CPATH"] == "/usr/include"
+    assert "OTHER" not in got
