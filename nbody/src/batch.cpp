@@ -37,7 +37,6 @@ void enqueue_snapshot(DeviceSystem& sys, Pinned& in, Pinned& out, int n, const P
   CUDA_CHECK(cudaMemcpyAsync(out.vel.get(), sys.vel(), n * sizeof(float4), cudaMemcpyDeviceToHost, s));
 }
 
-
 void write_snapshot_fast(const std::string& path, const Bodies& b) {
   std::string text = "x,y,z,vx,vy,vz,m,id\n";
   text.reserve(b.size() * 100 + 32);

@@ -47,8 +47,7 @@ __global__ void fresh_check_scan_kernel(const int* in, const int* out, std::int6
   unsigned long long mine = kNone;
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const unsigned expected =
-        i == 0 ? 0u : static_cast<unsigned>(out[i - 1]) + static_cast<unsigned>(in[i - 1]);
+    const unsigned expected = i == 0 ? 0u : static_cast<unsigned>(out[i - 1]) + static_cast<unsigned>(in[i - 1]);
     if (static_cast<unsigned>(out[i]) != expected && static_cast<unsigned long long>(i) < mine) mine = i;
   }
   block_min_to(mine, first);
@@ -64,8 +63,7 @@ __global__ void fresh_check_sorted_kernel(const int* out, std::int64_t n, unsign
 }
 
 // *sum += the salted hashes of a[0, n) (order-independent: a multiset's fingerprint).
-__global__ void fresh_multiset_hash_kernel(const int* a, std::int64_t n, std::uint64_t salt,
-                                           unsigned long long* sum) {
+__global__ void fresh_multiset_hash_kernel(const int* a, std::int64_t n, std::uint64_t salt, unsigned long long* sum) {
   __shared__ unsigned long long block_sum;
   if (threadIdx.x == 0) block_sum = 0;
   __syncthreads();
@@ -135,8 +133,8 @@ void DeviceChecker::fill(Op op, std::uint64_t key, std::int64_t n, int* d_in, cu
   CUDA_CHECK_LAST();
 }
 
-std::string DeviceChecker::check(Op op, std::int64_t n, const int* d_in, const int* d_out,
-                                 const std::int64_t* d_count, cudaStream_t s) {
+std::string DeviceChecker::check(Op op, std::int64_t n, const int* d_in, const int* d_out, const std::int64_t* d_count,
+                                 cudaStream_t s) {
   words_.resize(3);
   unsigned long long* first = words_.get();
   unsigned long long h[3] = {kNone, 0, 0};
@@ -172,10 +170,10 @@ std::string DeviceChecker::check(Op op, std::int64_t n, const int* d_in, const i
     }
     if (count != kept) return kept_count_differs(count, kept);
     if (tiles == 0) return "";
-    CUDA_CHECK(cudaMemcpyAsync(tile_offset_.get(), offset.data(), tiles * sizeof(std::int64_t),
-                               cudaMemcpyHostToDevice, s));
-    fresh_check_compaction_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, s>>>(d_in, d_out, n,
-                                                                                   tile_offset_.get(), first);
+    CUDA_CHECK(
+        cudaMemcpyAsync(tile_offset_.get(), offset.data(), tiles * sizeof(std::int64_t), cudaMemcpyHostToDevice, s));
+    fresh_check_compaction_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, s>>>(d_in, d_out, n, tile_offset_.get(),
+                                                                                    first);
     CUDA_CHECK_LAST();
     CUDA_CHECK(cudaMemcpyAsync(h, first, sizeof h[0], cudaMemcpyDeviceToHost, s));
     CUDA_CHECK(cudaStreamSynchronize(s));
