@@ -23,6 +23,7 @@ import secrets
 import stat
 import sys
 import threading
+from typing import BinaryIO
 
 from . import intake
 
@@ -100,6 +101,16 @@ def _tmp_for(path: str) -> str:
     return f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
 
 
+def _copy_signed(fin: BinaryIO, fout: BinaryIO, m: hmac.HMAC) -> None:
+    """fin's rest into fout, chunk by chunk, each chunk into the MAC as it passes."""
+    while True:
+        chunk = fin.read(CHUNK)
+        if not chunk:
+            return
+        m.update(chunk)
+        fout.write(chunk)
+
+
 def store_file(key: bytes, label: str, src: str, path: str) -> None:
     """The file src as the signed entry `path` (atomic; one pass over src)."""
     tmp = _tmp_for(path)
@@ -107,12 +118,7 @@ def store_file(key: bytes, label: str, src: str, path: str) -> None:
     try:
         with open(src, "rb") as fin, open(tmp, "wb") as fout:
             fout.write(b"\0" * HEADER_LEN)
-            while True:
-                chunk = fin.read(CHUNK)
-                if not chunk:
-                    break
-                m.update(chunk)
-                fout.write(chunk)
+            _copy_signed(fin, fout, m)
             fout.seek(0)
             fout.write(MAGIC + m.hexdigest().encode() + b"\n")
         os.replace(tmp, path)
@@ -158,12 +164,7 @@ def load_file(key: bytes, label: str, path: str, dst: str) -> None:
     try:
         with os.fdopen(fd, "rb") as fin, open(tmp, "wb") as fout:
             want = _header(fin, path)
-            while True:
-                chunk = fin.read(CHUNK)
-                if not chunk:
-                    break
-                m.update(chunk)
-                fout.write(chunk)
+            _copy_signed(fin, fout, m)
         if not hmac.compare_digest(m.hexdigest().encode(), want):
             raise Tampered(f"{path}: its content does not match its signature")
         os.replace(tmp, dst)
