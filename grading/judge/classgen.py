@@ -282,7 +282,7 @@ def solution_regions(root: str, f: str, included: list[str] | None = None) -> tu
 
 def fill(handout: str, root: str, f: str, choose: Callable[[Region, int], list[str] | None]) -> None:
     """Rewrites handout file f from the solution: choose(region, index) -> lines for its STUDENT
-    block, or None to leave the handout's starter body. Regions the handout withholds keep its stub."""
+    block, or None to leave the handout's starter body. Regions the handout withholds keep their withheld body."""
     man = json.loads(Path(os.path.join(handout, "HANDOUT.json")).read_text(encoding="utf-8"))
     included = included_of(man)
     text, regions = solution_regions(root, f, included)

@@ -388,6 +388,14 @@ common::Verdict check_version(const Case& c, const Version& v, const Problem& p,
 // answer. Its accuracy was checked before timing; this check tells which input it answers. What it
 // does not stop: a version that reads d off the moved map (each voxel mean moved by exactly d) and
 // hands back its checked result moved by d (see README, Timing that cannot be replayed).
+// The hypothesis of a batch with the highest likelihood (the first of equals).
+std::size_t most_likely(const std::vector<AlignResult>& res) {
+  std::size_t best = 0;
+  for (std::size_t k = 1; k < res.size(); ++k)
+    if (res[k].likelihood > res[best].likelihood) best = k;
+  return best;
+}
+
 class FreshMaps {
   // Measured on an H100 (room_tutorial, every GPU version, --quick --fresh-inputs): a correct
   // alignment on a moved map lands up to 60 cm / 5.7 deg from the moved answer (float NDT takes
@@ -421,6 +429,14 @@ class FreshMaps {
       target_.y[i] = static_cast<float>(case_.target.y[i] + d_[1]);
       target_.z[i] = static_cast<float>(case_.target.z[i] + d_[2]);
     }
+  }
+  // The next move for a batch: the moved map and every item's guess of `base` moved, into `moved`
+  // (the same items in the same order), handed to the runner through its reload.
+  void next_batch(const BatchProblem& base, BatchProblem& moved, BatchRunner& runner) {
+    next();
+    moved.map = &map_;
+    for (std::size_t k = 0; k < base.items.size(); ++k) move_guess(base.items[k].guess, moved.items[k].guess);
+    runner.reload(moved);
   }
   const VoxelMap& map() const { return map_; }
   const common::PointCloud& target() const { return target_; }
@@ -670,14 +686,9 @@ void batch_mode(Context& x, const Version& batched, common::RowList& rows) {
       r.add_metric("unconverged", unconverged, "alignments").add_metric("err_ref", 100 * e_cm, "cm");
       // --fresh-inputs: every run against a moved map (FreshMaps), entry 0 checked as above
       FreshMaps moves(bc);
-      BatchProblem moved{&bc.map, items, bc.params};
-      const common::FreshInputs fresh{[&] {
-                                        moves.next();
-                                        moved.map = &moves.map();
-                                        for (std::size_t k = 0; k < items.size(); ++k)
-                                          moves.move_guess(items[k].guess, moved.items[k].guess);
-                                        runner->reload(moved);
-                                      },
+      const BatchProblem base{&bc.map, items, bc.params};
+      BatchProblem moved = base;
+      const common::FreshInputs fresh{[&] { moves.next_batch(base, moved, *runner); },
                                       [&] { return moves.check(runner->result()[0], res[0].T); }};
       r.stats = common::bench_runner(*runner, x.bench, nullptr, false, x.opt.fresh_inputs ? &fresh : nullptr);
       r.metric = b / (r.stats.median_ms / 1e3);
@@ -728,27 +739,17 @@ void hypotheses_mode(Context& x, const Version& batched, const Case& room, commo
     runner->prepare({&room.map, items, room.params});
     runner->run();
     const auto res = runner->result();
-    std::size_t best = 0;
-    for (std::size_t k = 1; k < res.size(); ++k)
-      if (res[k].likelihood > res[best].likelihood) best = k;
+    const std::size_t best = most_likely(res);
     pose_error(res[best].T, rref.T, b_cm, b_deg);
     r.add_metric("best_err", 100 * b_cm, "cm").add_metric("best_err_rotation", b_deg, "deg");
     // --fresh-inputs: every run against a moved map (FreshMaps), its best hypothesis checked
     FreshMaps moves(room);
-    BatchProblem moved{&room.map, items, room.params};
-    const common::FreshInputs fresh{[&] {
-                                      moves.next();
-                                      moved.map = &moves.map();
-                                      for (std::size_t k = 0; k < items.size(); ++k)
-                                        moves.move_guess(items[k].guess, moved.items[k].guess);
-                                      runner->reload(moved);
-                                    },
+    const BatchProblem base{&room.map, items, room.params};
+    BatchProblem moved = base;
+    const common::FreshInputs fresh{[&] { moves.next_batch(base, moved, *runner); },
                                     [&] {
                                       const auto now = runner->result();
-                                      std::size_t top = 0;
-                                      for (std::size_t k = 1; k < now.size(); ++k)
-                                        if (now[k].likelihood > now[top].likelihood) top = k;
-                                      return moves.check(now[top], res[best].T);
+                                      return moves.check(now[most_likely(now)], res[best].T);
                                     }};
     r.stats = common::bench_runner(*runner, x.bench, nullptr, false, x.opt.fresh_inputs ? &fresh : nullptr);
     r.metric = items.size() / (r.stats.median_ms / 1e3);

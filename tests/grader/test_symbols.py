@@ -1,5 +1,5 @@
 """The object rules (judge/checker_symbols.py) on small hand-compiled objects: a harness with a
-reference file, a checker file and an exercise file, its solution and its stub, and one student
+reference file, a checker file and an exercise file, its solution and its handout starter body, and one student
 object per rule broken (each test fails if its rule is removed); the instructor's own objects pass;
 and the kernel rules of the runs: a kernel of the solution's exercise regions is never the harness's,
 and a GPU version whose run launched no kernel of its own did its work on the host."""
@@ -48,7 +48,7 @@ HARNESS = {
 }
 SOLUTION = """
     namespace H { long exercise(long n) { return reference_scan(n) + 1; } }"""
-STUB = """
+STARTER = """
     namespace H { long exercise(long n) { (void)n; return 0; } }"""
 STUDENTS = {
     "own_work": """
@@ -117,7 +117,7 @@ def harness(tmp_path_factory):
         ("cub::",),
         {"gettimeofday": "library libc.so.6"},
     )
-    h.handout["src/cpu.cpp"] = checker_symbols.read_object(compile_one(tmp, "stub", STUB))
+    h.handout["src/cpu.cpp"] = checker_symbols.read_object(compile_one(tmp, "starter", STARTER))
     return h, tmp
 
 

@@ -278,7 +278,7 @@ class ReplayCache {
   common::DeviceBuffer<std::int64_t> cached_count_{1};
 };
 
-// The library version of op (CUB): runs on every GPU, never a handout's stub.
+// The library version of op (CUB): runs on every GPU, never a handout's starter body.
 const sc::Version& library_version(sc::Op op) {
   for (const auto& v : sc::versions())
     if (v.op == op && v.role == common::Role::library) return v;
