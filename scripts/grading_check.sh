@@ -4,7 +4,8 @@
 # with kernel recording, then the students-per-hour benchmark on the four-sub-project handout.
 #   scripts/grading_check.sh [OUT] [COPIES]
 # STAGES=attacks|bench (default both); SC_VERSIONS=a,b grades only those versions of the attack
-# class (the versions the attacks aim at, to fit a short lease); SANDBOX_COMPARE=1 grades the
+# class (the versions the attacks aim at, to fit a short lease); SC_KINDS=a,b makes only those
+# submissions (classgen's kinds; the check below needs the attack kinds it names); SANDBOX_COMPARE=1 grades the
 # benchmark class a second time without the sandbox (--unsafe-no-sandbox) and prints both rates.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,7 @@ STAGES=${STAGES:-attacks,bench}
 if [[ $STAGES == *attacks* ]]; then
 step "stream_compaction: a class of tampered and honest submissions"
 python3 scripts/make_handout.py "$OUT/handout_sc" --subproject stream_compaction --force >/dev/null || exit 1
-(cd grading && python3 -m judge.classgen "$OUT/handout_sc" "$OUT/class_sc") || exit 1
+(cd grading && python3 -m judge.classgen "$OUT/handout_sc" "$OUT/class_sc" ${SC_KINDS:+--kinds "$SC_KINDS"}) || exit 1
 python3 scripts/grade.py --students "$OUT/class_sc" --handout "$OUT/handout_sc" --subproject stream_compaction \
   --out "$OUT/grade_sc" --gpus all --build-workers 2 ${SC_VERSIONS:+--versions "$SC_VERSIONS"} > "$OUT/grade_sc.log" 2>&1
 rc=$?; tail -3 "$OUT/grade_sc.log"; [ $rc -eq 0 ] || exit $rc
@@ -49,6 +50,10 @@ for kind, version in (("line_continuation", "compact_cpu_scan"), ("closes_functi
         bad.append(f"{kind} {version}: {g['status']}: {g['detail']}")
 if grade("macro_over_harness", "scan_naive")["status"] != grade("solution", "scan_naive")["status"]:
     bad.append(f"macro_over_harness scan_naive: {grade('macro_over_harness', 'scan_naive')['status']}")
+# a verdict forged from inside the run (its own CSV, then exit): only the out-of-process check sees it
+g = grade("forged_verdict", "scan_naive")
+if g["status"] != "incorrect" or "checked outside the run" not in g["detail"]:
+    bad.append(f"forged_verdict scan_naive: {g['status']}: {g['detail']}")
 # the sandbox: what escape read stays out of every report, what it wrote landed nowhere
 g = grade("escape", "scan_naive")
 if g["status"] not in ("incorrect", "crash"):

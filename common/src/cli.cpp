@@ -125,6 +125,7 @@ bool CliOptions::was_given(const std::string& name) const {
   if (name == "cold") return cold;
   if (name == "fresh-inputs") return fresh_inputs;
   if (name == "input") return !input.empty();
+  if (name == "evidence-fd") return evidence_fd >= 0;
   if (name == "version") return !versions.empty();
   if (name == "reps") return reps > 0;
   return std::find(given.begin(), given.end(), name) != given.end();
@@ -200,6 +201,8 @@ CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraF
     } else if (arg == "csv") {
       o.csv = need_value();
       if (o.csv.empty()) throw UsageError("--csv needs a path");
+    } else if (arg == "evidence-fd") {
+      o.evidence_fd = static_cast<int>(parse_int(need_value(), "evidence-fd", 0, 1 << 20));
     } else if (arg == "seed") {
       o.seed = static_cast<std::uint64_t>(parse_size(need_value()));
     } else if (arg == "input") {
@@ -241,6 +244,7 @@ std::string usage(const std::string& program, const std::string& summary, const 
       {"fresh-inputs",
        "  --fresh-inputs       every run timed on a new input (made untimed) and its output checked:\n"
        "                       a version cannot replay a remembered result (the grader passes it)\n"},
+      {"evidence-fd", "  --evidence-fd N      write a record of every checked output to descriptor N (the grader's)\n"},
       {"input", "  --input FILE         read the input from FILE instead of generating it\n"}};
   for (const auto& [name, line] : common_flags)
     if (std::find(ignored.begin(), ignored.end(), name) == ignored.end()) os << line;

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "common/cli.hpp"
+#include "common/evidence.hpp"
 #include "common/output_file.hpp"
 #include "common/results.hpp"
 
@@ -19,6 +20,7 @@ int driver_main(int argc, const char* const* argv, const DriverSpec& spec,
       return 0;
     }
     reject_ignored_flags(o, spec.name, spec.ignores);
+    if (o.evidence_fd >= 0) evidence::open(o.evidence_fd);
     // before the run: a long run's rows must not be lost at its end to an unwritable path
     if (!o.csv.empty() && o.list) check_output_path(o.csv, "csv", {o.input});  // the registry, written whole
     if (!o.csv.empty() && !o.list) {

@@ -46,6 +46,9 @@ Kinds (each a full checkout of the handout with some STUDENT blocks written):
   escape           solution, but scan_naive reads the grader's environment and the instructor's rubric,
                    writes into the instructor's tree, the class files and a classmate's report, and
                    throws what it read (the sandbox: nothing of it may be found anywhere)
+  forged_verdict   solution, but scan_naive launches one kernel of its own (so the kernel record shows
+                   GPU work), writes the driver's CSV itself (every size passed, 1 us) and exits before
+                   the driver's check: only the out-of-process check (checker_evidence) sees no output
   include_solution solution, but v1_naive.cu's file-scope block includes the instructor's solution file
                    (absolute path) and a classmate's (../) at file scope (refused)
 """
@@ -100,6 +103,7 @@ KINDS = (
     "closes_function",
     "include_solution",
     "escape",
+    "forged_verdict",
 )
 GIT_MARKER = os.path.join(".git", "PWNED")  # what git_config's script writes when a git runs it
 
@@ -223,6 +227,46 @@ ESCAPE = (
     ["#include <cstdio>", "#include <stdexcept>", "#include <string>"],
 )
 
+# forged_verdict: the CSV a driver writes (course_csv's columns), forged from inside the version
+FORGED_HEADER = (
+    "subproject,kind,version,role,idea,n,params,median_ms,min_ms,max_ms,noise,samples,metric,metric_unit,"
+    "pct_of_ceiling,ceiling,speedup_vs_cpu,speedup_vs_prev,speedup_vs_library,predicted_ms,metrics,status,"
+    "detail,device,cuda,git_sha"
+)
+FORGED = (
+    "stream_compaction/v1_naive",
+    "stream_compaction/src/v1_naive.cu",
+    [
+        "  (void)in; (void)scratch; (void)block;",
+        "  forged_touch<<<1, 1, 0, stream>>>(out);  // a kernel of its own: the record shows GPU work",
+        "  CUDA_CHECK(cudaStreamSynchronize(stream));",
+        "  std::string args, csv;  // the driver's command line: where its CSV goes",
+        '  if (std::FILE* f = std::fopen("/proc/self/cmdline", "rb")) {',
+        "    char buf[4096];",
+        "    args.assign(buf, std::fread(buf, 1, sizeof buf, f));",
+        "    std::fclose(f);",
+        "  }",
+        "  for (std::size_t at = 0, next = 0; at < args.size(); at = next + 1) {",
+        "    next = args.find('\\0', at);",
+        "    if (next == std::string::npos) next = args.size();",
+        '    if (args.compare(at, next - at, "--csv") == 0 && next + 1 < args.size()) csv = args.c_str() + next + 1;',
+        "  }",
+        '  if (std::FILE* f = std::fopen(csv.c_str(), "wb")) {  // the rows the grader reads: passed, 1 us',
+        f'    std::fputs("{FORGED_HEADER}\\n", f);',
+        '    std::fprintf(f, "stream_compaction,version,scan_naive,version,x,%lld,op=scan,0.001,0.001,0.001,0,50,"',
+        '                 ",,,,,,,,,pass,,forged,13.0,abc\\n", static_cast<long long>(n));',
+        "    std::fclose(f);",
+        "  }",
+        "  std::_Exit(0);  // before the driver checks anything",
+    ],
+    [
+        "#include <cstdio>",
+        "#include <cstdlib>",
+        "#include <string>",
+        "__global__ void forged_touch(int* out) { out[0] = 0; }",
+    ],
+)
+
 INCLUDE_AT_FILE_SCOPE = ["}  // namespace", "}  // namespace Device", "}  // namespace StreamCompaction"]
 REOPEN = ["namespace StreamCompaction {", "namespace Device {", "namespace {"]
 
@@ -308,8 +352,8 @@ def fill(handout: str, root: str, f: str, choose: Callable[[Region, int], list[s
 
 def _body_edits(out: str, root: str, kind: str) -> None:
     """The kinds that put another body into one exercise (a library call, a hang, a crash, ...)."""
-    if kind in BODIES or kind == "escape":
-        ex, f, body, includes = BODIES.get(kind, ESCAPE)
+    if kind in BODIES or kind in ("escape", "forged_verdict"):
+        ex, f, body, includes = BODIES.get(kind, ESCAPE if kind == "escape" else FORGED)
         body = [line.replace("{root}", os.path.abspath(root)) for line in body]
 
         def choose(r: Region, i: int, ex: str = ex) -> list[str]:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import course_csv
 from course_csv import Status as RowStatus
 
+from . import checker_evidence
 from .model import CaseResult, Status
 from .runner_sandbox import Limits, Sandbox, open_for_step, tree_usage
 
@@ -56,6 +57,36 @@ class RawRun:
     kernel_log: str
     output_bytes: int
     peak_rss_gb: float
+    evidence: str = ""  # the records the run wrote to the grader's pipe (checker_evidence)
+    evidence_overflow: bool = False
+
+
+class EvidencePipe:
+    """The pipe a run writes its evidence records to (`--evidence-fd`): the grader keeps the read
+    end, the run inherits the write end. What is read past the cap is drained and dropped."""
+
+    def __init__(self, limit: int = checker_evidence.MAX_BYTES) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        self.limit, self.data, self.overflow = limit, bytearray(), False
+        self.thread = threading.Thread(target=self._pump, daemon=True)
+
+    def start(self) -> None:
+        """After the run started: the grader's copy of the write end closes, so the pipe ends with
+        the run's last process."""
+        os.close(self.write_fd)
+        self.thread.start()
+
+    def _pump(self) -> None:
+        with os.fdopen(self.read_fd, "rb") as fh:
+            while chunk := fh.read(65536):
+                room = self.limit - len(self.data)
+                if len(chunk) > room:
+                    self.overflow = True
+                self.data += chunk[: max(room, 0)]
+
+    def text(self) -> str:
+        self.thread.join(timeout=5)
+        return self.data.decode("utf-8", errors="replace")
 
 
 class CappedLog:
@@ -150,18 +181,23 @@ def execute(spec: RunSpec) -> RawRun:
     for p in (out_csv, out_csv + ".partial", klog):
         if os.path.exists(p):
             os.remove(p)
+    evidence = EvidencePipe()
     cmd = [spec.driver, "--version", spec.version] + list(spec.args) + GRADED_RUN_FLAGS + ["--csv", out_csv]
-    wrapped, env = sandboxed(spec, cmd, klog)
+    wrapped, env = sandboxed(spec, cmd + ["--evidence-fd", str(evidence.write_fd)], klog)
     t0 = time.time()
-    proc = subprocess.Popen(
-        wrapped,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        env=env,
-        cwd=spec.workdir,
-    )
+    try:
+        proc = subprocess.Popen(
+            wrapped,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+            cwd=spec.workdir,
+            pass_fds=(evidence.write_fd,),
+        )
+    finally:
+        evidence.start()
     capped = CappedLog(proc.stdout, log, spec.output_limit_kb * 1024)
     timed_out = mem = forks = False
     peak = 0.0
@@ -207,6 +243,8 @@ def execute(spec: RunSpec) -> RawRun:
         kernel_log=klog,
         output_bytes=capped.total,
         peak_rss_gb=peak,
+        evidence=evidence.text(),
+        evidence_overflow=evidence.overflow,
     )
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import checker_blocks as blocks
+from . import checker_evidence as evidence
 from . import checker_kernels as kernels
 from . import checker_score as score
 from . import checker_splice as assemble
@@ -208,8 +209,11 @@ def run_version(
     env: dict[str, str],
     reference: dict[str, Any] | None = None,
     own_files: set[str] | None = None,
+    evidence_out: dict[str, dict[str, list[str]]] | None = None,
 ) -> list[CaseResult]:
-    """The cases of one version (visible first; hidden cases only after the visible ones pass)."""
+    """The cases of one version (visible first; hidden cases only after the visible ones pass).
+    With a `reference`, a case its run calls correct is correct only when the run's evidence
+    matches the reference's (checker_evidence); `evidence_out` collects the reference's own."""
     lim = job.rubric.limits
     ref_cases = (reference or {}).get("cases", {})
     harness = set((reference or {}).get("kernels", [])) if reference else None
@@ -234,6 +238,7 @@ def run_version(
         )
         raw = run.execute(spec)
         cr = run.judge(raw, rule.version, case, spec)
+        out_of_process_check(cr, raw, rule.version, ref, evidence_out)
         if cr.status is Status.CORRECT:
             t = run.timed_row(raw.rows, rule.version, rule)
             if t is not None:
@@ -257,6 +262,28 @@ def run_version(
                 host_work(cr, ref, raw.rows, rule.version)
         results.append(cr)
     return results
+
+
+def out_of_process_check(
+    cr: CaseResult,
+    raw: run.RawRun,
+    version: str,
+    ref: dict[str, Any] | None,
+    evidence_out: dict[str, dict[str, list[str]]] | None,
+) -> None:
+    """A student's case its run calls correct stays correct only when its evidence matches the
+    reference's; a reference's correct case keeps its evidence for the students'."""
+    if cr.status is not Status.CORRECT:
+        return
+    if ref is not None:
+        why = evidence.compare(raw.evidence, raw.evidence_overflow, ref.get("evidence", {}))
+        if why:
+            cr.status, cr.detail = Status.INCORRECT, "checked outside the run: " + why
+    if evidence_out is not None:
+        try:
+            evidence_out[cr.name] = evidence.for_record(raw.evidence, raw.evidence_overflow, version)
+        except evidence.EvidenceError as e:
+            cr.status, cr.detail = Status.HARNESS_ERROR, f"the driver's evidence: {e}"
 
 
 def host_work(cr: CaseResult, ref: dict[str, Any] | None, rows: list[dict[str, str]], version: str) -> None:
@@ -310,7 +337,8 @@ def reference_record(
     for rule in job.rules:
         t0 = time.time()
         own = job.own_files(rule)
-        cases = run_version(job, rule, drivers, index, workdir, env, reference=None, own_files=own)
+        ev: dict[str, dict[str, list[str]]] = {}
+        cases = run_version(job, rule, drivers, index, workdir, env, reference=None, own_files=own, evidence_out=ev)
         status = (
             Status.CORRECT
             if all(c.status is Status.CORRECT for c in cases)
@@ -343,11 +371,14 @@ def reference_record(
                     "timed_case": c.timed_case,
                     "seconds": c.seconds,
                     "own_kernels": sum(1 for k in c.kernels if k.owner == "own"),
+                    "evidence": ev.get(c.name, {}),
                 }
                 for c in cases
             },
         }
-        progress(f"[grade] reference {rule.key}: {status.value} ({time.time() - t0:.1f} s)")
+        unchecked = [c.name for c in cases if c.status is Status.CORRECT and not ev.get(c.name)]
+        note = f"; no evidence from {', '.join(unchecked)}: checked in the run only" if unchecked else ""
+        progress(f"[grade] reference {rule.key}: {status.value} ({time.time() - t0:.1f} s){note}")
     integrity.cache_record(job.cache, record, json.dumps(rec, indent=1).encode("utf-8"))
     return rec
 

@@ -15,6 +15,7 @@
 #include "common/bench.hpp"
 #include "common/ceilings.hpp"
 #include "common/cli.hpp"
+#include "common/evidence.hpp"
 #include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
 #include "common/environment.hpp"
@@ -168,6 +169,17 @@ common::Verdict check_forces(const Context& c, const Version& v, const Bodies& b
   std::vector<std::size_t> idx;
   for (std::size_t i = 0; i < n; i += stride) idx.push_back(i);
   const std::string wrong = force_errors(c, b, idx, ax, ay, az);
+  // the grader's own record (evidence.hpp): the sampled accelerations. Each correct version is
+  // within 1e-4 |a| of float64 for each body, two within 2e-4 |a|: a component may differ by
+  // 2e-4 of the largest |a| sampled (twice that, for margin), none more
+  std::vector<double> sample;
+  double largest = 0;
+  for (std::size_t i : idx) {
+    sample.insert(sample.end(), {ax[i], ay[i], az[i]});
+    const double mag = std::sqrt(double(ax[i]) * ax[i] + double(ay[i]) * ay[i] + double(az[i]) * az[i]);
+    if (mag > largest) largest = mag;
+  }
+  common::evidence::close(v.name, "forces n=" + std::to_string(n), sample, 4e-4 * largest, 0);
   return common::Verdict::pass_if(wrong.empty(), wrong);
 }
 

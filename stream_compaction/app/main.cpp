@@ -18,6 +18,7 @@
 #include "common/bench.hpp"
 #include "common/ceilings.hpp"
 #include "common/cli.hpp"
+#include "common/evidence.hpp"
 #include "common/compare.hpp"
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
@@ -147,6 +148,13 @@ common::Verdict check_version(Context& c, const sc::Version& v, const SizeRun& s
     v.run(a);
   }
   const common::CompareResult cr = sc::check_output(s.op, s.n, s.reference.data(), s.kept, got.data(), count);
+  // the grader's own record of the output (evidence.hpp): a compaction's kept elements and its
+  // count, every other op's n elements
+  const std::int64_t valid = s.op != sc::Op::Compact ? s.n : (count >= 0 && count <= s.n ? count : 0);
+  std::vector<int> record(got.begin(), got.begin() + valid);
+  if (s.op == sc::Op::Compact) record.push_back(static_cast<int>(count >= 0 && count <= s.n ? count : -1));
+  common::evidence::exact(v.name, std::string(sc::op_name(s.op)) + " n=" + std::to_string(s.n), record.data(),
+                          record.size() * sizeof(int));
   return common::Verdict::pass_if(cr.ok, cr.message);
 }
 

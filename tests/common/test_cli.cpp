@@ -39,6 +39,10 @@ TEST(Cli, ParsesTheCommonFlags) {
   EXPECT_FALSE(parse({}).fresh_inputs);
   EXPECT_THROW(parse({"--fresh-inputs=1"}), common::UsageError);
   EXPECT_EQ(o.input, "x.bin");
+  EXPECT_EQ(o.evidence_fd, -1);
+  EXPECT_EQ(parse({"--evidence-fd", "12"}).evidence_fd, 12);
+  EXPECT_THROW(parse({"--evidence-fd", "-1"}), common::UsageError);
+  EXPECT_THROW(parse({"--evidence-fd", "x"}), common::UsageError);
 }
 
 TEST(Cli, RejectsBadArguments) {

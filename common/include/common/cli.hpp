@@ -1,5 +1,5 @@
 // Command line shared by every driver: --list, --version, --n / sizes, --sweep, --reps, --csv,
-// --seed, --quick, --input, --cold, --fresh-inputs, plus flags a sub-project adds. Bad arguments throw
+// --seed, --quick, --input, --cold, --fresh-inputs, --evidence-fd, plus flags a sub-project adds. Bad arguments throw
 // UsageError; drivers print usage and exit with status 2.
 #pragma once
 #include <cstdint>
@@ -28,6 +28,8 @@ struct CliOptions {
   // every timed run on an input no earlier run saw, its output checked (bench.hpp's FreshInputs):
   // what the grader passes, so that a version cannot be timed replaying a remembered result
   bool fresh_inputs = false;
+  // the grader's evidence descriptor (evidence.hpp): every checked output's record is written there
+  int evidence_fd = -1;
   std::vector<std::string> versions;
   std::vector<std::int64_t> sizes;
   int reps = 0;  // 0: sample until the noise target
