@@ -3,7 +3,7 @@
 # partial, tampered, library-calling, hanging, crashing, flooding, non-building submissions) graded
 # with kernel recording, then the students-per-hour benchmark on the four-sub-project handout.
 #   scripts/grading_check.sh [OUT] [COPIES]
-# STAGES=attacks|bench (default both); SC_VERSIONS=a,b grades only those versions of the attack
+# STAGES=attacks|realistic|bench (default all three); SC_VERSIONS=a,b grades only those versions of the attack
 # class (the versions the attacks aim at, to fit a short lease); SC_KINDS=a,b makes only those
 # submissions (classgen's kinds; the check below needs the attack kinds it names); SANDBOX_COMPARE=1 grades the
 # benchmark class a second time without the sandbox (--unsafe-no-sandbox) and prints both rates.
@@ -16,7 +16,7 @@ export COURSE_GRADING_SECRET=${COURSE_GRADING_SECRET:-grading-check-$(date +%s)}
 export PYTHONUNBUFFERED=1
 step() { echo; echo "=== $*"; }
 
-STAGES=${STAGES:-attacks,bench}
+STAGES=${STAGES:-attacks,realistic,bench}
 if [[ $STAGES == *attacks* ]]; then
 step "stream_compaction: a class of tampered and honest submissions"
 python3 scripts/make_handout.py "$OUT/handout_sc" --subproject stream_compaction --force >/dev/null || exit 1
@@ -76,6 +76,46 @@ for kind in sorted(reps):
 sys.exit(1 if bad else 0)
 PY
 
+fi
+
+if [[ $STAGES == *realistic* ]]; then
+step "stream_compaction: a realistic class (classgen's real_* kinds), per case, next to a TA's grades"
+python3 scripts/make_handout.py "$OUT/handout_sc" --subproject stream_compaction --force >/dev/null || exit 1
+kinds=$(cd grading && python3 -c 'from judge import classgen; print(",".join(["solution", *classgen.TA_GRADES]))')
+(cd grading && python3 -m judge.classgen "$OUT/handout_sc" "$OUT/class_real" --kinds "$kinds") || exit 1
+python3 scripts/grade.py --students "$OUT/class_real" --handout "$OUT/handout_sc" --subproject stream_compaction \
+  --out "$OUT/grade_real" --gpus all --build-workers 2 \
+  --versions "${REAL_VERSIONS:-compact_cpu_scan,scan_naive,compact_naive,sort_radix}" > "$OUT/grade_real.log" 2>&1
+rc=$?; tail -3 "$OUT/grade_real.log"; [ $rc -eq 0 ] || exit $rc
+python3 - "$OUT/grade_real" <<'PY' || exit 1
+import glob, json, os, sys
+sys.path.insert(0, "grading")
+from judge.classgen import TA_GRADES
+reps = {}
+for p in glob.glob(os.path.join(sys.argv[1], "students", "*", "report.json")):
+    r = json.load(open(p))
+    reps[r.get("display_name") or r["student"]] = r
+bad = []
+print(f"{'student':22s} {'version':18s} {'TA':10s} {'grader':10s} points  failing cases")
+for kind, expected in TA_GRADES.items():
+    for g in reps[kind]["grades"]:
+        want = expected.get(g["version"], "correct")
+        tests = [t for c in g["cases"] for t in c["tests"]]
+        failing = [t["name"] for t in tests if t["status"] != "correct"]
+        print(f"{kind:22s} {g['version']:18s} {want:10s} {g['status']:10s} {g['points']:g}/{g['points_max']:g}  "
+              f"{len(tests) - len(failing)}/{len(tests)} passed {', '.join(failing[:4])}"
+              + (f"  memcheck: {g['memcheck'][:80]}" if g.get("memcheck") else ""))
+        if g["status"] != want:
+            bad.append(f"{kind} {g['version']}: {g['status']} (a TA: {want}): {g['detail'][:200]}")
+oob = next(g for g in reps["real_oob"]["grades"] if g["version"] == "scan_naive")
+if "Invalid __global__" not in (oob.get("memcheck") or ""):
+    bad.append(f"real_oob scan_naive: memcheck found nothing ({oob.get('memcheck')!r})")
+clean = [g["version"] for g in reps["solution"]["grades"] if g.get("memcheck")]
+if clean:
+    bad.append(f"solution: memcheck reports errors in {clean}")
+print("realistic class:", "; ".join(bad) or "every grade as a TA's")
+sys.exit(1 if bad else 0)
+PY
 fi
 
 if [[ $STAGES == *bench* ]]; then

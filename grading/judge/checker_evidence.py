@@ -131,6 +131,39 @@ def compare(got_text: str, overflow: bool, reference: dict[str, list[str]]) -> s
     return ""
 
 
+def mismatches(runs: list[tuple[str, bool]], reference: dict[str, list[str]]) -> dict[str, str]:
+    """Every record of the reference's run this case's processes did not match, by what it is
+    about (the key without the version), with why; "" for evidence that is unusable as a whole."""
+    if not reference:
+        return {}
+    got: dict[str, Record] = {}
+    for text, overflow in runs:
+        if overflow:
+            return {"": f"its evidence was more than {MAX_BYTES // 2**20} MiB (the grader's limit)"}
+        try:
+            for k, r in parse(text).items():
+                got.setdefault(k, r)
+        except EvidenceError as e:
+            return {"": f"its evidence is not well-formed ({e})"}
+    out = {}
+    for key, rec in reference.items():
+        what = key.split("\t", 1)[1]
+        mine = got.get(key)
+        why = "no record of its output reached the grader" if mine is None else differs(mine, Record.from_json(rec))
+        if why:
+            out[what] = why
+    return out
+
+
+def for_record_runs(runs: list[tuple[str, bool]], version: str) -> dict[str, list[str]]:
+    """for_record over every process of a case (a resumed case's sizes are in several)."""
+    out: dict[str, list[str]] = {}
+    for text, overflow in runs:
+        for k, v in for_record(text, overflow, version).items():
+            out.setdefault(k, v)
+    return out
+
+
 def for_record(text: str, overflow: bool, version: str) -> dict[str, list[str]]:
     """The reference run's records of `version` as the reference record keeps them (the records
     of the harness's own runs, such as a CPU reference every version is checked against, are not

@@ -185,8 +185,11 @@ def classify(
         where = att.library and f"library {att.library}" or ", ".join(sorted(att.files)) or "no course source"
         use = KernelUse(name=dem, launches=launches, owner="", defined_in=where)
         pattern = next((p for p in rule.allow if p in dem), None)
+        setup = next((p for p in getattr(rule, "containers", ()) if p in dem), None) if att.library else None
         if pattern:
             use.owner = f"allowed by the rubric ('{pattern}')"
+        elif setup:
+            use.owner = f"container or memory set-up, allowed (rule containers: '{setup}')"
         elif att.library:
             use.owner, use.allowed = f"library call ({att.library})", False
         elif att.files & own_files:

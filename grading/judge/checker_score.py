@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from .checker_symbols import is_refusal
+from .checker_tests import fraction
 from .model import Status, VersionGrade
 
 if TYPE_CHECKING:
@@ -54,10 +55,23 @@ def grade_version(
         g.status, g.detail = Status.DOES_NOT_BUILD, build_error
         return g
     _status(g, cases, static_findings)
+    g.memcheck = next((c.memcheck for c in cases if c.memcheck), "")
     if g.status is Status.CORRECT:
         g.points_correct = rule.correct
         _speed(g, rule, cases, rubric, reference)
+    elif g.status in PARTIAL:  # per test: what passed earns its share, the timed size its speed
+        tests = [t for c in cases for t in c.tests]
+        g.points_correct = round(rule.correct * fraction(tests), 2)
+        if g.points_correct > 0:
+            _speed(g, rule, cases, rubric, reference)
+    if g.memcheck and getattr(rubric, "memcheck", "warning") == "points" and g.points_correct > 0:
+        g.points_correct = round(g.points_correct * (1 - rubric.memcheck_cost), 2)
     return g
+
+
+# Statuses a version can have with some of its tests passed (each test its share of the points).
+# Not its own work, refused, does not build: nothing of it is the student's to credit.
+PARTIAL = (Status.INCORRECT, Status.CRASH, Status.TIMEOUT, Status.MEMORY_LIMIT, Status.HIDDEN_FAILED)
 
 
 def _status(g: VersionGrade, cases: list[CaseResult], static_findings: Sequence[str]) -> None:
@@ -107,8 +121,37 @@ def _speed(g: VersionGrade, rule: VersionRule, cases: list[CaseResult], rubric: 
     else:
         g.reference_ms = ref["ms"]
         g.ratio_to_reference = round(ref["ms"] / timed.timed_ms, 3) if timed.timed_ms > 0 else None
-        g.points_speed = speed_points(rule.speed, g.ratio_to_reference or 0.0, rubric.speed_full, rubric.speed_zero)
+        # inside the reference's own spread (its slowest of three runs over its fastest) a student is
+        # as fast as it: the ratio is credited with that spread, so noise neither wins nor loses a point
+        spread = float(ref.get("spread") or 0.0)
+        credited = (g.ratio_to_reference or 0.0) * (1 + spread)
+        g.points_speed = speed_points(rule.speed, credited, rubric.speed_full, rubric.speed_zero)
+        if spread:
+            g.speed_note = f"the reference's spread over {len(ref.get('ms_runs') or [])} runs: {spread:.0%}"
 
 
 def timed_case_names(rule: VersionRule) -> set[str]:
     return {c.name for c in rule.cases if c.timed}
+
+
+FAILED = (Status.INCORRECT, Status.CRASH, Status.TIMEOUT, Status.MEMORY_LIMIT, Status.HIDDEN_FAILED, Status.UNWRITTEN)
+
+
+def point_at_building_blocks(grades: list[VersionGrade], rules: list[VersionRule]) -> None:
+    """A fault reported once, where it is: a failing version whose building block (an exercise it
+    requires after its own, the first) is the own exercise of another version that fails too says
+    so, naming that version, so that a compaction given an inclusive scan points at the scan. The
+    version is still graded with the student's building block (its own code calls it)."""
+    own = {r.requires[0]: r for r in rules if r.requires}
+    by_key = {g.key: g for g in grades}
+    for rule in rules:
+        g = by_key.get(rule.key)
+        if g is None or g.status not in FAILED:
+            continue
+        blamed = [
+            f"{own[ex].version} ({by_key[own[ex].key].status.value})"
+            for ex in rule.requires[1:]
+            if ex in own and own[ex].key in by_key and by_key[own[ex].key].status in FAILED
+        ]
+        if blamed:
+            g.detail = f"builds on {', '.join(blamed)}, which fails too: look there first. {g.detail}"

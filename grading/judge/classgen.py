@@ -49,6 +49,15 @@ Kinds (each a full checkout of the handout with some STUDENT blocks written):
   forged_verdict   solution, but scan_naive launches one kernel of its own (so the kernel record shows
                    GPU work), writes the driver's CSV itself (every size passed, 1 us) and exits before
                    the driver's check: only the out-of-process check (checker_evidence) sees no output
+  real_*           realistic students (TA_GRADES says what each deserves): real_malloc_block (scan_naive
+                   with its own cudaMalloc/cudaFree per call and 1024 threads a block), real_inclusive
+                   (scan_naive without the shift: an inclusive scan, which compact_naive uses too),
+                   real_zero_launch (scan_naive without its n = 0 guard: a zero-block launch),
+                   real_device_vector (scan_naive's temporary a thrust::device_vector), real_host_small
+                   (scan_naive on the host below 1024 elements), real_oob (scan_naive's kernels without
+                   their bound guard), real_unsigned_sort (sort_radix without the sign bit's flip),
+                   real_crash_at_zero (compact_with_scan without its n = 0 guard: index[-1]),
+                   real_count_off_by_one (compact_with_scan's count without the last flag)
   include_solution solution, but v1_naive.cu's file-scope block includes the instructor's solution file
                    (absolute path) and a classmate's (../) at file scope (refused)
 """
@@ -104,11 +113,43 @@ KINDS = (
     "include_solution",
     "escape",
     "forged_verdict",
+    "real_malloc_block",
+    "real_inclusive",
+    "real_zero_launch",
+    "real_device_vector",
+    "real_host_small",
+    "real_oob",
+    "real_unsigned_sort",
+    "real_crash_at_zero",
+    "real_count_off_by_one",
 )
+# What a careful TA gives each realistic student (the real_* kinds, modelled on published CIS 565
+# Project 2 submissions): {kind: {version: expected status}}; every version not named is correct.
+TA_GRADES = {
+    "real_malloc_block": {},  # its own cudaMalloc/cudaFree per call, 1024 threads a block: correct
+    "real_inclusive": {"scan_naive": "incorrect", "compact_naive": "incorrect"},  # the scan, pointed at once
+    "real_zero_launch": {"scan_naive": "incorrect"},  # n = 0 only: a zero-block launch
+    "real_device_vector": {},  # thrust::device_vector temporaries: a container, not an algorithm
+    "real_host_small": {},  # the host below 1024 elements, kernels of its own above
+    "real_oob": {},  # unguarded kernels writing past n: passes (memcheck would tell)
+    "real_unsigned_sort": {"sort_radix": "incorrect"},  # negative keys after positive ones
+    "real_crash_at_zero": {"compact_cpu_scan": "crash"},  # n = 0 only
+    "real_count_off_by_one": {"compact_cpu_scan": "incorrect"},  # the last kept element dropped
+}
 GIT_MARKER = os.path.join(".git", "PWNED")  # what git_config's script writes when a git runs it
 
 # Replacement bodies: (exercise, the body's first solution line it replaces the region of, new lines)
 CPU_BODY = ("stream_compaction/cpu_compact_with_scan", "stream_compaction/src/cpu.cpp")
+# scan_naive's work on the host: the input copied down, scanned, copied back
+HOST_SCAN = [
+    "  std::vector<int> h(static_cast<std::size_t>(n));",
+    "  CUDA_CHECK(cudaMemcpyAsync(h.data(), in, n * sizeof(int), cudaMemcpyDeviceToHost, stream));",
+    "  CUDA_CHECK(cudaStreamSynchronize(stream));",
+    "  int sum = 0;",
+    "  for (auto& v : h) { const int x = v; v = sum; sum += x; }",
+    "  CUDA_CHECK(cudaMemcpyAsync(out, h.data(), n * sizeof(int), cudaMemcpyHostToDevice, stream));",
+    "  CUDA_CHECK(cudaStreamSynchronize(stream));",
+]
 BODIES = {
     "cub_call": (
         "stream_compaction/v1_naive",
@@ -145,13 +186,7 @@ BODIES = {
         "stream_compaction/src/v1_naive.cu",
         [
             "  (void)scratch; (void)block;",
-            "  std::vector<int> h(static_cast<std::size_t>(n));",
-            "  CUDA_CHECK(cudaMemcpyAsync(h.data(), in, n * sizeof(int), cudaMemcpyDeviceToHost, stream));",
-            "  CUDA_CHECK(cudaStreamSynchronize(stream));",
-            "  int sum = 0;",
-            "  for (auto& v : h) { const int x = v; v = sum; sum += x; }",
-            "  CUDA_CHECK(cudaMemcpyAsync(out, h.data(), n * sizeof(int), cudaMemcpyHostToDevice, stream));",
-            "  CUDA_CHECK(cudaStreamSynchronize(stream));",
+            *HOST_SCAN,
         ],
         ["#include <vector>"],
     ),
@@ -422,6 +457,173 @@ BLOCK_ATTACKS = {
 }
 
 
+V1 = ("stream_compaction/v1_naive", "stream_compaction/src/v1_naive.cu")
+_V1_LOOP = [
+    "  int levels = 0;",
+    "  while ((std::int64_t{1} << levels) < n) ++levels;",
+    "  int* src = levels % 2 == 0 ? out : tmp;",
+    "  int* dst = levels % 2 == 0 ? tmp : out;",
+]
+_V1_STEPS = [
+    "  for (std::int64_t offset = 1; offset < n; offset <<= 1) {",
+    "    hillis_steele_step_kernel<<<grid, threads, 0, stream>>>(n, offset, dst, src);",
+    "    CUDA_CHECK_LAST();",
+    "    std::swap(src, dst);",
+    "  }",
+]
+# (exercise, file, body lines or None, {solution line: replacement} for the file-scope block, includes)
+REALISTIC = {
+    "real_malloc_block": (
+        *V1,
+        [
+            "  if (n == 0) return;",
+            "  (void)scratch; (void)block;",
+            "  int* tmp = nullptr;",
+            "  CUDA_CHECK(cudaMalloc(&tmp, n * sizeof(int)));  // my own buffer, every call",
+            "  const int threads = 1024;  // as many as a block can have",
+            *_V1_LOOP,
+            "  const unsigned grid = static_cast<unsigned>((n + threads - 1) / threads);",
+            "  shift_right_kernel<<<grid, threads, 0, stream>>>(n, src, in);",
+            "  CUDA_CHECK_LAST();",
+            *_V1_STEPS,
+            "  CUDA_CHECK(cudaStreamSynchronize(stream));",
+            "  CUDA_CHECK(cudaFree(tmp));",
+        ],
+        {},
+        [],
+    ),
+    "real_inclusive": (
+        *V1,
+        [
+            "  if (n == 0) return;",
+            "  int* tmp = scratch.here().as<int>(n);",
+            "  const int threads = block;",
+            *_V1_LOOP,
+            "  const unsigned grid = grid_for(n, block);",
+            "  CUDA_CHECK(cudaMemcpyAsync(src, in, n * sizeof(int), cudaMemcpyDeviceToDevice, stream));",
+            *_V1_STEPS,
+        ],
+        {},
+        [],
+    ),
+    "real_zero_launch": (
+        *V1,
+        [
+            "  int* tmp = scratch.here().as<int>(n);  // no n == 0 guard: a launch of zero blocks",
+            "  const int threads = block;",
+            *_V1_LOOP,
+            "  const unsigned grid = grid_for(n, block);",
+            "  shift_right_kernel<<<grid, threads, 0, stream>>>(n, src, in);",
+            "  CUDA_CHECK_LAST();",
+            *_V1_STEPS,
+        ],
+        {},
+        [],
+    ),
+    "real_device_vector": (
+        *V1,
+        [
+            "  if (n == 0) return;",
+            "  (void)scratch;",
+            "  thrust::device_vector<int> buffer(n);  // a temporary of my own, as the Thrust examples do",
+            "  int* tmp = thrust::raw_pointer_cast(buffer.data());",
+            "  const int threads = block;",
+            *_V1_LOOP,
+            "  const unsigned grid = grid_for(n, block);",
+            "  shift_right_kernel<<<grid, threads, 0, stream>>>(n, src, in);",
+            "  CUDA_CHECK_LAST();",
+            *_V1_STEPS,
+            "  CUDA_CHECK(cudaStreamSynchronize(stream));",
+        ],
+        {},
+        ["#include <thrust/device_vector.h>"],
+    ),
+    "real_host_small": (
+        *V1,
+        [
+            "  if (n == 0) return;",
+            "  if (n < 1024) {  // small arrays: not worth a launch",
+            *["  " + line for line in HOST_SCAN],
+            "    return;",
+            "  }",
+            "  int* tmp = scratch.here().as<int>(n);",
+            "  const int threads = block;",
+            *_V1_LOOP,
+            "  const unsigned grid = grid_for(n, block);",
+            "  shift_right_kernel<<<grid, threads, 0, stream>>>(n, src, in);",
+            "  CUDA_CHECK_LAST();",
+            *_V1_STEPS,
+        ],
+        {},
+        ["#include <vector>"],
+    ),
+    "real_oob": (
+        *V1,
+        None,
+        {
+            "  if (i < n) out[i] = i == 0 ? 0 : in[i - 1];": "  out[i] = i == 0 ? 0 : in[i - 1];  // no guard",
+            "  if (i < n) out[i] = i >= offset ? in[i] + in[i - offset] : in[i];": (
+                "  out[i] = i >= offset ? in[i] + in[i - offset] : in[i];  // no guard"
+            ),
+        },
+        [],
+    ),
+    "real_unsigned_sort": (
+        "stream_compaction/radix_sort",
+        "stream_compaction/src/radix_sort.cu",
+        None,
+        {"  return shift == 32 - kBits ? d ^ (kBuckets >> 1) : d;": "  return d;  // every digit alike"},
+        [],
+    ),
+    "real_crash_at_zero": (
+        *CPU_BODY,
+        [
+            "  std::vector<int> flags(n), index(n);",
+            "  for (std::int64_t i = 0; i < n; ++i) flags[i] = in[i] != 0;",
+            "  scan(n, index.data(), flags.data());",
+            "  for (std::int64_t i = 0; i < n; ++i)",
+            "    if (flags[i]) out[index[i]] = in[i];",
+            "  return static_cast<std::int64_t>(index[n - 1]) + flags[n - 1];  // n = 0: index[-1]",
+        ],
+        {},
+        [],
+    ),
+    "real_count_off_by_one": (
+        *CPU_BODY,
+        [
+            "  if (n == 0) return 0;",
+            "  std::vector<int> flags(n), index(n);",
+            "  for (std::int64_t i = 0; i < n; ++i) flags[i] = in[i] != 0;",
+            "  scan(n, index.data(), flags.data());",
+            "  for (std::int64_t i = 0; i < n; ++i)",
+            "    if (flags[i]) out[index[i]] = in[i];",
+            "  return static_cast<std::int64_t>(index[n - 1]);  // the number of kept elements",
+        ],
+        {},
+        [],
+    ),
+}
+
+
+def _realistic(out: str, root: str, kind: str) -> None:
+    if kind not in REALISTIC:
+        return
+    ex, f, body, swaps, includes = REALISTIC[kind]
+
+    def choose(r: Region, i: int) -> list[str]:
+        if r.key != ex:
+            return r.lines
+        if r.body:
+            return body if body is not None else r.lines
+        lines = [swaps.get(line, line) for line in r.lines]
+        missing = [k for k in swaps if k not in r.lines]
+        if missing:
+            raise SystemExit(f"classgen: {kind}: the solution's {f} no longer has {missing}")
+        return lines + (INCLUDE_AT_FILE_SCOPE + includes + REOPEN if includes else [])
+
+    fill(out, root, f, choose)
+
+
 def _block_attacks(out: str, root: str, kind: str) -> None:
     if kind in BLOCK_ATTACKS:
         ex, f, at_file_scope, after_body = BLOCK_ATTACKS[kind]
@@ -522,6 +724,7 @@ def make_student(handout: str, root: str, out: str, kind: str, tag: str = "") ->
     for f in files:
         fill(out, root, f, lambda r, i: r.lines + mark if r.key in filled else None)
     _body_edits(out, root, kind)
+    _realistic(out, root, kind)
     _block_attacks(out, root, kind)
     _edits_outside(out, kind)
     _hostile_files(out, kind)

@@ -22,7 +22,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any, Callable
 
-from .model import Status, to_json
+from .model import Status, TestResult, VersionGrade, to_json
 
 if TYPE_CHECKING:
     from judge.model import StudentReport
@@ -135,6 +135,25 @@ def _truncate(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 3] + "..."
 
 
+def shown_tests(g: VersionGrade) -> list[tuple[str, TestResult, float, float]]:
+    """A version's tests as its reports show them: (name, test, points, max points). A test of a
+    hidden case shows its case's name only (its size and parameters are the case's secret); each
+    test's share of the correctness points is its weight's, earned where it passed and the
+    version earned points at all."""
+    tests = [(c, t) for c in g.cases for t in c.tests]
+    total = sum(t.weight for _, t in tests)
+    out = []
+    for k, (c, t) in enumerate(tests, 1):
+        top = round(g.points_correct_max * t.weight / total, 2) if total else 0.0
+        got = top if t.status is Status.CORRECT and g.points_correct > 0 else 0.0
+        if c.hidden and c.visibility != "visible":
+            name = f"hidden case '{c.name}', test {k}"
+        else:
+            name = (f"{c.name}: " if c.hidden else "") + t.name + (f" ({t.what})" if t.what else "")
+        out.append((name, t, got, top))
+    return out
+
+
 def _md_grades(r: StudentReport) -> list[str]:
     L = [
         "| sub-project | version | status | detail | time (ms) | x reference | points |",
@@ -148,6 +167,18 @@ def _md_grades(r: StudentReport) -> list[str]:
             f"| {clean(g.subproject, False)} | {md_code(g.version)} | {g.status.value} | {detail} | "
             f"{ms} | {ratio} | {g.points:g} / {g.points_max:g} |"
         )
+    failing = [(g, name, t) for g in r.grades for name, t, _, _ in shown_tests(g) if t.status is not Status.CORRECT]
+    if failing:
+        L += ["", "## Cases that failed", ""]
+        for g, name, t in failing[:60]:
+            why = t.status.value if name.startswith("hidden case") else f"{t.status.value}: {_truncate(t.detail, 300)}"
+            L.append(f"- {md_code(g.version)} {md(name)}: {md(why)}")
+        if len(failing) > 60:
+            L.append(f"- ... and {len(failing) - 60} more")
+    leaks = [g for g in r.grades if g.memcheck]
+    if leaks:
+        L += ["", "## Memory errors (compute-sanitizer memcheck, one small size)", ""]
+        L += [f"- {md_code(g.version)}: {md(_truncate(g.memcheck, 400))}" for g in leaks]
     bad = [(g, k) for g in r.grades for c in g.cases for k in c.kernels if not k.allowed]
     if bad or any(g.static_findings for g in r.grades):
         L += ["", "## Work that is not the version's own", ""]
@@ -198,27 +229,7 @@ def markdown(r: StudentReport) -> str:
 def gradescope(r: StudentReport, max_output: int = 4000) -> dict[str, Any]:
     """Gradescope's results.json: one test per graded version (its points, its status, the failing
     case as output), hidden cases by their visibility, and the speed ranking as the leaderboard."""
-    tests = []
-    for i, g in enumerate(r.grades, 1):
-        out = f"{g.status.value}: {g.detail}"
-        if g.ms:
-            out += f"\ntime {g.ms:.4g} ms" + (
-                f", {g.ratio_to_reference:.2f}x the reference" if g.ratio_to_reference else ""
-            )
-        if g.speed_note:
-            out += f"\n{g.speed_note}"
-        tests.append(
-            {
-                "name": clean(f"{g.subproject}/{g.version}", newlines=False),
-                "number": str(i),
-                "score": g.points,
-                "max_score": g.points_max,
-                "status": "passed" if g.status is Status.CORRECT else "failed",
-                "output": clean(out)[:max_output],
-                "visibility": "visible",
-                "tags": [clean(g.subproject, newlines=False), g.status.value],
-            }
-        )
+    tests = [t for i, g in enumerate(r.grades, 1) for t in _gs_version(i, g, max_output)]
     head = [f"{r.points:g} / {r.points_max:g} points on {r.provenance.device}"]
     if r.build_error:
         head.append(f"does not build: {r.build_error}")
@@ -246,6 +257,68 @@ def gradescope(r: StudentReport, max_output: int = 4000) -> dict[str, Any]:
     }
 
 
+def _gs_version(i: int, g: VersionGrade, max_output: int) -> list[dict[str, Any]]:
+    """A version's Gradescope tests: one per case of it (its share of the correctness points, the
+    version's status and detail on the first), then its speed; one for the version where nothing ran."""
+    tests: list[dict[str, Any]] = []
+    out = f"{g.status.value}: {g.detail}"
+    if g.ms:
+        out += f"\ntime {g.ms:.4g} ms" + (
+            f", {g.ratio_to_reference:.2f}x the reference" if g.ratio_to_reference else ""
+        )
+    if g.speed_note:
+        out += f"\n{g.speed_note}"
+    if g.memcheck:
+        out += f"\nmemcheck: {g.memcheck}"
+    key = clean(f"{g.subproject}/{g.version}", newlines=False)
+    tags = [clean(g.subproject, newlines=False), g.status.value]
+    shown = shown_tests(g)
+    if not shown:  # nothing ran (does not build, refused): the version is one test
+        tests.append(_gs_test(key, f"{i}", g.points, g.points_max, g.status is Status.CORRECT, out, tags, max_output))
+        return tests
+    # one test per case of the version (its share of the correctness points), then its speed
+    for k, (name, t, got, top) in enumerate(shown, 1):
+        ok = t.status is Status.CORRECT and g.points_correct > 0
+        text = (
+            t.status.value
+            if name.startswith("hidden case")
+            else f"{t.status.value}" + (f": {t.detail}" if t.detail else "")
+        )
+        if k == 1:
+            text = out + "\n" + text
+        tests.append(_gs_test(f"{key} {clean(name, False)}", f"{i}.{k}", got, top, ok, text, tags, max_output))
+    if g.points_speed_max:
+        speed = f"speed: {g.ratio_to_reference:.2f}x the reference" if g.ratio_to_reference else g.speed_note
+        tests.append(
+            _gs_test(
+                f"{key} speed",
+                f"{i}.{len(shown) + 1}",
+                g.points_speed,
+                g.points_speed_max,
+                g.points_speed >= g.points_speed_max,
+                speed or "no time",
+                tags,
+                max_output,
+            )
+        )
+    return tests
+
+
+def _gs_test(
+    name: str, number: str, score: float, top: float, ok: bool, output: str, tags: list[str], max_output: int
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "number": number,
+        "score": score,
+        "max_score": top,
+        "status": "passed" if ok else "failed",
+        "output": clean(output)[:max_output],
+        "visibility": "visible",
+        "tags": tags,
+    }
+
+
 def junit(r: StudentReport) -> str:
     """JUnit XML, well-formed whatever the fields hold: every text and attribute clean() (no
     character XML 1.0 forbids, no escape sequence), then escaped by ElementTree."""
@@ -261,20 +334,33 @@ def junit(r: StudentReport) -> str:
     ET.SubElement(props, "property", name="student", value=shown_name(r))
     for k, v in to_json(r.provenance).items():
         ET.SubElement(props, "property", name=k, value=clean(v, newlines=False))
+    count = failures = skipped = 0
     for g in r.grades:
-        tc = ET.SubElement(
-            suite,
-            "testcase",
-            classname=clean(g.subproject, newlines=False),
-            name=clean(g.version, newlines=False),
-            time=f"{sum(c.seconds for c in g.cases):.2f}",
-        )
-        if g.status is Status.NOT_GRADABLE:
-            ET.SubElement(tc, "skipped", message=clean(g.detail[:500], newlines=False))
-        elif g.status is not Status.CORRECT:
-            message = clean(f"{g.status.value}: {g.detail}"[:500], newlines=False)
-            ET.SubElement(tc, "failure", message=message, type=g.status.value)
-        ET.SubElement(tc, "system-out").text = f"points {g.points:g} / {g.points_max:g}"
+        shown = shown_tests(g) if g.status not in (Status.NOT_GRADABLE, Status.NOT_OWN_WORK, Status.REFUSED) else []
+        # a version is one testcase where nothing of it ran or it is not the student's work, else one per case
+        for name, t, got, top in shown or [("", None, g.points, g.points_max)]:
+            tc = ET.SubElement(
+                suite,
+                "testcase",
+                classname=clean(f"{g.subproject}.{g.version}", newlines=False),
+                name=clean(name or g.version, newlines=False),
+                time=f"{sum(c.seconds for c in g.cases) / max(1, len(shown)):.2f}",
+            )
+            count += 1
+            status, detail = (g.status, g.detail) if t is None else (t.status, t.detail)
+            if name.startswith("hidden case"):
+                detail = ""
+            if status is Status.NOT_GRADABLE:
+                skipped += 1
+                ET.SubElement(tc, "skipped", message=clean(detail[:500], newlines=False))
+            elif status is not Status.CORRECT or (t is not None and got < top):
+                failures += 1
+                message = clean(f"{status.value}: {detail}"[:500], newlines=False)
+                ET.SubElement(tc, "failure", message=message, type=status.value)
+            ET.SubElement(tc, "system-out").text = f"points {got:g} / {top:g}"
+    suite.set("tests", str(count))
+    suite.set("failures", str(failures))
+    suite.set("skipped", str(skipped))
     return ET.tostring(suite, encoding="unicode") + "\n"
 
 

@@ -37,6 +37,19 @@ class KernelUse:
 
 
 @dataclass
+class TestResult:
+    """One checked output of a case: a size, an input or a named case of the driver's rows, with its
+    own weight in the version's correctness points (checker_tests)."""
+
+    __test__ = False  # not a pytest class
+    name: str  # the row's label: "n=0 op=scan", "n=12433 case=room_tutorial search=radius"
+    status: Status
+    detail: str = ""
+    what: str = ""  # what it tests: "an empty input", "not a power of two", ...
+    weight: float = 1.0
+
+
+@dataclass
 class CaseResult:
     """One invocation of the driver for a version (the visible arguments, or a hidden case)."""
 
@@ -53,6 +66,9 @@ class CaseResult:
     log: str = ""
     kernels: list = field(default_factory=list)  # [KernelUse]
     kernel_symbols: list = field(default_factory=list)  # the mangled names the run ran
+    tests: list = field(default_factory=list)  # [TestResult]: the case's outputs, each checked
+    runs: int = 1  # processes the case took (a crash or a sticky error: the rest in a fresh one)
+    memcheck: str = ""  # compute-sanitizer memcheck of one small size: "" clean or not run, else the errors
 
 
 @dataclass
@@ -73,6 +89,7 @@ class VersionGrade:
     visibility: str = "visible"
     cases: list = field(default_factory=list)  # [CaseResult]
     static_findings: list = field(default_factory=list)
+    memcheck: str = ""  # the memory errors of its memcheck run, "" where clean or not run
 
     @property
     def key(self) -> str:
@@ -156,6 +173,7 @@ def report_from_json(d: dict) -> StudentReport:
         c = dict(c)
         c["status"] = Status(c["status"])
         c["kernels"] = [KernelUse(**k) for k in c.get("kernels", [])]
+        c["tests"] = [TestResult(**{**t, "status": Status(t["status"])}) for t in c.get("tests", [])]
         return CaseResult(**c)
 
     grades = []

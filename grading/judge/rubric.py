@@ -52,6 +52,9 @@ class VersionRule:
     cases: list  # [Case]: the visible case first
     timed_kind: str = "version"
     timed_params: str = ""
+    # library kernels that set up memory or a container ([grading] containers): allowed everywhere,
+    # reported as such; the algorithms an exercise is about (scan, reduce, select, sort) are not
+    containers: list = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -87,6 +90,10 @@ class Rubric:
     libraries: tuple
     versions: list = field(default_factory=list)  # [VersionRule] in rubric order
     checker_files: tuple = ()  # globs of the harness's reference and checker sources ([grading] checker_files)
+    # a test's weight by a token of its name ([grading.case_weights]: "n=0" = 0.5); every other test 1
+    case_weights: dict = field(default_factory=dict)
+    memcheck: str = "warning"  # off / warning / points (checker_memcheck)
+    memcheck_cost: float = 0.25  # the share of correctness points memory errors cost with "points"
 
     def select(self, subprojects: list[str] | None = None, versions: list[str] | None = None) -> list[VersionRule]:
         out = []
@@ -181,11 +188,43 @@ def load(path: str, secret: str | None = None) -> Rubric:
         speed_zero=float(g.get("speed_zero", 0.25)),
         libraries=tuple(g.get("library_namespaces", DEFAULT_LIBRARIES)),
         checker_files=tuple(g.get("checker_files", DEFAULT_CHECKER_FILES)),
+        case_weights=_case_weights(path, g.get("case_weights", {})),
+        memcheck=str(g.get("memcheck", "warning")),
+        memcheck_cost=float(g.get("memcheck_cost", 0.25)),
     )
+    if rub.memcheck not in ("off", "warning", "points") or not 0 <= rub.memcheck_cost <= 1:
+        raise RubricError(f"{path}: [grading] memcheck must be off, warning or points, memcheck_cost in [0, 1]")
+    containers = g.get("containers", DEFAULT_CONTAINERS)
+    if not isinstance(containers, list) or not all(isinstance(c, str) and c for c in containers):
+        raise RubricError(f"{path}: [grading] containers must be a list of kernel-name patterns")
     for sub, conf in data.items():
         if sub != "grading":
             rub.versions += _subproject_rules(path, sub, conf, secret)
+    for r in rub.versions:
+        r.containers = list(containers)
     return rub
+
+
+# The library kernels a container or a memory set-up launches (thrust::device_vector's
+# construction, resize and fills, and the empty kernel CUB launches to bind its context): not the
+# algorithms an exercise is about, so allowed in every version.
+DEFAULT_CONTAINERS = [
+    "cuda_cub::__uninitialized_fill::functor",
+    "cuda_cub::__fill::functor",
+    "cuda_cub::__uninitialized_copy::functor",
+    "::detail::EmptyKernel",
+]
+
+
+def _case_weights(path: str, conf: object) -> dict[str, float]:
+    if not isinstance(conf, dict):
+        raise RubricError(f"{path}: [grading.case_weights] must be a table of token = weight")
+    out = {}
+    for tok, w in conf.items():
+        if not isinstance(w, (int, float)) or isinstance(w, bool) or not 0 <= w <= 100:
+            raise RubricError(f"{path}: [grading.case_weights] '{tok}': {w!r} is not a weight in [0, 100]")
+        out[str(tok)] = float(w)
+    return out
 
 
 def hidden_case(

@@ -42,6 +42,7 @@ class RunSpec:
     sandbox: Sandbox | None = None  # None: the caller's choice of no sandbox (unit tests)
     gpu: bool = False  # the step sees the GPU's device nodes
     read_only: list = field(default_factory=list)  # what else the run reads (a data folder)
+    wrapper: list = field(default_factory=list)  # a tool the driver runs under (compute-sanitizer)
 
 
 @dataclass
@@ -130,7 +131,7 @@ def sandboxed(spec: RunSpec, driver_cmd: list[str], klog: str) -> tuple[list[str
     if spec.recorder:
         extra.update(CUDA_INJECTION64_PATH=spec.recorder, COURSE_KERNEL_LOG=klog)
     data = spec.env.get("COURSE_DATA_DIR", "")
-    ro = [spec.driver] + ([spec.recorder] if spec.recorder else []) + list(spec.read_only)
+    ro = [spec.driver] + ([spec.recorder] if spec.recorder else []) + list(spec.read_only) + spec.wrapper[:1]
     if data and os.path.isdir(data):
         extra["COURSE_DATA_DIR"] = data = os.path.abspath(data)
         ro.append(data)
@@ -183,7 +184,7 @@ def execute(spec: RunSpec) -> RawRun:
             os.remove(p)
     evidence = EvidencePipe()
     cmd = [spec.driver, "--version", spec.version] + list(spec.args) + GRADED_RUN_FLAGS + ["--csv", out_csv]
-    wrapped, env = sandboxed(spec, cmd + ["--evidence-fd", str(evidence.write_fd)], klog)
+    wrapped, env = sandboxed(spec, spec.wrapper + cmd + ["--evidence-fd", str(evidence.write_fd)], klog)
     t0 = time.time()
     try:
         proc = subprocess.Popen(
@@ -265,6 +266,17 @@ def row_verdict(row: dict) -> tuple[RowStatus, str]:
         return RowStatus.FAIL, f"unreadable row: {e}"
 
 
+def exit_text(rc: int) -> str:
+    """An exit status as a reader wants it: a shell (and bubblewrap) reports a process a signal
+    killed as 128 + the signal."""
+    if 128 < rc <= 128 + 64:
+        try:
+            return f"killed by signal {signal.Signals(rc - 128).name} (exit status {rc})"
+        except ValueError:
+            pass
+    return f"exit status {rc}"
+
+
 def _killed(raw: RawRun, spec: RunSpec, passed: int) -> tuple[Status, str] | None:
     """The run's status when the harness or a signal ended it, else None."""
     if raw.memory_exceeded:
@@ -290,7 +302,7 @@ def _verdict(
     if raw.rc == 2:
         return Status.HARNESS_ERROR, "the driver refused the rubric's arguments: " + log_line(raw.log, 1)
     if raw.rc not in (0, 1):
-        return Status.CRASH, f"exit status {raw.rc}: {log_line(raw.log, -1)}"
+        return Status.CRASH, f"{exit_text(raw.rc)}: {log_line(raw.log, -1)}"
     if raw.from_journal:
         return Status.CRASH, "the run ended before writing its CSV (rows from its journal)"
     if unwritten:

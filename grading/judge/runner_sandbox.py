@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 # The environment a sandboxed step gets: these names, with values the grader sets (never copied
 # from its own environment except where listed in PASS_THROUGH).
-PASS_THROUGH = ("CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "CUDA_MODULE_LOADING")
+PASS_THROUGH = ("CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "CUDA_MODULE_LOADING", "COURSE_CEILINGS")
 # What the instructor's build saw of the compiler's environment: a student's compile sees the same
 # (these steer nvcc and g++, they hold no secret; a path in them the step cannot see is dropped)
 COMPILER_ENV = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "CPATH", "LIBRARY_PATH", "CPLUS_INCLUDE_PATH")

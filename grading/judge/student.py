@@ -3,6 +3,7 @@ instructor commit, then cached), and a student's splice, build, static check, ru
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import os
@@ -15,13 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+import course_csv
+
 from . import checker_blocks as blocks
 from . import checker_evidence as evidence
 from . import checker_kernels as kernels
+from . import checker_memcheck as memcheck
 from . import checker_score as score
 from . import checker_splice as assemble
 from . import checker_symbols as symbols
-from . import intake, integrity
+from . import checker_tests as checks
+from . import intake, integrity, runner_case
 from . import runner_build as build
 from . import runner_run as run
 from .checker_splice import em
@@ -210,42 +215,31 @@ def run_version(
     reference: dict[str, Any] | None = None,
     own_files: set[str] | None = None,
     evidence_out: dict[str, dict[str, list[str]]] | None = None,
+    meta_out: dict[str, str] | None = None,
 ) -> list[CaseResult]:
-    """The cases of one version (visible first; hidden cases only after the visible ones pass).
-    With a `reference`, a case its run calls correct is correct only when the run's evidence
-    matches the reference's (checker_evidence); `evidence_out` collects the reference's own."""
-    lim = job.rubric.limits
+    """The cases of one version (visible first; a hidden case once some visible test passed), each
+    a list of tests (runner_case). With a `reference`, a test its run calls correct is correct only
+    when the run's evidence of it matches the reference's (checker_evidence); `evidence_out`
+    collects the reference's own."""
     ref_cases = (reference or {}).get("cases", {})
     harness = set((reference or {}).get("kernels", [])) if reference else None
     results = []
     for i, case in enumerate(rule.cases):
-        if i > 0 and case.hidden and any(c.status is not Status.CORRECT for c in results):
+        if i > 0 and case.hidden and not any(t.status is Status.CORRECT for c in results for t in c.tests):
             break
         ref = ref_cases.get(case.name)
-        spec = run.RunSpec(
-            driver=drivers[rule.driver],
-            version=rule.version,
-            args=case.args,
-            workdir=workdir,
-            name=f"{rule.subproject}.{rule.version}.{i}",
-            env=env,
-            time_limit_s=lim.time_limit(ref.get("seconds") if ref else None),
-            memory_limit_gb=lim.memory_limit_gb,
-            output_limit_kb=lim.output_limit_kb,
-            recorder=job.recorder if env.get("COURSE_GRADER_GPU") == "1" else "",
-            sandbox=job.sandbox,
-            gpu=env.get("COURSE_GRADER_GPU") == "1",
-        )
-        raw = run.execute(spec)
-        cr = run.judge(raw, rule.version, case, spec)
-        out_of_process_check(cr, raw, rule.version, ref, evidence_out)
-        if cr.status is Status.CORRECT:
-            t = run.timed_row(raw.rows, rule.version, rule)
-            if t is not None:
-                cr.timed_ms, cr.timed_case = float(t["median_ms"]), run.case_label(t)
+        spec = case_spec(job, rule, drivers, workdir, env, i, ref)
+        done = runner_case.run_case(spec, case, job.rubric, ref.get("tests") if ref else None)
+        cr = done.result
+        if meta_out is not None and not meta_out:
+            meta_out.update(measured_ceilings(done.rows))
+        out_of_process_check(cr, done.evidence, rule.version, ref, evidence_out)
+        timed = run.timed_row(done.rows, rule.version, rule)
+        if timed is not None and any(t.name == checks.label(timed) and t.status is Status.CORRECT for t in cr.tests):
+            cr.timed_ms, cr.timed_case = float(timed["median_ms"]), run.case_label(timed)
         if spec.recorder and cr.status not in (Status.TIMEOUT, Status.MEMORY_LIMIT, Status.NOT_GRADABLE):
-            log = kernels.read_log(raw.kernel_log)
-            if log is None and cr.status is Status.CORRECT and gpu_rows(raw.rows, rule.version):
+            log = merged_kernel_log(done.kernel_logs)
+            if log is None and cr.status is Status.CORRECT and gpu_rows(done.rows, rule.version):
                 cr.status, cr.detail = Status.HARNESS_ERROR, "the kernel recorder left no record of this run"
             elif log:
                 cr.kernels = kernels.classify(
@@ -259,29 +253,145 @@ def run_version(
                     job.region_kernels,
                 )
                 cr.kernel_symbols = [k for k, _ in log]
-                host_work(cr, ref, raw.rows, rule.version)
+                host_work(cr, ref, done.rows, rule.version)
         results.append(cr)
+    if results and spec.gpu and job.rubric.memcheck != "off" and any(k.owner == "own" for k in results[0].kernels):
+        memcheck_version(job, rule, drivers[rule.driver], workdir, env, results[0])
     return results
+
+
+def memcheck_version(
+    job: Job, rule: VersionRule, driver: str, workdir: str, env: dict[str, str], cr: CaseResult
+) -> None:
+    """One small size of the version's visible case under compute-sanitizer's memcheck, in the
+    sandbox (checker_memcheck): its errors, with the kernel and the source line, go on the case."""
+    tool, small = memcheck.tool(), memcheck.small_args(rule.cases[0].args)
+    if not tool or small is None:
+        return
+    spec = run.RunSpec(
+        driver=driver,
+        version=rule.version,
+        args=small,
+        workdir=workdir,
+        name=f"{rule.subproject}.{rule.version}.memcheck",
+        env=env,
+        time_limit_s=max(120.0, job.rubric.limits.timeout_min_s),
+        memory_limit_gb=job.rubric.limits.memory_limit_gb,
+        output_limit_kb=job.rubric.limits.output_limit_kb,
+        sandbox=job.sandbox,
+        gpu=True,
+        wrapper=memcheck.wrapper(tool),
+    )
+    raw = run.execute(spec)
+    try:
+        log = Path(raw.log).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    count, first = memcheck.parse(log)
+    size = small[(checks.size_list(small) or (0, ["?"]))[0]]
+    if count:  # a run that timed out instrumented reports nothing either way
+        cr.memcheck = f"{count} memory errors at n={size}: {first}"
+
+
+CEILINGS = ("copy_bandwidth", "fp32_fma_peak", "launch_latency")
+
+
+def measured_ceilings(rows: list[dict[str, str]]) -> dict[str, str]:
+    """The GPU's ceilings a run measured (its meta row), as $COURSE_CEILINGS hands them to the
+    job's later runs (common/environment.hpp): {} where the run measured none."""
+    for r in rows:
+        if r.get("kind") == "meta":
+            m = course_csv.parse_metrics(r.get("metrics"))
+            if all(m.get(k, 0) > 0 for k in CEILINGS):
+                return {"COURSE_CEILINGS": ";".join(f"{k}={m[k]:.6g}" for k in CEILINGS)}
+    return {}
+
+
+def case_spec(
+    job: Job,
+    rule: VersionRule,
+    drivers: dict[str, str],
+    workdir: str,
+    env: dict[str, str],
+    i: int,
+    ref: dict[str, Any] | None,
+) -> run.RunSpec:
+    """The run of case i of a version: its driver, arguments, limits and sandbox."""
+    lim = job.rubric.limits
+    return run.RunSpec(
+        driver=drivers[rule.driver],
+        version=rule.version,
+        args=rule.cases[i].args,
+        workdir=workdir,
+        name=f"{rule.subproject}.{rule.version}.{i}",
+        env=env,
+        time_limit_s=lim.time_limit(ref.get("seconds") if ref else None),
+        memory_limit_gb=lim.memory_limit_gb,
+        output_limit_kb=lim.output_limit_kb,
+        recorder=job.recorder if env.get("COURSE_GRADER_GPU") == "1" else "",
+        sandbox=job.sandbox,
+        gpu=env.get("COURSE_GRADER_GPU") == "1",
+    )
+
+
+def retime(
+    job: Job, rule: VersionRule, drivers: dict[str, str], workdir: str, env: dict[str, str], ref_cases: dict
+) -> float | None:
+    """The timed case of a version run once more (no recorder: the time alone), its timed row's
+    median where that row passed; None where it did not or there is no timed case."""
+    i = next((k for k, c in enumerate(rule.cases) if c.timed), None)
+    if i is None:
+        return None
+    spec = dataclasses.replace(
+        case_spec(job, rule, drivers, workdir, env, i, ref_cases.get(rule.cases[i].name)),
+        name=f"{rule.subproject}.{rule.version}.{i}.retime",
+        recorder="",
+    )
+    raw = run.execute(spec)
+    t = run.timed_row(raw.rows, rule.version, rule)
+    return float(t["median_ms"]) if t is not None and not raw.timed_out and raw.rc in (0, 1) else None
+
+
+def merged_kernel_log(paths: list[str]) -> list[tuple[str, int]] | None:
+    """The kernel records of a case's processes as one: launches summed by kernel, in first-seen
+    order; None when no process left a record."""
+    logs = [kernels.read_log(p) for p in paths]
+    if all(log is None for log in logs):
+        return None
+    counts: dict[str, int] = {}
+    for log in logs:
+        for name, launches in log or []:
+            counts[name] = counts.get(name, 0) + launches
+    return list(counts.items())
 
 
 def out_of_process_check(
     cr: CaseResult,
-    raw: run.RawRun,
+    runs: list[tuple[str, bool]],
     version: str,
     ref: dict[str, Any] | None,
     evidence_out: dict[str, dict[str, list[str]]] | None,
 ) -> None:
-    """A student's case its run calls correct stays correct only when its evidence matches the
-    reference's; a reference's correct case keeps its evidence for the students'."""
-    if cr.status is not Status.CORRECT:
+    """A student's test its run calls correct stays correct only when the evidence of it matches
+    the reference's (a record about no test in particular, or evidence unusable as a whole, fails
+    every test); a reference's correct case keeps its evidence for the students'."""
+    if cr.status is not Status.CORRECT and not any(t.status is Status.CORRECT for t in cr.tests):
         return
     if ref is not None:
-        why = evidence.compare(raw.evidence, raw.evidence_overflow, ref.get("evidence", {}))
-        if why:
-            cr.status, cr.detail = Status.INCORRECT, "checked outside the run: " + why
-    if evidence_out is not None:
+        wrong = evidence.mismatches(runs, ref.get("evidence", {}))
+        for what, why in wrong.items():
+            hit = [t for t in cr.tests if what and checks.matches(what, t.name)] or cr.tests
+            for t in hit:
+                if t.status is Status.CORRECT:
+                    t.status, t.detail = Status.INCORRECT, f"checked outside the run: {what or 'its evidence'}: {why}"
+        if cr.tests:
+            runner_case.summarize(cr)
+        elif wrong:  # a case without tests (no rows of its own): the case
+            what, why = next(iter(wrong.items()))
+            cr.status, cr.detail = Status.INCORRECT, f"checked outside the run: {what or 'its evidence'}: {why}"
+    if evidence_out is not None and cr.status is Status.CORRECT:
         try:
-            evidence_out[cr.name] = evidence.for_record(raw.evidence, raw.evidence_overflow, version)
+            evidence_out[cr.name] = evidence.for_record_runs(runs, version)
         except evidence.EvidenceError as e:
             cr.status, cr.detail = Status.HARNESS_ERROR, f"the driver's evidence: {e}"
 
@@ -334,16 +444,26 @@ def reference_record(
         "rubric_sha256": job.rubric.sha256,
         "versions": {},
     }
+    meta: dict[str, str] = {}  # the GPU's ceilings, measured by the first run, handed to the students' runs
     for rule in job.rules:
         t0 = time.time()
         own = job.own_files(rule)
         ev: dict[str, dict[str, list[str]]] = {}
-        cases = run_version(job, rule, drivers, index, workdir, env, reference=None, own_files=own, evidence_out=ev)
+        cases = run_version(
+            job, rule, drivers, index, workdir, env, reference=None, own_files=own, evidence_out=ev, meta_out=meta
+        )
         status = (
             Status.CORRECT
             if all(c.status is Status.CORRECT for c in cases)
             else next(c.status for c in cases if c.status is not Status.CORRECT)
         )
+        # the timed case twice more: the reference's time is the median of three, and its spread
+        # (slowest over fastest) the band inside which no student wins or loses a speed point
+        timed = next((c for c in cases if c.timed_ms is not None and c.name in score.timed_case_names(rule)), None)
+        spread = {}
+        if rule.speed and timed is not None and status is Status.CORRECT:
+            runs = [timed.timed_ms] + [t for t in (retime(job, rule, drivers, workdir, env, {}) for _ in range(2)) if t]
+            spread[timed.name] = (sorted(runs)[len(runs) // 2], round(max(runs) / min(runs) - 1, 3), runs)
         # the harness's kernels: what the reference ran, less the kernels of the solution's exercise
         # regions (its own; a student's run of them means it ran the instructor's code)
         mangled = sorted(
@@ -367,11 +487,14 @@ def reference_record(
             "rubric_problems": rubric_problems,
             "cases": {
                 c.name: {
-                    "ms": c.timed_ms,
+                    "ms": spread[c.name][0] if c.name in spread else c.timed_ms,
+                    "spread": spread[c.name][1] if c.name in spread else 0.0,
+                    "ms_runs": spread[c.name][2] if c.name in spread else [],
                     "timed_case": c.timed_case,
                     "seconds": c.seconds,
                     "own_kernels": sum(1 for k in c.kernels if k.owner == "own"),
                     "evidence": ev.get(c.name, {}),
+                    "tests": [t.name for t in c.tests if t.status is Status.CORRECT],
                 }
                 for c in cases
             },
@@ -379,6 +502,7 @@ def reference_record(
         unchecked = [c.name for c in cases if c.status is Status.CORRECT and not ev.get(c.name)]
         note = f"; no evidence from {', '.join(unchecked)}: checked in the run only" if unchecked else ""
         progress(f"[grade] reference {rule.key}: {status.value} ({time.time() - t0:.1f} s){note}")
+    rec["ceilings"] = meta.get("COURSE_CEILINGS", "")
     integrity.cache_record(job.cache, record, json.dumps(rec, indent=1).encode("utf-8"))
     return rec
 
@@ -520,6 +644,8 @@ def grade_prepared(
     t0 = time.time()
     name_, _, drv = device
     work = os.path.join(work_dir(job, prep.name), "runs")
+    if reference.get("ceilings"):  # measured once for this GPU: about a second saved on every run
+        env = dict(env, COURSE_CEILINGS=reference["ceilings"])
     grades = []
     for rule in job.rules:
         ref = reference["versions"].get(rule.key)
@@ -540,6 +666,7 @@ def grade_prepared(
             continue
         cases = run_version(job, rule, prep.build.drivers, prep.index, work, env, reference=ref)
         g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))
+        g = second_try(job, rule, prep, work, env, ref, cases, g)
         unread_reason(job, rule, prep.splice, g)
         grades.append(g)
         progress(
@@ -547,6 +674,7 @@ def grade_prepared(
             + (f" {g.ms:.4g} ms" if g.ms else "")
             + (f" ({g.detail[:160]})" if g.status not in (Status.CORRECT, Status.UNWRITTEN) else "")
         )
+    score.point_at_building_blocks(grades, job.rules)
     notes = list(prep.splice.problems)
     notes += [
         f"{ex}: refused, graded as the handout's starter body: {why}" for ex, why in sorted(prep.splice.refused.items())
@@ -572,6 +700,30 @@ def grade_prepared(
         run_seconds=round(time.time() - t0, 1),
     )
     return rep
+
+
+def second_try(
+    job: Job,
+    rule: VersionRule,
+    prep: Prepared,
+    work: str,
+    env: dict[str, str],
+    ref: dict[str, Any],
+    cases: list[CaseResult],
+    g: VersionGrade,
+) -> VersionGrade:
+    """A speed point about to be lost: the timed case once more, and the faster of the two counts."""
+    if g.ratio_to_reference is None or g.points_speed >= g.points_speed_max:
+        return g
+    again = retime(job, rule, prep.build.drivers, work, env, ref.get("cases", {}))
+    timed = next((c for c in cases if c.timed_ms is not None and c.timed_case == g.timed_case), None)
+    if again is None or timed is None:
+        return g
+    if again < timed.timed_ms:
+        timed.timed_ms = again
+        g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))
+    g.speed_note = (g.speed_note + "; " if g.speed_note else "") + "timed twice, the faster counted"
+    return g
 
 
 def refusal_of(rule: VersionRule, splice: assemble.Splice) -> str:

@@ -147,7 +147,8 @@ common::Verdict check_version(Context& c, const sc::Version& v, const SizeRun& s
     a.count = &count;
     v.run(a);
   }
-  const common::CompareResult cr = sc::check_output(s.op, s.n, s.reference.data(), s.kept, got.data(), count);
+  const common::CompareResult cr =
+      sc::check_output(s.op, s.n, s.reference.data(), s.kept, got.data(), count, s.input.data());
   // the grader's own record of the output (evidence.hpp): a compaction's kept elements and its
   // count, every other op's n elements
   const std::int64_t valid = s.op != sc::Op::Compact ? s.n : (count >= 0 && count <= s.n ? count : 0);

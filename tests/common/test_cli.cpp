@@ -6,6 +6,7 @@
 
 #include "common/cli.hpp"
 #include "common/device_info.hpp"
+#include "common/environment.hpp"
 
 namespace {
 common::CliOptions parse(std::vector<const char*> args, const std::vector<common::ExtraFlag>& extras = {}) {
@@ -168,4 +169,17 @@ TEST(Cli, SizesBeyondTheMachinesMemoryAreUsageErrors) {
     EXPECT_NE(std::string(e.what()).find("host memory"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(common::check_fits_in_memory("--n 1000", 24e3, 24e3));
+}
+
+// The ceilings a grader hands to every run of a job ($COURSE_CEILINGS): all three or an error
+// naming the item.
+TEST(Ceilings, ParsesWhatTheGraderHandsOver) {
+  const auto c = common::parse_ceilings("copy_bandwidth=3012.5;fp32_fma_peak=61000;launch_latency=2.25");
+  EXPECT_DOUBLE_EQ(c.copy_gbs, 3012.5);
+  EXPECT_DOUBLE_EQ(c.fma_gflops, 61000);
+  EXPECT_DOUBLE_EQ(c.launch_us, 2.25);
+  EXPECT_ANY_THROW(common::parse_ceilings("copy_bandwidth=3012.5;fp32_fma_peak=61000"));
+  EXPECT_ANY_THROW(common::parse_ceilings("copy_bandwidth=x;fp32_fma_peak=1;launch_latency=1"));
+  EXPECT_ANY_THROW(common::parse_ceilings("bogus=1"));
+  EXPECT_ANY_THROW(common::parse_ceilings("copy_bandwidth=-1;fp32_fma_peak=1;launch_latency=1"));
 }

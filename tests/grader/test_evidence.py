@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 from judge import checker_evidence as ev
 from judge import runner_run, runner_sandbox, student
-from judge.model import CaseResult, Status
+from judge.model import CaseResult, Status, TestResult
 from judge.rubric import Case
 
 BUILD = os.environ.get("COURSE_BUILD_DIR", os.path.join(ROOT, "build", "release"))
@@ -67,15 +67,38 @@ def test_malformed_duplicated_or_overflowing_evidence_is_not_correct():
 
 
 def test_a_correct_case_without_matching_evidence_is_incorrect():
-    raw = runner_run.RawRun(0, False, False, False, 1.0, [], False, "", "", 0, 0.0, evidence="")
     cr = CaseResult(name="visible", hidden=False, status=Status.CORRECT)
-    student.out_of_process_check(cr, raw, "scan_naive", {"evidence": REF}, None)
-    assert cr.status is Status.INCORRECT and cr.detail.startswith("checked outside the run: no record")
+    student.out_of_process_check(cr, [("", False)], "scan_naive", {"evidence": REF}, None)
+    assert cr.status is Status.INCORRECT and "no record of its output reached the grader" in cr.detail
     kept = {}
-    raw.evidence = REF_TEXT
     cr = CaseResult(name="visible", hidden=False, status=Status.CORRECT)
-    student.out_of_process_check(cr, raw, "scan_naive", None, kept)
+    student.out_of_process_check(cr, [(REF_TEXT, False)], "scan_naive", None, kept)
     assert cr.status is Status.CORRECT and kept == {"visible": REF}
+
+
+def test_a_mismatch_fails_the_test_it_is_about_and_no_other():
+    """A record's key names its size: the test of that size fails, the other sizes keep their
+    points; evidence unusable as a whole fails every test."""
+    ref = ev.for_record(
+        rec("exact", "v", "scan n=8", "32", "00000000000000aa")
+        + "\n"
+        + rec("exact", "v", "scan n=0", "0", "cbf29ce484222325"),
+        False,
+        "v",
+    )
+    tests = [TestResult("n=0 op=scan", Status.CORRECT), TestResult("n=8 op=scan", Status.CORRECT)]
+    cr = CaseResult(name="visible", hidden=False, status=Status.CORRECT, tests=tests)
+    got = (
+        rec("exact", "v", "scan n=8", "32", "00000000000000ab")
+        + "\n"
+        + rec("exact", "v", "scan n=0", "0", "cbf29ce484222325")
+    )
+    student.out_of_process_check(cr, [(got, False)], "v", {"evidence": ref}, None)
+    assert [t.status for t in cr.tests] == [Status.CORRECT, Status.INCORRECT]
+    assert cr.status is Status.INCORRECT and cr.detail.startswith("1 of 2 cases failed; n=8 op=scan")
+    cr = CaseResult(name="visible", hidden=False, status=Status.CORRECT, tests=[TestResult("n=0", Status.CORRECT)])
+    student.out_of_process_check(cr, [(got, True)], "v", {"evidence": ref}, None)
+    assert cr.status is Status.INCORRECT and "MiB" in cr.tests[0].detail
 
 
 CSV = (
@@ -129,12 +152,12 @@ def test_the_evidence_pipe_reaches_the_grader_and_a_forged_csv_does_not_pass(tmp
         cr = runner_run.judge(raw, "v", case, spec)
         assert cr.status is Status.CORRECT, cr.detail
         kept = {}
-        student.out_of_process_check(cr, raw, "v", reference, None if reference else kept)
+        student.out_of_process_check(cr, [(raw.evidence, False)], "v", reference, None if reference else kept)
         if reference is None:
             assert raw.evidence.startswith("E1\texact\tv\tn=5\t4\t"), raw.evidence
             reference = {"evidence": kept["visible"]}
         else:
-            assert cr.status is Status.INCORRECT and "no record of its output for n=5" in cr.detail
+            assert cr.status is Status.INCORRECT and "n=5: no record of its output reached the grader" in cr.detail
 
 
 @pytest.mark.skipif(

@@ -68,6 +68,16 @@ STUDENTS = {
         namespace H { long exercise(long n) { return table_entry(n) - 1; } }""",
     "getenv": """
         namespace H { long exercise(long n) { return n + (std::getenv("COURSE_GRADING_SECRET") != nullptr); } }""",
+    "toolkit_inline": """
+        extern "C" inline __attribute__((noinline)) const char* nvtxInitializeInjectionLibrary_v3() {
+          return std::getenv("NVTX_INJECTION64_PATH");  // what NVTX's header does, through device_vector
+        }
+        namespace H { long exercise(long n) { return n + (nvtxInitializeInjectionLibrary_v3() != nullptr); } }""",
+    "own_inline_getenv": """
+        namespace H {
+        inline __attribute__((noinline)) const char* peek() { return std::getenv("COURSE_GRADING_SECRET"); }
+        long exercise(long n) { return n + (peek() != nullptr); }
+        }""",
     "system": """
         namespace H { long exercise(long n) { return std::system("/bin/true") + n; } }""",
     "interpose": """
@@ -159,6 +169,15 @@ def test_a_call_of_harness_code_that_reaches_the_checker_is_refused(harness):
 def test_process_and_environment_calls_are_refused(harness, kind, call):
     found = findings(harness, kind)
     assert rules(found) == ["process"] and f"calls {call}" in str(found[0])
+
+
+def test_a_call_the_toolkits_inline_headers_make_is_theirs(harness):
+    """thrust::device_vector instantiates NVTX's injection loader (getenv, dlopen): the header's
+    inline function calls it, not the student's code; the same call from the student's own inline
+    function is still refused."""
+    assert findings(harness, "toolkit_inline") == []
+    found = findings(harness, "own_inline_getenv")
+    assert rules(found) == ["process"] and "calls getenv" in str(found[0])
 
 
 def test_defining_a_harness_function_is_refused(harness):

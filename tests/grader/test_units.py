@@ -443,3 +443,23 @@ def test_a_student_the_grader_failed_on_stands_ungraded_in_the_class_files(tmp_p
     assert book[2].startswith("alice,") and book[2] != "alice,," and book[3] == "bob,,"
     grades = (tmp_path / "grades.csv").read_text()
     assert "harness error:0" in grades
+
+
+def test_a_container_is_not_an_algorithm(monkeypatch):
+    """device_vector's construction and fills launch library kernels: allowed in every version and
+    named as container set-up; the library's scan is still not the version's own work."""
+    fill = (
+        "void cub::CUB_300001_SM_900::detail::for_each::static_kernel<cub::CUB_300001_SM_900::detail::for_each::"
+        "policy_hub_t::policy_500_t, unsigned long, thrust::THRUST_300001_SM_900_NS::cuda_cub::__uninitialized_fill::"
+        "functor<thrust::THRUST_300001_SM_900_NS::device_ptr<int>, int>>(T2, T3)"
+    )
+    scan = "void cub::CUB_300001_SM_900::detail::scan::DeviceScanKernel<int>(int)"
+    monkeypatch.setattr(
+        kernels,
+        "demangle",
+        lambda names: {"fill": fill, "scan": scan}[names[0]] and [{"fill": fill, "scan": scan}[n] for n in names],
+    )
+    rule = rubric.load(os.path.join(ROOT, "grading", "rubric.toml")).select(["stream_compaction"], ["scan_naive"])[0]
+    uses = kernels.classify([("fill", 2), ("scan", 1)], rule, set(), {}, {}, rubric.DEFAULT_LIBRARIES)
+    assert uses[0].allowed and uses[0].owner.startswith("container or memory set-up, allowed (rule containers:")
+    assert not uses[1].allowed and uses[1].owner == "library call (cub)"

@@ -3,6 +3,7 @@
 // that drops one element, and a sort that is not stable-equal to the reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "sizes.hpp"
@@ -87,4 +88,35 @@ TEST(Checker, RejectsASortThatIsNotTheReference) {
   auto got = ref;
   std::swap(got[10], got[11 + (ref[10] == ref[11] ? 5 : 0)]);
   EXPECT_FALSE(sc::check_output(sc::Op::Sort, 300, ref.data(), 0, got.data(), 0).ok);
+}
+
+// The failure names the mistake where the output has its shape (what a student's report shows).
+TEST(Checker, NamesTheCommonMistakes) {
+  const auto in = random_ints(200, 18, 1, 9);
+  const auto ref = reference_scan(in);
+  std::vector<int> inclusive(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) inclusive[i] = ref[i] + in[i];
+  const auto scan = sc::check_output(sc::Op::Scan, 200, ref.data(), 0, inclusive.data(), 0, in.data());
+  EXPECT_FALSE(scan.ok);
+  EXPECT_NE(scan.message.find("(input element 0: " + std::to_string(in[0]) + ")"), std::string::npos) << scan.message;
+  EXPECT_NE(scan.message.find("the scan is inclusive"), std::string::npos) << scan.message;
+
+  const auto flags = random_ints(100, 19, 0, 3);
+  std::vector<int> kept_ref(100);
+  const auto kept = sc::Host::compact_without_scan(100, kept_ref.data(), flags.data());
+  const auto one_short = sc::check_output(sc::Op::Compact, 100, kept_ref.data(), kept, kept_ref.data(), kept - 1);
+  EXPECT_NE(one_short.message.find("the last kept element is missing"), std::string::npos) << one_short.message;
+
+  const auto keys = random_ints(300, 20, -1000, 1000);
+  std::vector<int> sorted(300);
+  sc::Host::sort(300, sorted.data(), keys.data());
+  auto as_unsigned = sorted;
+  std::stable_partition(as_unsigned.begin(), as_unsigned.end(), [](int k) { return k >= 0; });
+  const auto sign = sc::check_output(sc::Op::Sort, 300, sorted.data(), 0, as_unsigned.data(), 0);
+  EXPECT_NE(sign.message.find("ordered as unsigned"), std::string::npos) << sign.message;
+  auto lost = sorted;
+  lost[5] = lost[299];
+  const auto dup = sc::check_output(sc::Op::Sort, 300, sorted.data(), 0, lost.data(), 0);
+  EXPECT_NE(dup.message.find("keys are lost or duplicated"), std::string::npos) << dup.message;
+  EXPECT_TRUE(sc::check_output(sc::Op::Sort, 300, sorted.data(), 0, sorted.data(), 0).ok);
 }

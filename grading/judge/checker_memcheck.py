@@ -1,0 +1,73 @@
+"""Memory errors: each GPU version also runs one small case under compute-sanitizer's memcheck
+(an unguarded kernel that writes past its buffer, or reads index -1, can pass every check by
+luck); the errors are reported with the kernel, the file and the line, and cost what the rubric's
+`[grading] memcheck` says: "off", "warning" (reported, no points) or "points" (the version loses
+`memcheck_cost` of its correctness points)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+from . import checker_tests as tests
+
+MODES = ("off", "warning", "points")
+_SUMMARY = re.compile(r"=+ ERROR SUMMARY: (\d+) errors?")
+_ERROR = re.compile(r"^=+ (Invalid .+|Out-of-range .+|Misaligned .+|Program hit .+|Malloc/Free error.+)$")
+_TREE = re.compile(r"(?:^|/)((?:stream_compaction|nbody|ground_seg|ndt_graph|common)/.+)$")
+_AT = re.compile(r"^=+\s+at (.+?)(?:\+0x[0-9a-f]+)? in (.+)$")
+
+
+def tool() -> str:
+    """compute-sanitizer beside the toolkit's nvcc, or on PATH ("" when there is none)."""
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    near = os.path.join(os.path.dirname(nvcc), "compute-sanitizer")
+    return near if os.path.exists(near) else (shutil.which("compute-sanitizer") or "")
+
+
+def wrapper(path: str) -> list[str]:
+    return [path, "--tool", "memcheck", "--print-limit", "10", "--error-exitcode", "0"]
+
+
+def small_args(args: list[str]) -> list[str] | None:
+    """The case's arguments at its smallest size that is not a power of two (a partial block shows
+    a kernel without its bound guard; else its smallest of at least 2 elements) and one timed
+    repetition: what memcheck runs (its instrumented kernels are 10-100x slower). None where the
+    case has no size list."""
+    found = tests.size_list(args)
+    if not found:
+        return None
+    sizes = sorted((v, s) for s in found[1] if (v := tests.size_value(s)) is not None and v >= 2)
+    odd = [(v, s) for v, s in sizes if v > 2 and v & (v - 1)]  # a partial block shows a missing guard
+    if not sizes:
+        return None
+    out = tests.with_sizes(args, [(odd or sizes)[0][1]])
+    for i, a in enumerate(out):
+        if a == "--reps" and i + 1 < len(out):
+            out[i + 1] = "1"
+    return out
+
+
+def parse(log: str, root: str = "") -> tuple[int, str]:
+    """(error count, the first error with its kernel and source line) from memcheck's output; the
+    source path is shown relative to `root` (the student's tree) where it is under it."""
+    m = _SUMMARY.findall(log)
+    count = int(m[-1]) if m else 0
+    first, where = "", ""
+    for line in log.split("\n"):
+        e = _ERROR.match(line.strip())
+        if e and not first:
+            first = e.group(1).strip()
+            continue
+        a = _AT.match(line.strip())
+        if first and a and not where:
+            src = a.group(2).strip()
+            if root and src.startswith(root.rstrip("/") + "/"):
+                src = src[len(root.rstrip("/")) + 1 :]
+            else:  # the tree's own path is the grader's: from the sub-project folder on
+                m2 = _TREE.search(src)
+                src = m2.group(1) if m2 else os.path.basename(src)
+            where = f" at {a.group(1).strip()} in {src}"
+            break
+    return count, (first + where) if first else ""

@@ -1,0 +1,141 @@
+"""One case of a version, however many processes it takes. The driver runs the case's sizes in one
+process; when the process ends before it has checked them all (a crash, a timeout, the memory
+limit, or a sticky CUDA error after which the driver skips the rest), the size it was on is charged
+with what happened and the sizes after it run again in a fresh process, so one edge case costs
+that case only (checker_tests). At most MAX_TIMEOUTS of a case's processes may time out."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from . import checker_tests as tests
+from . import runner_run as run
+from .model import CaseResult, Status, TestResult
+
+if TYPE_CHECKING:
+    from judge.rubric import Case, Rubric
+
+MAX_TIMEOUTS = 2
+ENDED_EARLY = (Status.CRASH, Status.TIMEOUT, Status.MEMORY_LIMIT)
+
+
+@dataclass
+class CaseRun:
+    result: CaseResult
+    rows: list = field(default_factory=list)  # every process's rows, in order
+    evidence: list = field(default_factory=list)  # [(text, overflow)] per process
+    kernel_logs: list = field(default_factory=list)  # per process
+
+
+def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: list[str] | None = None) -> CaseRun:
+    """The case's processes and its tests. `expected`: the tests the reference's run of this case
+    passed (a test of them with no row is failed, as not run); None for the reference's own run."""
+    found = tests.size_list(case.args)
+    pending = found[1] if found else None
+    out = CaseRun(
+        result=CaseResult(name=case.name, hidden=case.hidden, visibility=case.visibility, status=Status.HARNESS_ERROR)
+    )
+    done: dict[str, TestResult] = {}
+    charged: dict[str, TestResult] = {}
+    timeouts, first, last, seconds = 0, None, None, 0.0
+    args = list(case.args)
+    while True:
+        step = dataclasses.replace(spec, args=args, name=spec.name + (f".{len(out.evidence)}" if out.evidence else ""))
+        raw = run.execute(step)
+        last = run.judge(raw, spec.version, case, step)
+        first, seconds = first or last, seconds + last.seconds
+        out.rows += raw.rows
+        out.evidence.append((raw.evidence, raw.evidence_overflow))
+        out.kernel_logs.append(raw.kernel_log)
+        for name, t in tests.tests_of(raw.rows, spec.version, rubric).items():
+            done.setdefault(name, t)
+        if pending is None:
+            break
+        have = {tests.row_n(n) for n in list(done) + list(charged)}
+        remaining = [s for s in pending if tests.size_value(s) not in have]
+        if last.status in ENDED_EARLY and remaining:
+            culprit = remaining.pop(0)
+            name = _name_of(tests.size_value(culprit), expected, case.args)
+            detail = f"{last.status.value} at n={culprit}: {last.detail}"
+            charged[name] = TestResult(name, last.status, detail, tests.what(name), tests.weight(name, rubric))
+            timeouts += last.status is Status.TIMEOUT
+        elif not tests.not_run(raw.rows, spec.version):
+            break  # the process checked every size it was given
+        if not remaining or timeouts >= MAX_TIMEOUTS or len(out.evidence) > len(found[1]):
+            break
+        pending, args = remaining, tests.with_sizes(case.args, remaining)
+    cr = out.result
+    cr.runs, cr.seconds = len(out.evidence), round(seconds, 2)
+    cr.command, cr.log = first.command, first.log
+    cr.tests = _assemble(done, charged, expected, last, rubric)
+    _case_status(cr, first, last)
+    return out
+
+
+def _name_of(n: int | None, expected: list[str] | None, args: list[str]) -> str:
+    """The test name of size n: the reference's test of that size where there is one."""
+    for name in expected or []:
+        if tests.row_n(name) == n:
+            return name
+    return f"n={n}"
+
+
+def _assemble(
+    done: dict[str, TestResult],
+    charged: dict[str, TestResult],
+    expected: list[str] | None,
+    last: CaseResult,
+    rubric: Rubric | None,
+) -> list[TestResult]:
+    """The case's tests in the reference's order: what the rows said, what a process that ended on
+    a size was charged, and an expected test neither has as failed (not run)."""
+    got = {**done, **charged}
+    if expected is None:
+        return list(got.values())
+    out = []
+    for name in expected:
+        t = got.get(name)
+        if t is None:
+            why = (
+                f"not run: the process ended ({last.status.value}: {last.detail})"
+                if last.status in ENDED_EARLY
+                else ("not run: the driver wrote no row for it")
+            )
+            st = last.status if last.status in ENDED_EARLY else Status.INCORRECT
+            t = TestResult(name, st, why, tests.what(name), tests.weight(name, rubric))
+        out.append(t)
+    return out
+
+
+def _case_status(cr: CaseResult, first: CaseResult, last: CaseResult) -> None:
+    """The case's status: a process-level verdict that is about the run, not a size (the driver
+    refused the arguments, nothing was gradable, a harness error), else its tests'."""
+    process = next((c for c in (first, last) if c.status in (Status.HARNESS_ERROR, Status.NOT_GRADABLE)), None)
+    if not cr.tests:
+        process = process or last
+    if process is not None and not any(t.status is Status.CORRECT for t in cr.tests):
+        cr.status, cr.detail, cr.rows_passed = process.status, process.detail, 0
+        return
+    summarize(cr)
+
+
+def summarize(cr: CaseResult) -> None:
+    """A case's status and detail from its tests (again after the out-of-process check)."""
+    ts = cr.tests
+    cr.rows_passed = sum(t.status is Status.CORRECT for t in ts)
+    if not ts:
+        cr.status, cr.detail = Status.NOT_GRADABLE, "no rows for this version"
+        return
+    bad = [t for t in ts if t.status is not Status.CORRECT]
+    if not bad:
+        cr.status, cr.detail = Status.CORRECT, f"{len(ts)} cases passed"
+        return
+    if all(t.status is Status.UNWRITTEN for t in ts):
+        cr.status, cr.detail = Status.UNWRITTEN, bad[0].detail
+        return
+    t = bad[0]
+    cr.status = t.status if t.status is not Status.UNWRITTEN else Status.INCORRECT
+    about = f" ({t.what})" if t.what else ""
+    cr.detail = f"{len(bad)} of {len(ts)} cases failed; {t.name}{about}: {t.detail}"

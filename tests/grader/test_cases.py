@@ -1,0 +1,235 @@
+"""Partial credit per case (checker_tests, runner_case, checker_score): each size a run checks is
+a test with its own weight; a process that ends on a size is charged to that size and the sizes
+after it run again in a fresh process; a version earns the share of its points its passed tests
+weigh, and its speed where its timed size passed. A stand-in driver plays the student."""
+
+import os
+import stat
+
+import pytest
+
+from judge import checker_score as score
+from judge import checker_tests as ct
+from judge import formats, runner_case
+from judge import runner_run as run
+from judge.model import Provenance, Status, StudentReport
+from judge.rubric import Case, Limits, Rubric, VersionRule
+
+HEADER = (
+    "subproject,kind,version,role,idea,n,params,median_ms,min_ms,max_ms,noise,samples,metric,metric_unit,"
+    "pct_of_ceiling,ceiling,speedup_vs_cpu,speedup_vs_prev,speedup_vs_library,predicted_ms,metrics,status,"
+    "detail,device,cuda,git_sha"
+)
+
+
+def test_sizes_are_read_as_the_drivers_read_them():
+    assert [ct.size_value(s) for s in ("0", "1000", "2^20", "2^20-3", "2^16+5", "1<<4", "x", "2^")] == [
+        0,
+        1000,
+        2**20,
+        2**20 - 3,
+        2**16 + 5,
+        16,
+        None,
+        None,
+    ]
+    args = ["--op", "scan", "--n", "0,1,2^10-3", "--reps", "3"]
+    assert ct.size_list(args) == (3, ["0", "1", "2^10-3"])
+    assert ct.with_sizes(args, ["2^10-3"]) == ["--op", "scan", "--n", "2^10-3", "--reps", "3"]
+    assert ct.with_sizes(["--n=5,6"], ["6"]) == ["--n=6"]
+    assert ct.size_list(["--quick"]) is None
+
+
+def test_a_test_says_what_it_checks_and_weighs_what_the_rubric_says():
+    assert ct.what("n=0 op=scan") == "an empty input"
+    assert ct.what("n=1 op=scan") == "one element"
+    assert ct.what("n=1024 op=scan") == "a power of two (2^10)"
+    assert ct.what("n=33 op=scan") == "not a power of two, around a warp"
+    assert ct.what("n=1023 op=scan") == "not a power of two, around a block of 1024"
+    assert ct.what("n=5000") == "not a power of two"
+    assert ct.what("case=room_tutorial") == ""
+    rub = Rubric("r", "x", Limits(), 0.8, 0.25, (), case_weights={"n=0": 0.5, "op=sort": 2})
+    assert ct.weight("n=0 op=scan", rub) == 0.5 and ct.weight("n=0 op=sort", rub) == 2
+    assert ct.weight("n=10 op=scan", rub) == 1.0
+
+
+def driver(tmp_path, body):
+    """A stand-in driver: for each size of --n, `body` (bash, $n the size) decides; a row is
+    appended to the journal as the real drivers do, and the CSV is written at the end."""
+    exe = tmp_path / "bin" / "driver"
+    exe.parent.mkdir(exist_ok=True)
+    exe.write_text(
+        "#!/bin/bash\n"
+        'csv=""; sizes=""; while [ $# -gt 0 ]; do case "$1" in --csv) csv=$2;; --n) sizes=$2;; esac; shift; done\n'
+        f"echo '{HEADER}' > \"$csv.partial\"\n"
+        "row() {\n"
+        '  echo "x,version,v,version,idea,$1,op=scan,1,1,1,0,3,,,,,,,,,,$2,$3,dev,13.0,abc" >> "$csv.partial"\n'
+        "}\n"
+        'sticky=""\n'
+        "for text in ${sizes//,/ }; do\n"
+        "  n=$(( ${text//^/**} ))\n"
+        '  if [ -n "$sticky" ]; then row $n skipped "device unusable after an earlier error ($sticky)"; continue; fi\n'
+        f"{body}\n"
+        "done\n"
+        'mv "$csv.partial" "$csv"\n'
+    )
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    return str(exe)
+
+
+def spec(tmp_path, exe, limit=20):
+    return run.RunSpec(
+        driver=exe,
+        version="v",
+        args=[],
+        workdir=str(tmp_path / "runs"),
+        name="s.v.0",
+        time_limit_s=limit,
+        memory_limit_gb=4,
+        output_limit_kb=64,
+        env=dict(os.environ),
+    )
+
+
+SIZES = ["0", "1", "31", "1000", "2^12"]
+CASE = Case("visible", ["--n", ",".join(SIZES), "--reps", "3"])
+
+
+def test_a_crash_at_one_size_costs_that_size_only(tmp_path):
+    exe = driver(tmp_path, '  if [ "$n" = 0 ]; then kill -SEGV $$; fi\n  row $n pass ""')
+    done = runner_case.run_case(spec(tmp_path, exe), CASE, None)
+    cr = done.result
+    assert cr.runs == 2, cr
+    assert [(t.name, t.status) for t in cr.tests] == [
+        ("n=1 op=scan", Status.CORRECT),
+        ("n=31 op=scan", Status.CORRECT),
+        ("n=1000 op=scan", Status.CORRECT),
+        ("n=4096 op=scan", Status.CORRECT),
+        ("n=0", Status.CRASH),
+    ]
+    assert cr.status is Status.CRASH and cr.detail.startswith("1 of 5 cases failed; n=0 (an empty input): crash at n=0")
+    # with the reference's tests the crashed size takes the reference's name, and the order
+    expected = ["n=0 op=scan", "n=1 op=scan", "n=31 op=scan", "n=1000 op=scan", "n=4096 op=scan"]
+    cr = runner_case.run_case(spec(tmp_path, exe), CASE, None, expected).result
+    assert [t.name for t in cr.tests] == expected and cr.tests[0].status is Status.CRASH
+
+
+def test_a_sticky_error_is_charged_once_and_the_rest_runs_again(tmp_path):
+    exe = driver(
+        tmp_path,
+        '  if [ "$n" = 31 ] && [ ! -e "$csv.done31" ]; then touch "$csv.done31"; sticky=illegal;'
+        ' row $n fail "CUDA error cudaErrorIllegalAddress"; continue; fi\n  row $n pass ""',
+    )
+    cr = runner_case.run_case(spec(tmp_path, exe), CASE, None).result
+    assert cr.runs == 2
+    st = {t.name: t.status for t in cr.tests}
+    assert st["n=31 op=scan"] is Status.INCORRECT and sum(s is Status.CORRECT for s in st.values()) == 4
+
+
+def test_a_hang_is_charged_to_its_size_and_timeouts_are_capped(tmp_path):
+    exe = driver(tmp_path, '  if [ "$n" -ge 1000 ]; then sleep 30; fi\n  row $n pass ""')
+    cr = runner_case.run_case(spec(tmp_path, exe, limit=2), CASE, None).result
+    assert cr.runs == 2  # n=1000 timed out, then 2^12 alone timed out: no third process
+    st = {t.name: t.status for t in cr.tests}
+    assert st["n=1000"] is Status.TIMEOUT and st["n=4096"] is Status.TIMEOUT
+    assert sum(s is Status.CORRECT for s in st.values()) == 3
+
+
+def test_points_follow_the_tests_and_speed_the_timed_size(tmp_path):
+    exe = driver(
+        tmp_path, '  if [ "$n" = 0 ]; then row $n fail "element 0: got 5 expected 0"; continue; fi\n  row $n pass ""'
+    )
+    rub = Rubric("r", "x", Limits(), 0.8, 0.25, (), case_weights={"n=0": 0.5})
+    cr = runner_case.run_case(spec(tmp_path, exe), CASE, rub).result
+    cr.timed_ms, cr.timed_case = 1.0, "n=4096 op=scan"
+    rule = VersionRule("stream_compaction", "v", "d", 4, 2, [], [], [Case("visible", CASE.args, timed=True)])
+    ref = {"cases": {"visible": {"ms": 1.0, "timed_case": "n=4096 op=scan"}}}
+    g = score.grade_version(rule, [cr], rub, ref)
+    assert g.status is Status.INCORRECT and g.points_correct == pytest.approx(4 * 4 / 4.5, abs=0.01)
+    assert g.points_speed == 2 and g.detail.startswith("1 of 5 cases failed")
+    rep = StudentReport("s", Provenance(*[""] * 10), [g])
+    gs = formats.gradescope(rep)["tests"]
+    assert [t["max_score"] for t in gs] == [0.44, 0.89, 0.89, 0.89, 0.89, 2]
+    assert [t["score"] for t in gs] == [0, 0.89, 0.89, 0.89, 0.89, 2]
+    assert "n=0 op=scan (an empty input)" in gs[0]["name"] and "got 5 expected 0" in gs[0]["output"]
+    xml = formats.junit(rep)
+    assert xml.count("<testcase") == 5 and xml.count("<failure") == 1
+    md = formats.markdown(rep)
+    assert "## Cases that failed" in md and "an empty input" in md and "incorrect: element 0: got 5 expected 0" in md
+    # not its own work: nothing of it is credited
+    cr.kernels = []
+    g = score.grade_version(rule, [cr], rub, ref, static_findings=["calls cub::DeviceScan"])
+    assert g.status is Status.NOT_OWN_WORK and g.points == 0
+
+
+def test_a_fault_is_reported_where_it_is():
+    """A compaction that fails because the scan it builds on fails points at the scan; one whose
+    scan passes says nothing more."""
+    rules = [
+        VersionRule("sc", "scan_naive", "d", 4, 1, ["v1_naive"], [], []),
+        VersionRule("sc", "scan_work_efficient", "d", 4, 1, ["v2_work_efficient"], [], []),
+        VersionRule("sc", "compact_naive", "d", 2, 0, ["compact_map_scan_scatter", "v1_naive"], [], []),
+        VersionRule(
+            "sc", "compact_work_efficient", "d", 2, 0, ["compact_map_scan_scatter", "v2_work_efficient"], [], []
+        ),
+    ]
+
+    def g(version, status):
+        return score.VersionGrade("sc", version, status, "kept count 9, expected 10", 0, 4, 0, 1)
+
+    grades = [
+        g("scan_naive", Status.INCORRECT),
+        g("scan_work_efficient", Status.CORRECT),
+        g("compact_naive", Status.INCORRECT),
+        g("compact_work_efficient", Status.INCORRECT),
+    ]
+    score.point_at_building_blocks(grades, rules)
+    assert grades[2].detail.startswith("builds on scan_naive (incorrect), which fails too: look there first.")
+    assert grades[3].detail == "kept count 9, expected 10"
+    assert grades[0].detail == "kept count 9, expected 10"
+
+
+def test_memcheck_runs_a_partial_block_and_names_the_kernel_and_line():
+    from judge import checker_memcheck as mc
+
+    args = ["--n", "0,1,2,32,33,1000,2^26", "--reps", "10"]
+    assert mc.small_args(args) == ["--n", "33", "--reps", "1"]
+    assert mc.small_args(["--n", "0,1,2,64"]) == ["--n", "2"]
+    assert mc.small_args(["--quick"]) is None
+    log = (
+        "========= COMPUTE-SANITIZER\n"
+        "========= Invalid __global__ write of size 4 bytes\n"
+        "=========     at StreamCompaction::Device::step_kernel(long, int *)+0x1a0 in "
+        "/grades/.grader/work/ann/tree/stream_compaction/src/v1_naive.cu:22\n"
+        "=========     by thread (40,0,0) in block (0,0,0)\n"
+        "========= ERROR SUMMARY: 3 errors\n"
+    )
+    assert mc.parse(log) == (
+        3,
+        "Invalid __global__ write of size 4 bytes at StreamCompaction::Device::step_kernel(long, int *) in "
+        "stream_compaction/src/v1_naive.cu:22",
+    )
+    assert mc.parse("========= ERROR SUMMARY: 0 errors\n") == (0, "")
+    rub = Rubric("r", "x", Limits(), 0.8, 0.25, (), memcheck="points", memcheck_cost=0.5)
+    rule = VersionRule("sc", "v", "d", 4, 0, [], [], [Case("visible", [])])
+    from judge.model import CaseResult, TestResult
+
+    cr = CaseResult("visible", False, Status.CORRECT, tests=[TestResult("n=33", Status.CORRECT)], memcheck="3 errors")
+    g = score.grade_version(rule, [cr], rub, None)
+    assert g.status is Status.CORRECT and g.points_correct == 2 and g.memcheck == "3 errors"
+    rub.memcheck = "warning"
+    assert score.grade_version(rule, [cr], rub, None).points_correct == 4
+
+
+def test_no_speed_point_is_lost_inside_the_references_own_spread():
+    from judge.model import CaseResult, TestResult
+
+    rule = VersionRule("sc", "v", "d", 4, 2, [], [], [Case("visible", [], timed=True)])
+    rub = Rubric("r", "x", Limits(), 0.8, 0.25, ())
+    cr = CaseResult("visible", False, Status.CORRECT, tests=[TestResult("n=9", Status.CORRECT)])
+    cr.timed_ms, cr.timed_case = 1.0 / 0.7, "n=9"  # 0.7x the reference: below speed_full
+    quiet = {"cases": {"visible": {"ms": 1.0, "timed_case": "n=9", "spread": 0.0}}}
+    noisy = {"cases": {"visible": {"ms": 1.0, "timed_case": "n=9", "spread": 0.25, "ms_runs": [1.0, 1.1, 1.25]}}}
+    assert score.grade_version(rule, [cr], rub, quiet).points_speed == pytest.approx(2 * (0.7 - 0.25) / 0.55, 0.01)
+    g = score.grade_version(rule, [cr], rub, noisy)
+    assert g.points_speed == 2 and g.ratio_to_reference == 0.7 and "spread over 3 runs: 25%" in g.speed_note
