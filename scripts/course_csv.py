@@ -150,7 +150,7 @@ def read_rows(path: str) -> list[Row]:
 
 
 # The registry a driver writes with --list --csv (common/registry.hpp): one row per version.
-REGISTRY_COLUMNS = ("id", "version", "file", "idea", "role", "runs_on", "needs")
+REGISTRY_COLUMNS = ("kind", "id", "version", "file", "idea", "role", "runs_on", "needs")
 
 
 def read_registry(path: str) -> list[Row]:
@@ -159,6 +159,21 @@ def read_registry(path: str) -> list[Row]:
     rows, _, missing = _read_with(path, REGISTRY_COLUMNS)
     if missing:
         raise CsvError(f"{path}: not a registry (--list --csv): no column {', '.join(missing)}")
+    other = next((r.get("kind") for r in rows if r.get("kind") != "registry"), None)
+    if other is not None:
+        raise CsvError(f"{path}: not a registry (--list --csv): a row of kind '{other}'")
+    return rows
+
+
+def read_kind(path: str, kind: str, columns: tuple[str, ...]) -> list[Row]:
+    """A course CSV of one kind (ndt_graph's --trace-csv "trace", ndt_pcl_diff's "pcl_diff"): its
+    rows, each with `columns`; CsvError names the file and what is wrong."""
+    rows, _, missing = _read_with(path, ("kind", *columns))
+    if missing:
+        raise CsvError(f"{path}: not a {kind} CSV: no column {', '.join(missing)}")
+    other = next((r.get("kind") for r in rows if r.get("kind") != kind), None)
+    if other is not None:
+        raise CsvError(f"{path}: not a {kind} CSV: a row of kind '{other}'")
     return rows
 
 

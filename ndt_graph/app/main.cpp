@@ -550,7 +550,7 @@ void write_outputs(Context& x, const Case& c, const Version& v, const AlignResul
   if (!x.opt.extra.at("trace-csv").empty())
     for (std::size_t k = 0; k < res.trace.size(); ++k) {
       const auto& tr = res.trace[k];
-      x.trace_csv << c.name << "," << v.name << "," << k;
+      x.trace_csv << "trace," << c.name << "," << v.name << "," << k;
       for (double q : tr.pose) x.trace_csv << "," << q;
       x.trace_csv << "," << tr.score << "," << tr.score / c.source.size() << "," << tr.step << "," << tr.neighbours
                   << "," << tr.pairs << "\n";
@@ -849,7 +849,7 @@ void set_up(Context& x) {
   }
   if (!o.extra.at("trace-csv").empty()) {
     common::check_output_path(o.extra.at("trace-csv"), "trace-csv", inputs);
-    x.trace_csv << "case,version,iteration,x,y,z,roll,pitch,yaw,score,likelihood,step,neighbours,pairs\n";
+    x.trace_csv << "kind,case,version,iteration,x,y,z,roll,pitch,yaw,score,likelihood,step,neighbours,pairs\n";
     x.trace_csv.precision(10);
   }
   x.launch_us = x.env.gpu ? x.env.ceilings.launch_us : common::kNoValue;

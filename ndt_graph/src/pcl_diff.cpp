@@ -537,16 +537,17 @@ void write_csv(const Report& r, const std::string& path) {
   };
   common::write_file_atomic(path, [&](std::ostream& f) {
     f.precision(9);
-    f << "pair,setting,case,seed,version,motion,guess,verdict,iterations,pcl_iterations,likelihood,pcl_likelihood,"
+    f << "kind,pair,setting,case,seed,version,motion,guess,verdict,iterations,pcl_iterations,likelihood,pcl_likelihood,"
          "cm_to_pcl,deg_to_pcl,cm_to_truth,deg_to_truth,pcl_cm_to_truth,pcl_deg_to_truth,ms,pcl_ms,detail\n";
     for (const Row& row : r.rows) {
       std::string detail = row.detail;
       std::replace(detail.begin(), detail.end(), '"', '\'');
-      f << row.pair << "," << row.setting << "," << row.case_index << "," << row.seed << "," << row.version << ","
-        << six(row.motion) << "," << six(row.guess) << "," << verdict_name(row.verdict) << "," << row.iterations << ","
-        << row.pcl_iterations << "," << row.likelihood << "," << row.pcl_likelihood << "," << row.cm_to_pcl << ","
-        << row.deg_to_pcl << "," << row.cm_to_truth << "," << row.deg_to_truth << "," << row.pcl_cm_to_truth << ","
-        << row.pcl_deg_to_truth << "," << row.ms << "," << row.pcl_ms << ",\"" << detail << "\"\n";
+      f << "pcl_diff," << row.pair << "," << row.setting << "," << row.case_index << "," << row.seed << ","
+        << row.version << "," << six(row.motion) << "," << six(row.guess) << "," << verdict_name(row.verdict) << ","
+        << row.iterations << "," << row.pcl_iterations << "," << row.likelihood << "," << row.pcl_likelihood << ","
+        << row.cm_to_pcl << "," << row.deg_to_pcl << "," << row.cm_to_truth << "," << row.deg_to_truth << ","
+        << row.pcl_cm_to_truth << "," << row.pcl_deg_to_truth << "," << row.ms << "," << row.pcl_ms << ",\"" << detail
+        << "\"\n";
     }
   });
 }

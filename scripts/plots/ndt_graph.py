@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import math
 import os
 from collections import OrderedDict
@@ -101,8 +100,7 @@ def plots(rows: list[Row], tune_rows: list[Row], out: str, args: Namespace | Non
         ax.grid(True, alpha=0.3)
         save(fig, "batch_throughput.png")
     if trace_csv and os.path.isfile(trace_csv):
-        with open(trace_csv, newline="") as f:
-            trace = list(csv.DictReader(f))
+        trace = course_csv.read_kind(trace_csv, "trace", ("case", "version", "iteration", "likelihood"))
         for case in OrderedDict.fromkeys(t["case"] for t in trace):
             ts = [t for t in trace if t["case"] == case]
             fig, ax = plt.subplots(figsize=(8, 4.5))

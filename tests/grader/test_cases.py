@@ -233,3 +233,26 @@ def test_no_speed_point_is_lost_inside_the_references_own_spread():
     assert score.grade_version(rule, [cr], rub, quiet).points_speed == pytest.approx(2 * (0.7 - 0.25) / 0.55, 0.01)
     g = score.grade_version(rule, [cr], rub, noisy)
     assert g.points_speed == 2 and g.ratio_to_reference == 0.7 and "spread over 3 runs: 25%" in g.speed_note
+
+
+def test_a_hidden_cases_tests_show_neither_sizes_nor_details():
+    """A hidden case's tests are its sizes: report.json, report.md, results.json and junit.xml
+    show their count and status, not their names or details."""
+    from judge.model import CaseResult, TestResult
+
+    secret = [TestResult("n=131083 op=scan", Status.INCORRECT, "element 7: got 3 expected 4", "not a power of two")]
+    cases = [
+        CaseResult("visible", False, Status.CORRECT, tests=[TestResult("n=8 op=scan", Status.CORRECT)]),
+        CaseResult("secret", True, Status.INCORRECT, visibility="hidden", tests=secret),
+    ]
+    rule = VersionRule("sc", "v", "d", 4, 0, [], [], [Case("visible", []), Case("secret", [], hidden=True)])
+    g = score.grade_version(rule, cases, Rubric("r", "x", Limits(), 0.8, 0.25, ()), None)
+    rep = StudentReport("s", Provenance(*[""] * 10), [g])
+    texts = [
+        str(formats.report_json(rep)),
+        formats.markdown(rep),
+        str(formats.gradescope(rep)),
+        formats.junit(rep),
+    ]
+    for text in texts:
+        assert "131083" not in text and "got 3" not in text, text

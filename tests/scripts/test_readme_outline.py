@@ -52,7 +52,8 @@ def test_the_handout_readme_has_the_handout_outline_and_both_generated_blocks(su
 
 
 def write_registry(path, lines):
-    path.write_text("id,version,file,idea,role,runs_on,needs\n" + "".join(line + "\n" for line in lines))
+    header = "kind,id,version,file,idea,role,runs_on,needs\n"
+    path.write_text(header + "".join("registry," + line + "\n" for line in lines))
     return str(path)
 
 
