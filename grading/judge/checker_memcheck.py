@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from dataclasses import dataclass
 
 from . import checker_tests as tests
 
@@ -47,6 +48,38 @@ def small_args(args: list[str]) -> list[str] | None:
         if a == "--reps" and i + 1 < len(out):
             out[i + 1] = "1"
     return out
+
+
+@dataclass
+class MemError:
+    what: str  # "Invalid __global__ write of size 4 bytes"
+    kernel: str
+    source: str  # "stream_compaction/src/v1_naive.cu:22", relative to the tree
+
+    def __str__(self) -> str:
+        return f"{self.what} at {self.kernel} in {self.source}"
+
+
+def errors(log: str) -> list[MemError]:
+    """Every error memcheck printed (its first frame: the kernel and the source line)."""
+    out, what = [], ""
+    for line in log.split("\n"):
+        line = line.strip()
+        e = _ERROR.match(line)
+        if e:
+            what = e.group(1).strip()
+            continue
+        a = _AT.match(line)
+        if what and a:
+            m2 = _TREE.search(a.group(2).strip())
+            out.append(MemError(what, a.group(1).strip(), m2.group(1) if m2 else os.path.basename(a.group(2).strip())))
+            what = ""
+    return out
+
+
+def summary(found: list[MemError], size: str) -> str:
+    """A version's memcheck line: how many errors at which size, and the first."""
+    return f"{len(found)} memory errors at n={size}: {found[0]}" if found else ""
 
 
 def parse(log: str, root: str = "") -> tuple[int, str]:

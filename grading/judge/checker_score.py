@@ -55,7 +55,6 @@ def grade_version(
         g.status, g.detail = Status.DOES_NOT_BUILD, build_error
         return g
     _status(g, cases, static_findings)
-    g.memcheck = next((c.memcheck for c in cases if c.memcheck), "")
     if g.status is Status.CORRECT:
         g.points_correct = rule.correct
         _speed(g, rule, cases, rubric, reference)
@@ -64,9 +63,18 @@ def grade_version(
         g.points_correct = round(rule.correct * fraction(tests), 2)
         if g.points_correct > 0:
             _speed(g, rule, cases, rubric, reference)
-    if g.memcheck and getattr(rubric, "memcheck", "warning") == "points" and g.points_correct > 0:
-        g.points_correct = round(g.points_correct * (1 - rubric.memcheck_cost), 2)
+    memory = next((c.memcheck for c in cases if c.memcheck), "")
+    if memory:
+        apply_memcheck(g, memory, rubric)
     return g
+
+
+def apply_memcheck(g: VersionGrade, found: str, rubric: Rubric) -> None:
+    """A version's memory errors (checker_memcheck): reported, and with `[grading] memcheck =
+    "points"` they cost memcheck_cost of its correctness points."""
+    g.memcheck = found
+    if getattr(rubric, "memcheck", "warning") == "points" and g.points_correct > 0:
+        g.points_correct = round(g.points_correct * (1 - rubric.memcheck_cost), 2)
 
 
 # Statuses a version can have with some of its tests passed (each test its share of the points).

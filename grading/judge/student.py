@@ -255,42 +255,51 @@ def run_version(
                 cr.kernel_symbols = [k for k, _ in log]
                 host_work(cr, ref, done.rows, rule.version)
         results.append(cr)
-    if results and spec.gpu and job.rubric.memcheck != "off" and any(k.owner == "own" for k in results[0].kernels):
-        memcheck_version(job, rule, drivers[rule.driver], workdir, env, results[0])
     return results
 
 
-def memcheck_version(
-    job: Job, rule: VersionRule, driver: str, workdir: str, env: dict[str, str], cr: CaseResult
-) -> None:
-    """One small size of the version's visible case under compute-sanitizer's memcheck, in the
-    sandbox (checker_memcheck): its errors, with the kernel and the source line, go on the case."""
-    tool, small = memcheck.tool(), memcheck.small_args(rule.cases[0].args)
-    if not tool or small is None:
+def memcheck_versions(job: Job, prep: Prepared, work: str, env: dict[str, str], grades: list[VersionGrade]) -> None:
+    """The GPU versions that ran kernels of their own, under compute-sanitizer's memcheck at one
+    small size, in the sandbox: one run per driver and arguments (--version a,b,...: a student pays
+    one instrumented start a sub-project, not one a version). Each error goes to the versions whose
+    own files hold its kernel's source line (checker_memcheck); the rubric says what it costs."""
+    tool = memcheck.tool()
+    if not tool or job.rubric.memcheck == "off" or env.get("COURSE_GRADER_GPU") != "1":
         return
-    spec = run.RunSpec(
-        driver=driver,
-        version=rule.version,
-        args=small,
-        workdir=workdir,
-        name=f"{rule.subproject}.{rule.version}.memcheck",
-        env=env,
-        time_limit_s=max(120.0, job.rubric.limits.timeout_min_s),
-        memory_limit_gb=job.rubric.limits.memory_limit_gb,
-        output_limit_kb=job.rubric.limits.output_limit_kb,
-        sandbox=job.sandbox,
-        gpu=True,
-        wrapper=memcheck.wrapper(tool),
-    )
-    raw = run.execute(spec)
-    try:
-        log = Path(raw.log).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return
-    count, first = memcheck.parse(log)
-    size = small[(checks.size_list(small) or (0, ["?"]))[0]]
-    if count:  # a run that timed out instrumented reports nothing either way
-        cr.memcheck = f"{count} memory errors at n={size}: {first}"
+    by_key = {g.key: g for g in grades}
+    groups: dict[tuple[str, tuple[str, ...]], list[VersionRule]] = {}
+    for rule in job.rules:
+        g = by_key.get(rule.key)
+        small = memcheck.small_args(rule.cases[0].args)
+        if g is None or small is None or not any(k.owner == "own" for c in g.cases[:1] for k in c.kernels):
+            continue
+        groups.setdefault((rule.driver, tuple(small)), []).append(rule)
+    for (driver, small), rules in groups.items():
+        spec = run.RunSpec(
+            driver=prep.build.drivers[driver],
+            version=",".join(r.version for r in rules),
+            args=list(small),
+            workdir=work,
+            name=f"{rules[0].subproject}.memcheck.{len(rules)}",
+            env=env,
+            time_limit_s=max(300.0, job.rubric.limits.timeout_min_s),
+            memory_limit_gb=job.rubric.limits.memory_limit_gb,
+            output_limit_kb=job.rubric.limits.output_limit_kb,
+            sandbox=job.sandbox,
+            gpu=True,
+            wrapper=memcheck.wrapper(tool),
+        )
+        raw = run.execute(spec)
+        try:
+            found = memcheck.errors(Path(raw.log).read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+        size = small[(checks.size_list(list(small)) or (0, ["?"]))[0]]
+        for rule in rules:
+            own = job.own_files(rule)
+            mine = [e for e in found if e.source.rsplit(":", 1)[0] in own]
+            if mine:
+                score.apply_memcheck(by_key[rule.key], memcheck.summary(mine, size), job.rubric)
 
 
 CEILINGS = ("copy_bandwidth", "fp32_fma_peak", "launch_latency")
@@ -674,6 +683,7 @@ def grade_prepared(
             + (f" {g.ms:.4g} ms" if g.ms else "")
             + (f" ({g.detail[:160]})" if g.status not in (Status.CORRECT, Status.UNWRITTEN) else "")
         )
+    memcheck_versions(job, prep, work, env, grades)
     score.point_at_building_blocks(grades, job.rules)
     notes = list(prep.splice.problems)
     notes += [

@@ -210,6 +210,12 @@ def test_memcheck_runs_a_partial_block_and_names_the_kernel_and_line():
         "stream_compaction/src/v1_naive.cu:22",
     )
     assert mc.parse("========= ERROR SUMMARY: 0 errors\n") == (0, "")
+    found = mc.errors(log + log.replace("v1_naive.cu:22", "v2_work_efficient.cu:9"))
+    assert [e.source for e in found] == [
+        "stream_compaction/src/v1_naive.cu:22",
+        "stream_compaction/src/v2_work_efficient.cu:9",
+    ]
+    assert mc.summary(found[:1], "33").startswith("1 memory errors at n=33: Invalid __global__ write of size 4 bytes")
     rub = Rubric("r", "x", Limits(), 0.8, 0.25, (), memcheck="points", memcheck_cost=0.5)
     rule = VersionRule("sc", "v", "d", 4, 0, [], [], [Case("visible", [])])
     from judge.model import CaseResult, TestResult
