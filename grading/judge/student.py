@@ -346,13 +346,18 @@ def case_spec(
 def retime(
     job: Job, rule: VersionRule, drivers: dict[str, str], workdir: str, env: dict[str, str], ref_cases: dict
 ) -> float | None:
-    """The timed case of a version run once more (no recorder: the time alone), its timed row's
-    median where that row passed; None where it did not or there is no timed case."""
+    """The timed case of a version run once more (its largest size alone where it has a size list,
+    no recorder: the time alone), its timed row's median where that row passed; None where it did
+    not or there is no timed case."""
     i = next((k for k, c in enumerate(rule.cases) if c.timed), None)
     if i is None:
         return None
-    spec = dataclasses.replace(
-        case_spec(job, rule, drivers, workdir, env, i, ref_cases.get(rule.cases[i].name)),
+    spec = case_spec(job, rule, drivers, workdir, env, i, ref_cases.get(rule.cases[i].name))
+    sizes = checks.size_list(spec.args)
+    largest = max(sizes[1], key=lambda t: checks.size_value(t) or -1) if sizes else None
+    spec = dataclasses.replace(  # the timed row is the largest size's: that size alone
+        spec,
+        args=checks.with_sizes(spec.args, [largest]) if largest else spec.args,
         name=f"{rule.subproject}.{rule.version}.{i}.retime",
         recorder="",
     )
