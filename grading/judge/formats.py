@@ -175,6 +175,7 @@ def _md_grades(r: StudentReport) -> list[str]:
         L += ["", "## Cases that failed", ""]
         for g, name, t in failing[:60]:
             why = t.status.value if name.startswith("hidden case") else f"{t.status.value}: {_truncate(t.detail, 300)}"
+            why = why.rstrip(": ")
             L.append(f"- {md_code(g.version)} {md(name)}: {md(why)}")
         if len(failing) > 60:
             L.append(f"- ... and {len(failing) - 60} more")

@@ -58,7 +58,7 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
         if last.status in ENDED_EARLY and remaining:
             culprit = remaining.pop(0)
             name = _name_of(tests.size_value(culprit), expected, case.args)
-            detail = f"{last.status.value} at n={culprit}: {last.detail}"
+            detail = last.detail  # the test's name says the size
             charged[name] = TestResult(name, last.status, detail, tests.what(name), tests.weight(name, rubric))
             timeouts += last.status is Status.TIMEOUT
         elif not tests.not_run(raw.rows, spec.version):
@@ -138,4 +138,5 @@ def summarize(cr: CaseResult) -> None:
     t = bad[0]
     cr.status = t.status if t.status is not Status.UNWRITTEN else Status.INCORRECT
     about = f" ({t.what})" if t.what else ""
-    cr.detail = f"{len(bad)} of {len(ts)} cases failed; {t.name}{about}: {t.detail}"
+    word = "" if t.status is Status.INCORRECT else f"{t.status.value}: "  # a row's detail says what differs
+    cr.detail = f"{len(bad)} of {len(ts)} cases failed; {t.name}{about}: {word}{t.detail}"

@@ -302,7 +302,8 @@ def _verdict(
     if raw.rc == 2:
         return Status.HARNESS_ERROR, "the driver refused the rubric's arguments: " + log_line(raw.log, 1)
     if raw.rc not in (0, 1):
-        return Status.CRASH, f"{exit_text(raw.rc)}: {log_line(raw.log, -1)}"
+        last = log_line(raw.log, -1)
+        return Status.CRASH, exit_text(raw.rc) + (f": {last}" if last else "")
     if raw.from_journal:
         return Status.CRASH, "the run ended before writing its CSV (rows from its journal)"
     if unwritten:
