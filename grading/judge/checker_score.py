@@ -90,7 +90,10 @@ def _status(g: VersionGrade, cases: list[CaseResult], static_findings: Sequence[
     bad_kernels = [k for c in cases for k in c.kernels if not k.allowed]
     first = next((c for c in visible if c.status is not Status.CORRECT), None)
     hfail = next((c for c in hidden if c.status is not Status.CORRECT), None)
-    if static_findings or bad_kernels:
+    not_own = next((c for c in cases if c.status is Status.NOT_OWN_WORK), None)
+    if not_own is not None and not static_findings and not bad_kernels:
+        g.status, g.detail = Status.NOT_OWN_WORK, not_own.detail
+    elif static_findings or bad_kernels:
         g.status = Status.NOT_OWN_WORK
         if bad_kernels:
             k = bad_kernels[0]
@@ -101,6 +104,8 @@ def _status(g: VersionGrade, cases: list[CaseResult], static_findings: Sequence[
                 g.status = Status.REFUSED
     elif first is not None:
         g.status, g.detail = first.status, (f"{first.name}: {first.detail}" if len(visible) > 1 else first.detail)
+    elif hfail is not None and hfail.status in (Status.HARNESS_ERROR, Status.NOT_GRADABLE):
+        g.status, g.detail = hfail.status, f"hidden case '{hfail.name}': {hfail.status.value}"
     elif hfail is not None:
         g.status = Status.HIDDEN_FAILED
         g.visibility = hfail.visibility
@@ -150,16 +155,21 @@ def point_at_building_blocks(grades: list[VersionGrade], rules: list[VersionRule
     requires after its own, the first) is the own exercise of another version that fails too says
     so, naming that version, so that a compaction given an inclusive scan points at the scan. The
     version is still graded with the student's building block (its own code calls it)."""
-    own = {r.requires[0]: r for r in rules if r.requires}
+
+    def exercise(rule: VersionRule, ex: str) -> str:  # "sub/ex", as the rubric's requires may write it
+        return ex if "/" in ex else f"{rule.subproject}/{ex}"
+
+    own = {exercise(r, r.requires[0]): r for r in rules if r.requires}
     by_key = {g.key: g for g in grades}
     for rule in rules:
         g = by_key.get(rule.key)
         if g is None or g.status not in FAILED:
             continue
+        blocks = [own.get(exercise(rule, ex)) for ex in rule.requires[1:]]
         blamed = [
-            f"{own[ex].version} ({by_key[own[ex].key].status.value})"
-            for ex in rule.requires[1:]
-            if ex in own and own[ex].key in by_key and by_key[own[ex].key].status in FAILED
+            f"{b.version} ({by_key[b.key].status.value})"
+            for b in blocks
+            if b is not None and b.key in by_key and by_key[b.key].status in FAILED
         ]
         if blamed:
             g.detail = f"builds on {', '.join(blamed)}, which fails too: look there first. {g.detail}"

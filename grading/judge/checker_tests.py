@@ -119,11 +119,18 @@ def row_status(row: dict[str, str]) -> tuple[Status | None, str]:
     return None, detail
 
 
+# The rows that are a check of an output (the headline row, the batch pipeline's, the streamed
+# frames', the hypotheses'): the others (stages, phases, per-file times, kernels, from_vector) time
+# what a headline row already checked, and some pass unconditionally.
+CHECKED_KINDS = ("version", "batch", "streams", "hypotheses", "end_to_end")
+
+
 def tests_of(rows: list[dict[str, str]], version: str, rubric: Rubric | None) -> dict[str, TestResult]:
-    """The tests a run's rows decide, in row order: a test fails when any of its rows fails."""
+    """The tests a run's rows decide, in row order: a test fails when any of its rows fails (a
+    failed row of another kind fails the test of its size)."""
     out: dict[str, TestResult] = {}
     for r in rows:
-        if r.get("version") != version or r.get("kind") == "meta":
+        if r.get("version") != version or r.get("kind") not in CHECKED_KINDS:
             continue
         st, detail = row_status(r)
         if st is None:
@@ -134,6 +141,14 @@ def tests_of(rows: list[dict[str, str]], version: str, rubric: Rubric | None) ->
             out[name] = TestResult(name=name, status=st, detail=detail, what=what(name), weight=weight(name, rubric))
         elif t.status is Status.CORRECT and st is not Status.CORRECT:
             t.status, t.detail = st, detail
+    for r in rows:  # a failed row of another kind (a stage, a phase) fails the test of its size
+        if r.get("version") != version or r.get("kind") in CHECKED_KINDS or r.get("kind") == "meta":
+            continue
+        st, detail = row_status(r)
+        n = r.get("n") or ""
+        for t in out.values():
+            if st is Status.INCORRECT and t.status is Status.CORRECT and n.isdigit() and row_n(t.name) == int(n):
+                t.status, t.detail = st, f"{r.get('kind')} row: {detail}"
     return out
 
 

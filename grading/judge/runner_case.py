@@ -55,12 +55,13 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
             break
         have = {tests.row_n(n) for n in list(done) + list(charged)}
         remaining = [s for s in pending if tests.size_value(s) not in have]
-        if last.status in ENDED_EARLY and remaining:
+        ended = ended_early(raw, step)
+        if ended is not None and remaining:
             culprit = remaining.pop(0)
             name = _name_of(tests.size_value(culprit), expected, case.args)
-            detail = last.detail  # the test's name says the size
-            charged[name] = TestResult(name, last.status, detail, tests.what(name), tests.weight(name, rubric))
-            timeouts += last.status is Status.TIMEOUT
+            st, detail = ended  # the test's name says the size
+            charged[name] = TestResult(name, st, detail, tests.what(name), tests.weight(name, rubric))
+            timeouts += st is Status.TIMEOUT
         elif not tests.not_run(raw.rows, spec.version):
             break  # the process checked every size it was given
         if not remaining or timeouts >= MAX_TIMEOUTS or len(out.evidence) > len(found[1]):
@@ -72,6 +73,18 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
     cr.tests = _assemble(done, charged, expected, last, rubric)
     _case_status(cr, first, last)
     return out
+
+
+def ended_early(raw: run.RawRun, step: run.RunSpec) -> tuple[Status, str] | None:
+    """How a process ended before its driver finished, whatever rows it had failed before: killed
+    by the grader (time, memory, processes), by a signal, or an exit that is neither the driver's
+    0 nor its 1 (2: it refused the arguments, which is not a size's fault); None otherwise."""
+    killed = run._killed(raw, step, 0)
+    if killed is not None:
+        return killed
+    if raw.rc not in (0, 1, 2):
+        return Status.CRASH, run.exit_text(raw.rc)
+    return None
 
 
 def _name_of(n: int | None, expected: list[str] | None, args: list[str]) -> str:

@@ -234,12 +234,13 @@ def run_version(
         if meta_out is not None and not meta_out:
             meta_out.update(measured_ceilings(done.rows))
         out_of_process_check(cr, done.evidence, rule.version, ref, evidence_out)
-        timed = run.timed_row(done.rows, rule.version, rule)
+        timed = run.timed_row(done.rows, rule.version, rule) if not case.hidden else None  # a hidden size stays hidden
         if timed is not None and any(t.name == checks.label(timed) and t.status is Status.CORRECT for t in cr.tests):
             cr.timed_ms, cr.timed_case = float(timed["median_ms"]), run.case_label(timed)
-        if spec.recorder and cr.status not in (Status.TIMEOUT, Status.MEMORY_LIMIT, Status.NOT_GRADABLE):
+        passed = cr.status is Status.CORRECT or any(t.status is Status.CORRECT for t in cr.tests)
+        if spec.recorder and passed:  # what ran, wherever some test earns points
             log = merged_kernel_log(done.kernel_logs)
-            if log is None and cr.status is Status.CORRECT and gpu_rows(done.rows, rule.version):
+            if log is None and gpu_rows(done.rows, rule.version):
                 cr.status, cr.detail = Status.HARNESS_ERROR, "the kernel recorder left no record of this run"
             elif log:
                 cr.kernels = kernels.classify(
@@ -413,7 +414,9 @@ def out_of_process_check(
 def host_work(cr: CaseResult, ref: dict[str, Any] | None, rows: list[dict[str, str]], version: str) -> None:
     """A case the reference solves with kernels of its own and the student's run solves with none
     (copied to the host, computed there, copied back): not the version's own GPU work."""
-    if not ref or not ref.get("own_kernels") or cr.status is not Status.CORRECT:
+    if not ref or not ref.get("own_kernels"):
+        return
+    if cr.status is not Status.CORRECT and not any(t.status is Status.CORRECT for t in cr.tests):
         return
     if any(k.owner == "own" for k in cr.kernels):
         return

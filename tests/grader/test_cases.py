@@ -263,3 +263,48 @@ def test_a_hidden_cases_tests_show_neither_sizes_nor_details():
     ]
     for text in texts:
         assert "131083" not in text and "got 3" not in text, text
+
+
+def test_a_crash_after_a_failed_size_is_still_charged_to_its_own_size(tmp_path):
+    """A size fails, the next crashes with a shell's exit status (what bubblewrap reports): the
+    crash is charged to that size and the rest run again."""
+    exe = driver(
+        tmp_path,
+        '  if [ "$n" = 0 ]; then row $n fail "element 0: got 1 expected 0"; continue; fi\n'
+        '  if [ "$n" = 1 ]; then exit 139; fi\n  row $n pass ""',
+    )
+    cr = runner_case.run_case(spec(tmp_path, exe), CASE, None).result
+    st = {t.name: t.status for t in cr.tests}
+    assert cr.runs == 2 and st["n=1"] is Status.CRASH and st["n=0 op=scan"] is Status.INCORRECT
+    assert sum(s is Status.CORRECT for s in st.values()) == 3
+
+
+def test_a_case_not_its_own_work_is_never_paid_as_a_partial_one():
+    from judge.model import CaseResult, TestResult
+
+    rule = VersionRule("sc", "v", "d", 4, 2, [], [], [Case("visible", [], timed=True), Case("secret", [], hidden=True)])
+    ok = [TestResult("n=9", Status.CORRECT)]
+    cases = [
+        CaseResult("visible", False, Status.CORRECT, tests=ok),
+        CaseResult("secret", True, Status.NOT_OWN_WORK, detail="no kernel of its own ran", tests=ok),
+    ]
+    g = score.grade_version(rule, cases, Rubric("r", "x", Limits(), 0.8, 0.25, ()), None)
+    assert g.status is Status.NOT_OWN_WORK and g.points == 0
+    cases[1].status = Status.HARNESS_ERROR
+    g = score.grade_version(rule, cases, Rubric("r", "x", Limits(), 0.8, 0.25, ()), None)
+    assert g.status is Status.HARNESS_ERROR and g.points == 0
+
+
+def test_a_building_block_is_looked_up_in_its_own_subproject():
+    rules = [
+        VersionRule("ndt_graph", "v1_naive", "d", 3, 1, ["v1_naive"], [], []),
+        VersionRule("sc", "scan_naive", "d", 4, 1, ["v1_naive"], [], []),
+        VersionRule("sc", "compact_naive", "d", 2, 0, ["compact_map_scan_scatter", "v1_naive"], [], []),
+    ]
+    grades = [
+        score.VersionGrade("ndt_graph", "v1_naive", Status.INCORRECT, "x", 0, 3, 0, 1),
+        score.VersionGrade("sc", "scan_naive", Status.CORRECT, "ok", 4, 4, 1, 1),
+        score.VersionGrade("sc", "compact_naive", Status.INCORRECT, "kept count 9", 0, 2, 0, 0),
+    ]
+    score.point_at_building_blocks(grades, rules)
+    assert grades[2].detail == "kept count 9"  # ndt_graph's v1_naive is another exercise
