@@ -145,10 +145,13 @@ def shown_tests(g: VersionGrade) -> list[tuple[str, TestResult, float, float]]:
     version earned points at all."""
     tests = [(c, t) for c in g.cases for t in c.tests]
     total = sum(t.weight for _, t in tests)
+    earned = sum(t.weight for _, t in tests if t.status is Status.CORRECT)
     out = []
     for k, (c, t) in enumerate(tests, 1):
         top = round(g.points_correct_max * t.weight / total, 2) if total else 0.0
-        got = top if t.status is Status.CORRECT and g.points_correct > 0 else 0.0
+        # the version's correctness points (after a memcheck deduction, if any) over its passed tests
+        share = g.points_correct * t.weight / earned if earned else 0.0
+        got = round(share, 2) if t.status is Status.CORRECT and g.points_correct > 0 else 0.0
         if c.hidden and c.visibility != "visible":
             name = f"hidden case '{c.name}', test {k}"
         else:

@@ -295,7 +295,7 @@ def memcheck_versions(job: Job, prep: Prepared, work: str, env: dict[str, str], 
             found = memcheck.errors(Path(raw.log).read_text(encoding="utf-8", errors="replace"))
         except OSError:
             continue
-        size = small[(checks.size_list(list(small)) or (0, ["?"]))[0]]
+        size = ((checks.size_list(list(small)) or (0, ["?"]))[1] or ["?"])[0]
         for rule in rules:
             own = job.own_files(rule)
             mine = [e for e in found if e.source.rsplit(":", 1)[0] in own]
@@ -355,7 +355,7 @@ def retime(
         return None
     spec = case_spec(job, rule, drivers, workdir, env, i, ref_cases.get(rule.cases[i].name))
     sizes = checks.size_list(spec.args)
-    largest = max(sizes[1], key=lambda t: checks.size_value(t) or -1) if sizes else None
+    largest = max(sizes[1], key=lambda t: checks.size_value(t) or -1) if sizes and sizes[1] else None
     spec = dataclasses.replace(  # the timed row is the largest size's: that size alone
         spec,
         args=checks.with_sizes(spec.args, [largest]) if largest else spec.args,
@@ -480,7 +480,9 @@ def reference_record(
         spread = {}
         if rule.speed and timed is not None and status is Status.CORRECT:
             runs = [timed.timed_ms] + [t for t in (retime(job, rule, drivers, workdir, env, {}) for _ in range(2)) if t]
-            spread[timed.name] = (sorted(runs)[len(runs) // 2], round(max(runs) / min(runs) - 1, 3), runs)
+            runs = [t for t in runs if t > 0]
+            if runs:
+                spread[timed.name] = (sorted(runs)[len(runs) // 2], round(max(runs) / min(runs) - 1, 3), runs)
         # the harness's kernels: what the reference ran, less the kernels of the solution's exercise
         # regions (its own; a student's run of them means it ran the instructor's code)
         mangled = sorted(
