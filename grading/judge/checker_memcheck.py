@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from . import checker_tests as tests
 
 MODES = ("off", "warning", "points")
-_SUMMARY = re.compile(r"=+ ERROR SUMMARY: (\d+) errors?")
 _ERROR = re.compile(r"^=+ (Invalid .+|Out-of-range .+|Misaligned .+|Program hit .+|Malloc/Free error.+)$")
 _TREE = re.compile(r"(?:^|/)((?:stream_compaction|nbody|ground_seg|ndt_graph|common)/.+)$")
 _AT = re.compile(r"^=+\s+at (.+?)(?:\+0x[0-9a-f]+)? in (.+)$")
@@ -80,27 +79,3 @@ def errors(log: str) -> list[MemError]:
 def summary(found: list[MemError], size: str) -> str:
     """A version's memcheck line: how many errors at which size, and the first."""
     return f"{len(found)} memory errors at n={size}: {found[0]}" if found else ""
-
-
-def parse(log: str, root: str = "") -> tuple[int, str]:
-    """(error count, the first error with its kernel and source line) from memcheck's output; the
-    source path is shown relative to `root` (the student's tree) where it is under it."""
-    m = _SUMMARY.findall(log)
-    count = int(m[-1]) if m else 0
-    first, where = "", ""
-    for line in log.split("\n"):
-        e = _ERROR.match(line.strip())
-        if e and not first:
-            first = e.group(1).strip()
-            continue
-        a = _AT.match(line.strip())
-        if first and a and not where:
-            src = a.group(2).strip()
-            if root and src.startswith(root.rstrip("/") + "/"):
-                src = src[len(root.rstrip("/")) + 1 :]
-            else:  # the tree's own path is the grader's: from the sub-project folder on
-                m2 = _TREE.search(src)
-                src = m2.group(1) if m2 else os.path.basename(src)
-            where = f" at {a.group(1).strip()} in {src}"
-            break
-    return count, (first + where) if first else ""

@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from judge.rubric import Case, Rubric
 
 MAX_TIMEOUTS = 2
-ENDED_EARLY = (Status.CRASH, Status.TIMEOUT, Status.MEMORY_LIMIT)
 
 
 @dataclass
@@ -39,7 +38,7 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
     )
     done: dict[str, TestResult] = {}
     charged: dict[str, TestResult] = {}
-    timeouts, first, last, seconds = 0, None, None, 0.0
+    timeouts, first, last, seconds, ended = 0, None, None, 0.0, None
     args = list(case.args)
     while True:
         step = dataclasses.replace(spec, args=args, name=spec.name + (f".{len(out.evidence)}" if out.evidence else ""))
@@ -55,10 +54,10 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
             break
         have = {tests.row_n(n) for n in list(done) + list(charged)}
         remaining = [s for s in pending if tests.size_value(s) not in have]
-        ended = ended_early(raw, step)
+        ended = ended_early(raw, step)  # the last process's, for the tests it never reached too
         if ended is not None and remaining:
             culprit = remaining.pop(0)
-            name = _name_of(tests.size_value(culprit), expected, case.args)
+            name = _name_of(tests.size_value(culprit), expected)
             st, detail = ended  # the test's name says the size
             charged[name] = TestResult(name, st, detail, tests.what(name), tests.weight(name, rubric))
             timeouts += st is Status.TIMEOUT
@@ -70,7 +69,7 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
     cr = out.result
     cr.runs, cr.seconds = len(out.evidence), round(seconds, 2)
     cr.command, cr.log = first.command, first.log
-    cr.tests = _assemble(done, charged, expected, last, rubric)
+    cr.tests = _assemble(done, charged, expected, ended, rubric)
     _case_status(cr, first, last)
     return out
 
@@ -87,7 +86,7 @@ def ended_early(raw: run.RawRun, step: run.RunSpec) -> tuple[Status, str] | None
     return None
 
 
-def _name_of(n: int | None, expected: list[str] | None, args: list[str]) -> str:
+def _name_of(n: int | None, expected: list[str] | None) -> str:
     """The test name of size n: the reference's test of that size where there is one."""
     for name in expected or []:
         if tests.row_n(name) == n:
@@ -99,7 +98,7 @@ def _assemble(
     done: dict[str, TestResult],
     charged: dict[str, TestResult],
     expected: list[str] | None,
-    last: CaseResult,
+    ended: tuple[Status, str] | None,
     rubric: Rubric | None,
 ) -> list[TestResult]:
     """The case's tests in the reference's order: what the rows said, what a process that ended on
@@ -111,12 +110,11 @@ def _assemble(
     for name in expected:
         t = got.get(name)
         if t is None:
-            why = (
-                f"not run: the process ended ({last.status.value}: {last.detail})"
-                if last.status in ENDED_EARLY
-                else ("not run: the driver wrote no row for it")
+            st, why = (
+                (ended[0], f"not run: the process ended ({ended[0].value}: {ended[1]})")
+                if ended
+                else (Status.INCORRECT, "not run: the driver wrote no row for it")
             )
-            st = last.status if last.status in ENDED_EARLY else Status.INCORRECT
             t = TestResult(name, st, why, tests.what(name), tests.weight(name, rubric))
         out.append(t)
     return out
