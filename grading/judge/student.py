@@ -346,10 +346,11 @@ def case_spec(
 
 def retime(
     job: Job, rule: VersionRule, drivers: dict[str, str], workdir: str, env: dict[str, str], ref_cases: dict
-) -> float | None:
-    """The timed case of a version run once more (its largest size alone where it has a size list,
-    no recorder: the time alone), its timed row's median where that row passed; None where it did
-    not or there is no timed case."""
+) -> tuple[float, str] | None:
+    """The timed case of a version run once more, its largest size alone where it has a size list,
+    as every graded run is (the recorder injected: a run cannot tell it is a re-timing): its timed
+    row's median and label where that row passed and, against a reference record, where the run's evidence
+    of that row matches the reference's (checker_evidence); None otherwise."""
     i = next((k for k, c in enumerate(rule.cases) if c.timed), None)
     if i is None:
         return None
@@ -360,11 +361,17 @@ def retime(
         spec,
         args=checks.with_sizes(spec.args, [largest]) if largest else spec.args,
         name=f"{rule.subproject}.{rule.version}.{i}.retime",
-        recorder="",
     )
     raw = run.execute(spec)
     t = run.timed_row(raw.rows, rule.version, rule)
-    return float(t["median_ms"]) if t is not None and not raw.timed_out and raw.rc in (0, 1) else None
+    if t is None or raw.timed_out or raw.rc not in (0, 1):
+        return None
+    label = checks.label(t)
+    ref = ref_cases.get(rule.cases[i].name) or {}
+    mine = {k: v for k, v in ref.get("evidence", {}).items() if checks.matches(k.split("\t", 1)[1], label)}
+    if evidence.mismatches([(raw.evidence, raw.evidence_overflow)], mine):
+        return None  # its output was not the reference's: its time does not count
+    return float(t["median_ms"]), run.case_label(t)
 
 
 def merged_kernel_log(paths: list[str]) -> list[tuple[str, int]] | None:
@@ -479,8 +486,8 @@ def reference_record(
         timed = next((c for c in cases if c.timed_ms is not None and c.name in score.timed_case_names(rule)), None)
         spread = {}
         if rule.speed and timed is not None and status is Status.CORRECT:
-            runs = [timed.timed_ms] + [t for t in (retime(job, rule, drivers, workdir, env, {}) for _ in range(2)) if t]
-            runs = [t for t in runs if t > 0]
+            again = [retime(job, rule, drivers, workdir, env, {}) for _ in range(2)]
+            runs = [t for t in [timed.timed_ms] + [a[0] for a in again if a] if t > 0]
             if runs:
                 spread[timed.name] = (sorted(runs)[len(runs) // 2], round(max(runs) / min(runs) - 1, 3), runs)
         # the harness's kernels: what the reference ran, less the kernels of the solution's exercise
@@ -737,10 +744,10 @@ def second_try(
         return g
     again = retime(job, rule, prep.build.drivers, work, env, ref.get("cases", {}))
     timed = next((c for c in cases if c.timed_ms is not None and c.timed_case == g.timed_case), None)
-    if again is None or timed is None:
+    if again is None or timed is None or again[1] != timed.timed_case:  # the same row, or no second try
         return g
-    if again < timed.timed_ms:
-        timed.timed_ms = again
+    if again[0] < timed.timed_ms:
+        timed.timed_ms = again[0]
         g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))
     g.speed_note = (g.speed_note + "; " if g.speed_note else "") + "timed twice, the faster counted"
     return g
