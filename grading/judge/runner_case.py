@@ -10,6 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from . import checker_kernels as kernels
 from . import checker_tests as tests
 from . import runner_run as run
 from .model import CaseResult, Status, TestResult
@@ -39,6 +40,7 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
     done: dict[str, TestResult] = {}
     charged: dict[str, TestResult] = {}
     timeouts, first, last, seconds, ended = 0, None, None, 0.0, None
+    unrecorded: list[str] = []  # sizes passed in a process that ended before its kernel record was written
     args = list(case.args)
     while True:
         step = dataclasses.replace(spec, args=args, name=spec.name + (f".{len(out.evidence)}" if out.evidence else ""))
@@ -49,7 +51,11 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
         out.evidence.append((raw.evidence, raw.evidence_overflow))
         out.kernel_logs.append(raw.kernel_log)
         for name, t in tests.tests_of(raw.rows, spec.version, rubric).items():
-            done.setdefault(name, t)
+            if name in done:
+                continue
+            done[name] = t
+            if spec.recorder and t.status is Status.CORRECT and kernels.read_log(raw.kernel_log) is None:
+                unrecorded.append(name)
         if pending is None:
             break
         have = {tests.row_n(n) for n in list(done) + list(charged)}
@@ -66,12 +72,59 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
         if not remaining or timeouts >= MAX_TIMEOUTS or len(out.evidence) > len(found[1]):
             break
         pending, args = remaining, tests.with_sizes(case.args, remaining)
+    seconds += _record_passed(spec, case, rubric, unrecorded, done, out)
     cr = out.result
     cr.runs, cr.seconds = len(out.evidence), round(seconds, 2)
     cr.command, cr.log = first.command, first.log
     cr.tests = _assemble(done, charged, expected, ended, rubric)
     _case_status(cr, first, last)
     return out
+
+
+def _record_passed(
+    spec: run.RunSpec,
+    case: Case,
+    rubric: Rubric | None,
+    names: list[str],
+    done: dict[str, TestResult],
+    out: CaseRun,
+) -> float:
+    """Tests that passed in a process which then crashed (or was killed) before the kernel recorder
+    wrote what ran: what earns points must show its own work, so their sizes run once more in a
+    fresh process whose record stands for them. When that process leaves no record, or does not
+    pass them again, they fail with the reason; its rows and evidence are not graded again (the
+    first run's are). Returns the seconds it took."""
+    if not names:
+        return 0.0
+    found = [tests.row_n(name) for name in names]
+    sizes = sorted({n for n in found if n is not None})
+    raw = None
+    whole = tests.size_list(case.args) is None  # a named case: the whole of it again
+    if whole or (sizes and None not in found):
+        args = list(case.args) if whole else tests.with_sizes(case.args, [str(n) for n in sizes])
+        step = dataclasses.replace(spec, args=args, name=spec.name + ".record")
+        raw = run.execute(step)
+        again = tests.tests_of(raw.rows, spec.version, rubric)
+        if kernels.read_log(raw.kernel_log) is not None and all(
+            again.get(name) is not None and again[name].status is Status.CORRECT for name in names
+        ):
+            out.kernel_logs.append(raw.kernel_log)
+            return raw.seconds
+        ended = ended_early(raw, step)
+        how = f"{ended[0].value}: {ended[1]}" if ended else "it did not pass them again"
+        why = f"a rerun of the passed sizes to record what ran left no record ({how})"
+    else:
+        why = "a test without a size cannot be rerun alone"
+    for name in names:
+        t = done[name]
+        done[name] = TestResult(
+            name,
+            Status.CRASH,
+            "passed, but its process ended before the kernel recorder wrote what ran, and " + why,
+            t.what,
+            t.weight,
+        )
+    return raw.seconds if raw is not None else 0.0
 
 
 def ended_early(raw: run.RawRun, step: run.RunSpec) -> tuple[Status, str] | None:

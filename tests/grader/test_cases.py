@@ -3,6 +3,7 @@ a test with its own weight; a process that ends on a size is charged to that siz
 after it run again in a fresh process; a version earns the share of its points its passed tests
 weigh, and its speed where its timed size passed. A stand-in driver plays the student."""
 
+import dataclasses
 import os
 import stat
 
@@ -140,6 +141,25 @@ def test_a_hang_is_charged_to_its_size_and_timeouts_are_capped(tmp_path):
     cr = runner_case.run_case(spec(tmp_path, exe, limit=2), many, None, expected).result
     last = cr.tests[-1]
     assert last.status is Status.TIMEOUT and last.detail.startswith("not run: the process ended (timeout: "), last
+
+
+def test_tests_passed_before_a_crash_need_a_record_of_what_ran(tmp_path):
+    """The kernel recorder writes at exit: a process that passed sizes and then crashed left no
+    record, so those sizes run again in a fresh process whose record stands for them; a run that
+    crashes every time (after its rows) earns nothing unrecorded."""
+    record = '[ "$text" = "${sizes##*,}" ] && [ -n "$COURSE_KERNEL_LOG" ] && printf "# record\\n3\\t10\\tmine\\n" > "$COURSE_KERNEL_LOG"'
+    exe = driver(tmp_path, f'  if [ "$n" = 1000 ]; then kill -SEGV $$; fi\n  row $n pass ""\n  {record}')
+    sp = dataclasses.replace(spec(tmp_path, exe), recorder=str(exe))
+    done = runner_case.run_case(sp, CASE, None)
+    st = {t.name: t.status for t in done.result.tests}
+    assert st == {**{f"n={n} op=scan": Status.CORRECT for n in (0, 1, 31, 4096)}, "n=1000": Status.CRASH}, st
+    logs = [runner_case.kernels.read_log(p) for p in done.kernel_logs]
+    assert logs[0] is None and logs[-1] == [("mine", 3)] and len(logs) == 3  # crashed, resumed, the record run
+    # a process that always dies after its rows: nothing it passed is shown to be its own work
+    exe = driver(tmp_path, f'  row $n pass ""\n  [ "$n" = 4096 ] && kill -SEGV $$\n  true')
+    done = runner_case.run_case(dataclasses.replace(spec(tmp_path, exe), recorder=str(exe)), CASE, None)
+    assert all(t.status is Status.CRASH for t in done.result.tests), done.result.tests
+    assert "left no record (crash: killed by signal SIGSEGV" in done.result.tests[0].detail
 
 
 def test_points_follow_the_tests_and_speed_the_timed_size(tmp_path):
