@@ -59,6 +59,11 @@ class MemError:
         return f"{self.what} at {self.kernel} in {self.source}"
 
 
+def finished(log: str) -> bool:
+    """Whether compute-sanitizer ran the program to its end: it prints its error summary last."""
+    return "ERROR SUMMARY:" in log
+
+
 def errors(log: str) -> list[MemError]:
     """Every error memcheck printed (its first frame: the kernel and the source line)."""
     out, what = [], ""

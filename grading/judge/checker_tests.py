@@ -76,10 +76,18 @@ def row_n(name: str) -> int | None:
 
 
 def what(name: str) -> str:
-    """What a test checks, from its size: the edge cases a careful TA looks at first."""
+    """What a test checks, from its size and input: the edge cases a careful TA looks at first."""
     n = row_n(name)
     if n is None:
         return ""
+    tokens = name.split()
+    fill = {
+        "fill=zeros": "every element 0: a compaction keeps none, a sort's keys are all equal",
+        "fill=nonzero": "no element 0: a compaction keeps every element",
+    }
+    for tok, text in fill.items():
+        if tok in tokens:
+            return text
     if n == 0:
         return "an empty input"
     if n == 1:
@@ -169,8 +177,9 @@ def matches(key: str, name: str) -> bool:
 
 
 def is_edge(name: str) -> bool:
-    """An empty input or one element: a test of a guard, not of the algorithm."""
-    return row_n(name) in (0, 1)
+    """An empty input, one element or an input of zeros: a test of a guard, not of the algorithm
+    (a body that writes zeros passes them all)."""
+    return row_n(name) in (0, 1) or "fill=zeros" in name.split()
 
 
 def fraction(tests: list[TestResult]) -> float:

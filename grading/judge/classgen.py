@@ -533,7 +533,7 @@ REALISTIC = {
             "  int* tmp = scratch.here().as<int>(n);  // no n == 0 guard: a launch of zero blocks",
             "  const int threads = block;",
             *_V1_LOOP,
-            "  const unsigned grid = grid_for(n, block);",
+            "  const unsigned grid = static_cast<unsigned>((n + threads - 1) / threads);  // 0 at n = 0",
             "  shift_right_kernel<<<grid, threads, 0, stream>>>(n, src, in);",
             "  CUDA_CHECK_LAST();",
             *_V1_STEPS,

@@ -126,6 +126,8 @@ def _version_rule(
         cases.append(Case("timed", list(speed_args), timed=True))
     else:
         cases[0].timed = True
+    for i, e in enumerate(conf.get("cases", [])):
+        cases.extend(named_case(path, sub, name, i, e, own_args="args" in vconf))
     for i, h in enumerate(conf.get("hidden", [])):
         cases.extend(hidden_case(path, sub, name, i, h, secret, own_args="args" in vconf))
     return VersionRule(
@@ -148,8 +150,14 @@ def _subproject_rules(path: str, sub: str, conf: dict[str, Any], secret: str) ->
         raise RubricError(f"{path}: [{sub}]: not a sub-project (known: {', '.join(SUBPROJECTS)})")
     if "driver" not in conf:
         raise RubricError(f"{path}: [{sub}]: no driver")
-    if not isinstance(conf.get("hidden", []), list):
-        raise RubricError(f"{path}: [{sub}.hidden] must be an array of tables ([[{sub}.hidden]])")
+    for table in ("hidden", "cases"):
+        if not isinstance(conf.get(table, []), list) or not all(isinstance(t, dict) for t in conf.get(table, [])):
+            raise RubricError(f"{path}: [{sub}.{table}] must be an array of tables ([[{sub}.{table}]])")
+        names = {k for k, v in conf.items() if isinstance(v, dict)}
+        for t in conf.get(table, []):
+            unknown = sorted(set(t.get("versions") or []) - names)
+            if unknown:
+                raise RubricError(f"{path}: [[{sub}.{table}]] '{t.get('name', '?')}': no version {', '.join(unknown)}")
     return [
         _version_rule(path, sub, conf, name, vconf, secret) for name, vconf in conf.items() if isinstance(vconf, dict)
     ]
@@ -227,17 +235,36 @@ def _case_weights(path: str, conf: object) -> dict[str, float]:
     return out
 
 
+def _applies(h: dict[str, Any], version: str, own_args: bool) -> bool:
+    """Whether a named or hidden case is one of the version's: a case runs the sub-project's driver
+    arguments, so a version with its own arguments takes it only when the case names it in
+    `versions`."""
+    only = h.get("versions")
+    if only is not None:
+        return version in only
+    return not own_args
+
+
+def named_case(path: str, sub: str, version: str, index: int, e: dict[str, Any], own_args: bool) -> list[Case]:
+    """A visible case of its own ([[sub.cases]]: a name and the driver's arguments, such as an edge
+    input), run after the visible case whatever it gave; nothing where it does not apply."""
+    if not _applies(e, version, own_args):
+        return []
+    name = e.get("name")
+    if not name or not isinstance(name, str):
+        raise RubricError(f"{path}: [[{sub}.cases]] number {index + 1}: no name")
+    if not e.get("args"):
+        raise RubricError(f"{path}: [[{sub}.cases]] '{name}': no args")
+    return [Case(name, [str(a) for a in e["args"]])]
+
+
 def hidden_case(
     path: str, sub: str, version: str, index: int, h: dict[str, Any], secret: str, own_args: bool
 ) -> list[Case]:
-    """The hidden case h for one version, or nothing when it does not apply to the version (a
-    hidden case runs the sub-project's driver arguments; a version with its own arguments takes
-    it only when the case names it in `versions`)."""
+    """The hidden case h for one version, or nothing when it does not apply to the version
+    (_applies)."""
     name = h.get("name") or f"hidden {index + 1}"
-    only = h.get("versions")
-    if only is not None and version not in only:
-        return []
-    if only is None and own_args:
+    if not _applies(h, version, own_args):
         return []
     vis = h.get("visibility", "hidden")
     if vis not in VISIBILITIES:

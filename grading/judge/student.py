@@ -263,14 +263,23 @@ def run_version(
     return results
 
 
-def memcheck_versions(job: Job, prep: Prepared, work: str, env: dict[str, str], grades: list[VersionGrade]) -> None:
+def memcheck_versions(
+    job: Job,
+    prep: Prepared,
+    work: str,
+    env: dict[str, str],
+    grades: list[VersionGrade],
+    progress: Callable[[str], None] = print,
+) -> list[str]:
     """The GPU versions that ran kernels of their own, under compute-sanitizer's memcheck at one
     small size, in the sandbox: one run per driver and arguments (--version a,b,...: a student pays
     one instrumented start a sub-project, not one a version). Each error goes to the versions whose
-    own files hold its kernel's source line (checker_memcheck); the rubric says what it costs."""
+    own files hold its kernel's source line (checker_memcheck); the rubric says what it costs.
+    Returns the report's notes: a memcheck run that did not finish is said, never taken as clean."""
     tool = memcheck.tool()
     if not tool or job.rubric.memcheck == "off" or env.get("COURSE_GRADER_GPU") != "1":
-        return
+        return []
+    notes = []
     by_key = {g.key: g for g in grades}
     groups: dict[tuple[str, tuple[str, ...]], list[VersionRule]] = {}
     for rule in job.rules:
@@ -295,16 +304,25 @@ def memcheck_versions(job: Job, prep: Prepared, work: str, env: dict[str, str], 
             wrapper=memcheck.wrapper(tool),
         )
         raw = run.execute(spec)
-        try:
-            found = memcheck.errors(Path(raw.log).read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            continue
+        names = ", ".join(r.version for r in rules)
         size = ((checks.size_list(list(small)) or (0, ["?"]))[1] or ["?"])[0]
+        try:
+            text = Path(raw.log).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        if not memcheck.finished(text) or raw.timed_out:
+            why = (run._killed(raw, spec, 0) or (None, ""))[1] or run.log_line(raw.log, -1) or run.exit_text(raw.rc)
+            notes.append(f"memcheck of {names} at n={size} did not finish ({why}): their memory was not checked")
+            progress(f"[grade] {prep.name}: {notes[-1]}")
+            continue
+        found = memcheck.errors(text)
+        progress(f"[grade] {prep.name}: memcheck of {names} at n={size}: {len(found)} errors ({raw.seconds:.1f} s)")
         for rule in rules:
             own = job.own_files(rule)
             mine = [e for e in found if e.source.rsplit(":", 1)[0] in own]
             if mine:
                 score.apply_memcheck(by_key[rule.key], memcheck.summary(mine, size), job.rubric)
+    return notes
 
 
 CEILINGS = ("copy_bandwidth", "fp32_fma_peak", "launch_latency")
@@ -704,9 +722,9 @@ def grade_prepared(
             + (f" {g.ms:.4g} ms" if g.ms else "")
             + (f" ({g.detail[:160]})" if g.status not in (Status.CORRECT, Status.UNWRITTEN) else "")
         )
-    memcheck_versions(job, prep, work, env, grades)
+    unchecked = memcheck_versions(job, prep, work, env, grades, progress)
     score.point_at_building_blocks(grades, job.rules)
-    notes = list(prep.splice.problems)
+    notes = list(prep.splice.problems) + unchecked
     notes += [
         f"{ex}: refused, graded as the handout's starter body: {why}" for ex, why in sorted(prep.splice.refused.items())
     ]

@@ -49,6 +49,8 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
     {"sort-cpu-max-n", "largest n timed with std::sort (bigger sorts are checked against a CPU radix sort)", true,
      "2^24"},
     {"end-to-end", "also time host->device copy + algorithm + copy back (pinned) at the largest size", false, ""},
+    {"fill", "the checked inputs: random, zeros (a compaction keeps none, a sort's keys all equal) or nonzero "
+             "(a compaction keeps every element)", true, "random"},
 };
 
 struct Context : common::Environment {
@@ -57,6 +59,7 @@ struct Context : common::Environment {
   std::unique_ptr<common::L2Flusher> flusher;
   common::BenchOptions bench;
   sc::Fresh::DeviceChecker fresh;  // --fresh-inputs: the GPU rows' inputs and checks
+  std::string fill = "random";     // --fill: what the checked inputs hold (a row's params name it)
 };
 
 std::uint64_t splitmix64(std::uint64_t& s) {
@@ -69,10 +72,15 @@ std::uint64_t splitmix64(std::uint64_t& s) {
 // Inputs: scan values in [0, 50) (the course's choice), compaction values in [0, 4) (about a
 // quarter are zeros), sort keys over the whole int32 range, negative ones included (the ranges:
 // fresh_inputs.hpp, which --fresh-inputs draws from too).
-std::vector<int> make_input(sc::Op op, std::int64_t n, std::uint64_t seed) {
+// The checked input of op at size n: random values of the op's range, or the edge a --fill names
+// (zeros: nothing kept, every key equal; nonzero: every element kept, a 0 drawn becomes 1).
+std::vector<int> make_input(sc::Op op, std::int64_t n, std::uint64_t seed, const std::string& fill = "random") {
   std::vector<int> v(n);
+  if (fill == "zeros") return v;
   std::uint64_t s = seed ^ (static_cast<std::uint64_t>(n) * 0x2545F4914F6CDD1DULL) ^ static_cast<std::uint64_t>(op);
   for (std::int64_t i = 0; i < n; ++i) v[i] = sc::Fresh::value_from_bits(op, splitmix64(s));
+  if (fill == "nonzero")
+    for (auto& x : v) x = x == 0 ? 1 : x;
   return v;
 }
 
@@ -117,8 +125,8 @@ struct SizeRun {
 
 ResultRow base_row(const Context& c, const sc::Version& v, std::int64_t n, const std::string& params,
                    const std::string& kind = "version") {
-  return common::make_row("stream_compaction", v.name, v.idea, n, params, c.device_label, common::role_name(v.role),
-                          kind);
+  const std::string p = c.fill == "random" ? params : params + " fill=" + c.fill;  // an edge input is its own test
+  return common::make_row("stream_compaction", v.name, v.idea, n, p, c.device_label, common::role_name(v.role), kind);
 }
 
 // Runs one version once on poisoned output and checks it; returns the row's status.
@@ -154,8 +162,9 @@ common::Verdict check_version(Context& c, const sc::Version& v, const SizeRun& s
   const std::int64_t valid = s.op != sc::Op::Compact ? s.n : (count >= 0 && count <= s.n ? count : 0);
   std::vector<int> record(got.begin(), got.begin() + valid);
   if (s.op == sc::Op::Compact) record.push_back(static_cast<int>(count >= 0 && count <= s.n ? count : -1));
-  common::evidence::exact(v.name, std::string(sc::op_name(s.op)) + " n=" + std::to_string(s.n), record.data(),
-                          record.size() * sizeof(int));
+  std::string key = std::string(sc::op_name(s.op)) + " n=" + std::to_string(s.n);
+  if (c.fill != "random") key += " fill=" + c.fill;  // one record per checked input
+  common::evidence::exact(v.name, key, record.data(), record.size() * sizeof(int));
   return common::Verdict::pass_if(cr.ok, cr.message);
 }
 
@@ -370,6 +379,18 @@ int run(const common::CliOptions& opt) {
   if (c.opt.was_given("sort-cpu-max-n") && std::find(ops.begin(), ops.end(), sc::Op::Sort) == ops.end() &&
       std::find(ops.begin(), ops.end(), sc::Op::SortPairs) == ops.end())
     throw common::UsageError("--sort-cpu-max-n applies to --op sort and sort-pairs, which this run does not include");
+  std::vector<std::string> fills;
+  for (const auto& f : common::split(c.opt.extra.at("fill"), ',')) {
+    if (f != "random" && f != "zeros" && f != "nonzero")
+      throw common::UsageError("--fill: unknown input '" + f + "' (random, zeros, nonzero, comma-separated)");
+    if (std::find(fills.begin(), fills.end(), f) == fills.end()) fills.push_back(f);
+  }
+  if (fills.empty()) throw common::UsageError("--fill: no input named (random, zeros, nonzero)");
+  const bool edge_fill = fills != std::vector<std::string>{"random"};
+  if (edge_fill && !c.opt.input.empty())
+    throw common::UsageError("--fill makes the checked input, --input reads it: leave out one of them");
+  if (edge_fill && c.opt.flag("block-sweep"))
+    throw common::UsageError("--block-sweep times its own random input: leave out --fill");
   if (c.opt.was_given("block-sweep-n") && !c.opt.flag("block-sweep"))
     throw common::UsageError("--block-sweep-n sizes the --block-sweep, which is not asked for");
   if (!c.opt.input.empty() && (!c.opt.sizes.empty() || c.opt.sweep))
@@ -416,9 +437,12 @@ int run(const common::CliOptions& opt) {
   common::RowList rows, stage, e2e, sweep;
   rows.push_back(common::meta_row("stream_compaction", c));
   rows.back().params = "seed=" + std::to_string(c.opt.seed);  // exact: a 64-bit seed is not a double
+  std::vector<std::pair<std::string, std::int64_t>> fill_sizes;  // each --fill at each size
+  for (const auto& f : fills)
+    for (std::int64_t n : sizes) fill_sizes.emplace_back(f, n);
   int total_steps = 0;
   for (sc::Op op : ops)
-    for (const auto* v : selected) total_steps += (v->op == op) * static_cast<int>(sizes.size());
+    for (const auto* v : selected) total_steps += (v->op == op) * static_cast<int>(fill_sizes.size());
   common::Progress progress(total_steps, "stream_compaction");
 
   for (sc::Op op : ops) {
@@ -426,9 +450,10 @@ int run(const common::CliOptions& opt) {
     for (const auto* v : selected)
       if (v->op == op) vs.push_back(v);
     if (vs.empty()) continue;
-    for (std::int64_t n : sizes) {
+    for (const auto& [fill, n] : fill_sizes) {
+      c.fill = fill;  // base_row names it in the row's params
       common::NvtxRange range((std::string(sc::op_name(op)) + " n=" + std::to_string(n)).c_str());
-      SizeRun s{op, n, file_input.empty() ? make_input(op, n, c.opt.seed) : file_input, {}, 0};
+      SizeRun s{op, n, file_input.empty() ? make_input(op, n, c.opt.seed, c.fill) : file_input, {}, 0};
       s.reference.resize(std::max<std::int64_t>(n, 1));
       s.kept = sc::reference_output(op, n, s.reference.data(), s.input.data());
 
@@ -484,6 +509,7 @@ int run(const common::CliOptions& opt) {
 
   if (c.gpu && c.opt.flag("block-sweep") && common::gpu_unusable_reason().empty()) {
     const std::int64_t n = c.opt.extra_int("block-sweep-n", 1, (std::int64_t{1} << 31) - 1);
+    c.fill = "random";
     SizeRun s{sc::Op::Scan, n, make_input(sc::Op::Scan, n, c.opt.seed), {}, 0};
     s.reference.resize(n);
     sc::Host::scan(n, s.reference.data(), s.input.data());

@@ -190,6 +190,9 @@ def flags(d: Drivers) -> None:
     case(
         "stream_compaction --block-sweep-n without --block-sweep", sc, ["--block-sweep-n", "2^20"], 2, "--block-sweep-n"
     )
+    case("stream_compaction --fill of an unknown input", sc, ["--fill", "zeros,ones"], 2, "--fill", "'ones'")
+    case("stream_compaction --fill with --input", sc, ["--input", "x.bin", "--fill", "zeros"], 2, "--fill", "--input")
+    case("stream_compaction --fill with --block-sweep", sc, ["--fill", "nonzero", "--block-sweep"], 2, "--block-sweep")
     case("stream_compaction --input with --n", sc, ["--input", "x.bin", "--n", "5"], 2, "--input")
     case("stream_compaction --input with --fresh-inputs", sc, ["--input", "x.bin", "--fresh-inputs"], 2, "--input")
     case("--fresh-inputs takes no value", sc, ["--fresh-inputs=1"], 2, "--fresh-inputs")

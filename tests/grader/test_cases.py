@@ -13,7 +13,7 @@ from judge import checker_score as score
 from judge import checker_tests as ct
 from judge import formats, runner_case
 from judge import runner_run as run
-from judge.model import Provenance, Status, StudentReport
+from judge.model import Provenance, Status, StudentReport, TestResult
 from judge.rubric import Case, Limits, Rubric, VersionRule
 
 HEADER = (
@@ -49,6 +49,13 @@ def test_a_test_says_what_it_checks_and_weighs_what_the_rubric_says():
     assert ct.what("n=1023 op=scan") == "not a power of two, around a block of 1024"
     assert ct.what("n=5000") == "not a power of two"
     assert ct.what("case=room_tutorial") == ""
+    assert ct.what("n=1000 op=compact fill=zeros").startswith("every element 0: a compaction keeps none")
+    assert ct.what("n=65541 op=compact fill=nonzero") == "no element 0: a compaction keeps every element"
+    # an input of zeros is an edge: a body that writes zeros passes it, so it earns only beside a real test
+    assert ct.is_edge("n=1000 op=compact fill=zeros") and not ct.is_edge("n=1000 op=compact fill=nonzero")
+    zeros = [TestResult(f"n={n} op=scan fill=zeros", Status.CORRECT) for n in (1000, 65541)]
+    assert ct.fraction(zeros + [TestResult("n=31 op=scan", Status.INCORRECT)]) == 0.0
+    assert ct.fraction(zeros + [TestResult("n=31 op=scan", Status.CORRECT)]) == 1.0
     rub = Rubric("r", "x", Limits(), 0.8, 0.25, (), case_weights={"n=0": 0.5, "op=sort": 2})
     assert ct.weight("n=0 op=scan", rub) == 0.5 and ct.weight("n=0 op=sort", rub) == 2
     assert ct.weight("n=10 op=scan", rub) == 1.0
@@ -147,7 +154,8 @@ def test_tests_passed_before_a_crash_need_a_record_of_what_ran(tmp_path):
     """The kernel recorder writes at exit: a process that passed sizes and then crashed left no
     record, so those sizes run again in a fresh process whose record stands for them; a run that
     crashes every time (after its rows) earns nothing unrecorded."""
-    record = '[ "$text" = "${sizes##*,}" ] && [ -n "$COURSE_KERNEL_LOG" ] && printf "# record\\n3\\t10\\tmine\\n" > "$COURSE_KERNEL_LOG"'
+    last = '[ "$text" = "${sizes##*,}" ] && [ -n "$COURSE_KERNEL_LOG" ]'
+    record = last + ' && printf "# record\\n3\\t10\\tmine\\n" > "$COURSE_KERNEL_LOG"'
     exe = driver(tmp_path, f'  if [ "$n" = 1000 ]; then kill -SEGV $$; fi\n  row $n pass ""\n  {record}')
     sp = dataclasses.replace(spec(tmp_path, exe), recorder=str(exe))
     done = runner_case.run_case(sp, CASE, None)
@@ -156,7 +164,7 @@ def test_tests_passed_before_a_crash_need_a_record_of_what_ran(tmp_path):
     logs = [runner_case.kernels.read_log(p) for p in done.kernel_logs]
     assert logs[0] is None and logs[-1] == [("mine", 3)] and len(logs) == 3  # crashed, resumed, the record run
     # a process that always dies after its rows: nothing it passed is shown to be its own work
-    exe = driver(tmp_path, f'  row $n pass ""\n  [ "$n" = 4096 ] && kill -SEGV $$\n  true')
+    exe = driver(tmp_path, '  row $n pass ""\n  [ "$n" = 4096 ] && kill -SEGV $$\n  true')
     done = runner_case.run_case(dataclasses.replace(spec(tmp_path, exe), recorder=str(exe)), CASE, None)
     assert all(t.status is Status.CRASH for t in done.result.tests), done.result.tests
     assert "left no record (crash: killed by signal SIGSEGV" in done.result.tests[0].detail

@@ -76,6 +76,34 @@ def test_the_handouts_rubric_has_no_hidden_case(rubric_file):
         assert ".hidden]]" in real
 
 
+def test_named_visible_cases_run_for_the_versions_they_name(tmp_path):
+    """[[sub.cases]]: a visible case of its own (an edge input), after the visible case, for the
+    versions it names; a name that is no version of the sub-project is the rubric's error."""
+    body = (
+        '[stream_compaction]\ndriver = "d"\nargs = ["--n", "5"]\n'
+        "[stream_compaction.compact_x]\ncorrect = 1\n[stream_compaction.scan_x]\ncorrect = 1\n"
+        '[[stream_compaction.cases]]\nname = "edges"\nargs = ["--n", "9", "--fill", "zeros"]\n'
+        'versions = ["compact_x"]\n'
+    )
+    p = tmp_path / "r.toml"
+    p.write_text(body)
+    r = rubric.load(str(p), secret="s")
+    edges = r.rule("stream_compaction/compact_x").cases[1]
+    assert (edges.name, edges.hidden, edges.timed) == ("edges", False, False)
+    assert edges.args == ["--n", "9", "--fill", "zeros"]
+    assert [c.name for c in r.rule("stream_compaction/scan_x").cases] == ["visible"]
+    p.write_text(body.replace('versions = ["compact_x"]', 'versions = ["compact_y"]'))
+    with pytest.raises(rubric.RubricError, match="r.toml.*'edges': no version compact_y"):
+        rubric.load(str(p))
+    p.write_text(body.replace('name = "edges"\n', ""))
+    with pytest.raises(rubric.RubricError, match="no name"):
+        rubric.load(str(p))
+    # the course's rubric: the edge inputs for the compactions and sorts, not the scans
+    real = rubric.load(os.path.join(ROOT, "grading", "rubric.toml"), secret="s")
+    assert any("--fill" in c.args for c in real.rule("stream_compaction/compact_fused").cases)
+    assert not any("--fill" in c.args for c in real.rule("stream_compaction/scan_naive").cases)
+
+
 def test_rubric_errors_name_the_file(tmp_path):
     p = tmp_path / "bad.toml"
     p.write_text("[nosuch]\ndriver='x'\n")
