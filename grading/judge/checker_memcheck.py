@@ -17,6 +17,9 @@ MODES = ("off", "warning", "points")
 _ERROR = re.compile(r"^=+ (Invalid .+|Out-of-range .+|Misaligned .+|Program hit .+|Malloc/Free error.+)$")
 _TREE = re.compile(r"(?:^|/)((?:stream_compaction|nbody|ground_seg|ndt_graph|common)/.+)$")
 _AT = re.compile(r"^=+\s+at (.+?)(?:\+0x[0-9a-f]+)? in (.+)$")
+_OFFSET = re.compile(r"^0x[0-9a-fA-F]+$")
+_OFFSET_SUFFIX = re.compile(r"[:+]0x[0-9a-fA-F]+$")
+_OLD_WHERE = re.compile(r"^(.+?:\d+):(.+)$")
 
 
 def tool() -> str:
@@ -64,6 +67,13 @@ def finished(log: str) -> bool:
     return "ERROR SUMMARY:" in log
 
 
+def unreached(rows: list[dict[str, str]], version: str) -> bool:
+    """Whether an instrumented run never ran `version`: no row of it, or only rows the driver
+    skipped after an earlier version's error left the device unusable."""
+    mine = [r for r in rows if r.get("version") == version and r.get("kind") != "meta"]
+    return not mine or all((r.get("detail") or "").startswith("device unusable after an earlier error") for r in mine)
+
+
 def errors(log: str) -> list[MemError]:
     """Every error memcheck printed (its first frame: the kernel and the source line)."""
     out, what = [], ""
@@ -75,8 +85,13 @@ def errors(log: str) -> list[MemError]:
             continue
         a = _AT.match(line)
         if what and a:
-            m2 = _TREE.search(a.group(2).strip())
-            out.append(MemError(what, a.group(1).strip(), m2.group(1) if m2 else os.path.basename(a.group(2).strip())))
+            kernel, where = a.group(1).strip(), a.group(2).strip()
+            old = _OLD_WHERE.match(where) if _OFFSET.match(kernel) else None
+            if old:  # the older form: "at 0x160 in file.cu:6:kernel()"
+                kernel, where = old.group(2), old.group(1)
+            kernel = _OFFSET_SUFFIX.sub("", kernel)  # "kernel():0x160" (the newer form has +0x160)
+            m2 = _TREE.search(where)
+            out.append(MemError(what, kernel, m2.group(1) if m2 else os.path.basename(where)))
             what = ""
     return out
 

@@ -288,41 +288,77 @@ def memcheck_versions(
         if g is None or small is None or not any(k.owner == "own" for c in g.cases[:1] for k in c.kernels):
             continue
         groups.setdefault((rule.driver, tuple(small)), []).append(rule)
-    for (driver, small), rules in groups.items():
-        spec = run.RunSpec(
-            driver=prep.build.drivers[driver],
-            version=",".join(r.version for r in rules),
-            args=list(small),
-            workdir=work,
-            name=f"{rules[0].subproject}.memcheck.{len(rules)}",
-            env=env,
-            time_limit_s=max(300.0, job.rubric.limits.timeout_min_s),
-            memory_limit_gb=job.rubric.limits.memory_limit_gb,
-            output_limit_kb=job.rubric.limits.output_limit_kb,
-            sandbox=job.sandbox,
-            gpu=True,
-            wrapper=memcheck.wrapper(tool),
-        )
-        raw = run.execute(spec)
-        names = ", ".join(r.version for r in rules)
-        size = ((checks.size_list(list(small)) or (0, ["?"]))[1] or ["?"])[0]
-        try:
-            text = Path(raw.log).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = ""
-        if not memcheck.finished(text) or raw.timed_out:
-            why = (run._killed(raw, spec, 0) or (None, ""))[1] or run.log_line(raw.log, -1) or run.exit_text(raw.rc)
-            notes.append(f"memcheck of {names} at n={size} did not finish ({why}): their memory was not checked")
-            progress(f"[grade] {prep.name}: {notes[-1]}")
-            continue
-        found = memcheck.errors(text)
-        progress(f"[grade] {prep.name}: memcheck of {names} at n={size}: {len(found)} errors ({raw.seconds:.1f} s)")
-        for rule in rules:
-            own = job.own_files(rule)
-            mine = [e for e in found if e.source.rsplit(":", 1)[0] in own]
-            if mine:
-                score.apply_memcheck(by_key[rule.key], memcheck.summary(mine, size), job.rubric)
+    attempt = 0  # each instrumented run's own name
+    for (driver, small), group in groups.items():
+        pending = group
+        while pending:  # a kernel that poisons the context makes the driver skip the versions after it
+            rules, attempt = pending, attempt + 1
+            pending = _memcheck_run(job, prep, work, env, by_key, driver, small, rules, attempt, notes, progress)
     return notes
+
+
+def _memcheck_run(
+    job: Job,
+    prep: Prepared,
+    work: str,
+    env: dict[str, str],
+    by_key: dict[str, VersionGrade],
+    driver: str,
+    small: tuple[str, ...],
+    rules: list[VersionRule],
+    attempt: int,
+    notes: list[str],
+    progress: Callable[[str], None],
+) -> list[VersionRule]:
+    """One instrumented run of `rules`' versions; their errors go to their grades. Returns the
+    versions the run never reached (the driver skipped them after an earlier version's sticky CUDA
+    error): the next run's, unless no version was reached at all."""
+    spec = run.RunSpec(
+        driver=prep.build.drivers[driver],
+        version=",".join(r.version for r in rules),
+        args=list(small),
+        workdir=work,
+        name=f"{rules[0].subproject}.memcheck.{attempt}",
+        env=env,
+        time_limit_s=max(300.0, job.rubric.limits.timeout_min_s),
+        memory_limit_gb=job.rubric.limits.memory_limit_gb,
+        output_limit_kb=job.rubric.limits.output_limit_kb,
+        sandbox=job.sandbox,
+        gpu=True,
+        wrapper=memcheck.wrapper(memcheck.tool()),
+    )
+    raw = run.execute(spec)
+    names = ", ".join(r.version for r in rules)
+    size = ((checks.size_list(list(small)) or (0, ["?"]))[1] or ["?"])[0]
+    try:
+        text = Path(raw.log).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        text = ""
+    if not memcheck.finished(text) or raw.timed_out:
+        why = (run._killed(raw, spec, 0) or (None, ""))[1] or run.log_line(raw.log, -1) or run.exit_text(raw.rc)
+        notes.append(f"memcheck of {names} at n={size} did not finish ({why}): their memory was not checked")
+        progress(f"[grade] {prep.name}: {notes[-1]}")
+        return []
+    found = memcheck.errors(text)
+    owned = set().union(*(job.own_files(r) for r in rules))
+    other = [e for e in found if e.source.rsplit(":", 1)[0] not in owned]  # the harness's or a library's
+    progress(
+        f"[grade] {prep.name}: memcheck of {names} at n={size}: {len(found)} errors ({raw.seconds:.1f} s)"
+        + (f"; {len(other)} in no graded file, the first: {other[0]}" if other else "")
+    )
+    unreached = [r for r in rules if memcheck.unreached(raw.rows, r.version)]
+    for rule in rules:
+        if rule in unreached:
+            continue
+        own = job.own_files(rule)
+        mine = [e for e in found if e.source.rsplit(":", 1)[0] in own]
+        if mine:
+            score.apply_memcheck(by_key[rule.key], memcheck.summary(mine, size), job.rubric)
+    if len(unreached) == len(rules):  # nothing ran: another run would skip them too
+        if unreached:
+            notes.append(f"memcheck of {names} at n={size}: the driver ran none of them, their memory was not checked")
+        return []
+    return unreached
 
 
 CEILINGS = ("copy_bandwidth", "fp32_fma_peak", "launch_latency")

@@ -244,6 +244,20 @@ def test_memcheck_runs_a_partial_block_and_names_the_kernel_and_line():
         "stream_compaction/src/v1_naive.cu:22"
     ]
     assert mc.errors("========= ERROR SUMMARY: 0 errors\n") == []
+    # the other forms compute-sanitizer versions print: "kernel():0x160 in file:line", "0x160 in file:line:kernel"
+    for frame in (
+        "step_kernel(long, int *):0x1a0 in /t/stream_compaction/src/v1_naive.cu:22",
+        "0x000001a0 in /t/stream_compaction/src/v1_naive.cu:22:step_kernel(long, int *)",
+    ):
+        e = mc.errors(log.replace(log.split("\n")[2], "=========     at " + frame))
+        assert [(x.kernel, x.source) for x in e] == [
+            ("step_kernel(long, int *)", "stream_compaction/src/v1_naive.cu:22")
+        ]
+    assert mc.finished(log) and not mc.finished("========= COMPUTE-SANITIZER\n========= Error: Target application")
+    # a run that never reached a version: no row of it, or only rows skipped after another's sticky error
+    skipped = {"version": "b", "kind": "version", "detail": "device unusable after an earlier error (illegal address)"}
+    assert mc.unreached([skipped], "b") and mc.unreached([], "b")
+    assert not mc.unreached([skipped, {"version": "b", "kind": "version", "detail": ""}], "b")
     found = mc.errors(log + log.replace("v1_naive.cu:22", "v2_work_efficient.cu:9"))
     assert [e.source for e in found] == [
         "stream_compaction/src/v1_naive.cu:22",
