@@ -61,7 +61,16 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
         have = {tests.row_n(n) for n in list(done) + list(charged)}
         remaining = [s for s in pending if tests.size_value(s) not in have]
         ended = ended_early(raw, step)  # the last process's, for the tests it never reached too
-        if ended is not None and remaining:
+        after = died_after_headline(raw.rows, spec.version, done) if ended is not None else None
+        if after is not None:  # it died in a size's timing-only rows, after that size's check: that size
+            st, detail = ended
+            t = done[after]
+            charged[after] = TestResult(
+                after, st, f"{detail} (after its check passed, in its timing rows)", t.what, t.weight
+            )
+            del done[after]
+            timeouts += st is Status.TIMEOUT
+        elif ended is not None and remaining:
             culprit = remaining.pop(0)
             name = _name_of(tests.size_value(culprit), expected)
             st, detail = ended  # the test's name says the size
@@ -76,7 +85,8 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
     cr = out.result
     cr.runs, cr.seconds = len(out.evidence), round(seconds, 2)
     cr.command, cr.log = first.command, first.log
-    cr.tests = _assemble(done, charged, expected, ended, rubric)
+    harness = last.detail if last.status is Status.HARNESS_ERROR and last is not first else None
+    cr.tests = _assemble(done, charged, expected, ended, rubric, harness)
     _case_status(cr, first, last)
     return out
 
@@ -94,6 +104,7 @@ def _record_passed(
     fresh process whose record stands for them. When that process leaves no record, or does not
     pass them again, they fail with the reason; its rows and evidence are not graded again (the
     first run's are). Returns the seconds it took."""
+    names = [n for n in names if n in done and done[n].status is Status.CORRECT]  # not charged since
     if not names:
         return 0.0
     found = [tests.row_n(name) for name in names]
@@ -127,6 +138,21 @@ def _record_passed(
     return raw.seconds if raw is not None else 0.0
 
 
+def died_after_headline(rows: list[dict[str, str]], version: str, done: dict[str, TestResult]) -> str | None:
+    """The test a process was still on when it died, when its last row is a timing-only row (a
+    stage, a phase, a kernel) of a size whose checked row it had written: that size's test name,
+    else None (it died between sizes, or in a size's check: the next size is the one charged)."""
+    mine = [r for r in rows if r.get("version") == version and r.get("kind") != "meta"]
+    if not mine or mine[-1].get("kind") in tests.CHECKED_KINDS:
+        return None
+    n = tests.row_n(tests.label(mine[-1]))
+    heads = [i for i, r in enumerate(mine) if r.get("kind") in tests.CHECKED_KINDS and tests.row_n(tests.label(r)) == n]
+    if n is None or not heads or heads[-1] == len(mine) - 1:
+        return None
+    name = tests.label(mine[heads[-1]])
+    return name if name in done and done[name].status is Status.CORRECT else None
+
+
 def ended_early(raw: run.RawRun, step: run.RunSpec) -> tuple[Status, str] | None:
     """How a process ended before its driver finished, whatever rows it had failed before: killed
     by the grader (time, memory, processes), by a signal, or an exit that is neither the driver's
@@ -153,9 +179,12 @@ def _assemble(
     expected: list[str] | None,
     ended: tuple[Status, str] | None,
     rubric: Rubric | None,
+    harness: str | None = None,
 ) -> list[TestResult]:
     """The case's tests in the reference's order: what the rows said, what a process that ended on
-    a size was charged, and an expected test neither has as failed (not run)."""
+    a size was charged, and an expected test neither has as failed (not run), or as the grader's
+    own error where a resumed process failed on the grader's side (`harness`: a regrade, not the
+    student's fault)."""
     got = {**done, **charged}
     if expected is None:
         return list(got.values())
@@ -164,7 +193,9 @@ def _assemble(
         t = got.get(name)
         if t is None:
             st, why = (
-                (ended[0], f"not run: the process ended ({ended[0].value}: {ended[1]})")
+                (Status.HARNESS_ERROR, f"not run: the grader's resumed run failed ({harness})")
+                if harness
+                else (ended[0], f"not run: the process ended ({ended[0].value}: {ended[1]})")
                 if ended
                 else (Status.INCORRECT, "not run: the driver wrote no row for it")
             )
@@ -183,6 +214,9 @@ def _case_status(cr: CaseResult, first: CaseResult, last: CaseResult) -> None:
         cr.status, cr.detail, cr.rows_passed = process.status, process.detail, 0
         return
     summarize(cr)
+    lost = next((t for t in cr.tests if t.status is Status.HARNESS_ERROR), None)
+    if lost is not None:  # the grader failed a resumed run: the case is regraded, never paid in part
+        cr.status, cr.detail = Status.HARNESS_ERROR, f"{lost.name}: {lost.detail}"
 
 
 def summarize(cr: CaseResult) -> None:
