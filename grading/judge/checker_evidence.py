@@ -133,23 +133,30 @@ def compare(got_text: str, overflow: bool, reference: dict[str, list[str]]) -> s
 
 def mismatches(runs: list[tuple[str, bool]], reference: dict[str, list[str]]) -> dict[str, str]:
     """Every record of the reference's run this case's processes did not match, by what it is
-    about (the key without the version), with why; "" for evidence that is unusable as a whole."""
+    about (the key without the version), with why; "" for evidence that is unusable as a whole.
+    A process whose evidence is unusable (over the limit, not well-formed) gives no record: the
+    outputs only it checked fail as unrecorded, with its reason, and the other processes' stand."""
     if not reference:
         return {}
     got: dict[str, Record] = {}
+    bad = []
     for text, overflow in runs:
         if overflow:
-            return {"": f"its evidence was more than {MAX_BYTES // 2**20} MiB (the grader's limit)"}
+            bad.append(f"a process's evidence was more than {MAX_BYTES // 2**20} MiB (the grader's limit)")
+            continue
         try:
             for k, r in parse(text).items():
                 got.setdefault(k, r)
         except EvidenceError as e:
-            return {"": f"its evidence is not well-formed ({e})"}
+            bad.append(f"a process's evidence is not well-formed ({e})")
+    if bad and len(bad) == len(runs):
+        return {"": bad[0].replace("a process's evidence", "its evidence")}
     out = {}
     for key, rec in reference.items():
         what = key.split("\t", 1)[1]
         mine = got.get(key)
-        why = "no record of its output reached the grader" if mine is None else differs(mine, Record.from_json(rec))
+        missing = "no record of its output reached the grader" + (f" ({bad[0]})" if bad else "")
+        why = missing if mine is None else differs(mine, Record.from_json(rec))
         if why:
             out[what] = why
     return out

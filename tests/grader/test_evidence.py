@@ -66,6 +66,17 @@ def test_malformed_duplicated_or_overflowing_evidence_is_not_correct():
         ev.for_record("E1\tbogus\tv\tk\t1", False, "v")
 
 
+def test_one_unusable_process_fails_only_what_it_alone_checked():
+    """A resumed case has several processes: one whose evidence is malformed gives no record, so
+    the outputs only it checked fail (with its reason), while the others' records stand."""
+    lines = REF_TEXT.split("\n")
+    first, second = lines[0], "\n".join(lines[1:3])
+    wrong = ev.mismatches([(first, False), (second + "\nE1\texact\tx", False)], REF)
+    assert set(wrong) == {"forces n=4", "labels"} and "not well-formed" in wrong["labels"], wrong
+    assert ev.mismatches([(first, False), (second, False)], REF) == {}
+    assert set(ev.mismatches([("E1\tx", False), ("", True)], REF)) == {""}  # none usable: the whole
+
+
 def test_a_correct_case_without_matching_evidence_is_incorrect():
     cr = CaseResult(name="visible", hidden=False, status=Status.CORRECT)
     student.out_of_process_check(cr, [("", False)], "scan_naive", {"evidence": REF}, None)
