@@ -49,8 +49,10 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
     {"sort-cpu-max-n", "largest n timed with std::sort (bigger sorts are checked against a CPU radix sort)", true,
      "2^24"},
     {"end-to-end", "also time host->device copy + algorithm + copy back (pinned) at the largest size", false, ""},
-    {"fill", "the checked inputs: random, zeros (a compaction keeps none, a sort's keys all equal) or nonzero "
-             "(a compaction keeps every element)", true, "random"},
+    {"fill",
+     "the checked inputs: random, zeros (a compaction keeps none, a sort's keys all equal) or nonzero "
+     "(a compaction keeps every element)",
+     true, "random"},
 };
 
 struct Context : common::Environment {
@@ -436,7 +438,7 @@ int run(const common::CliOptions& opt) {
 
   common::RowList rows, stage, e2e, sweep;
   rows.push_back(common::meta_row("stream_compaction", c));
-  rows.back().params = "seed=" + std::to_string(c.opt.seed);  // exact: a 64-bit seed is not a double
+  rows.back().params = "seed=" + std::to_string(c.opt.seed);     // exact: a 64-bit seed is not a double
   std::vector<std::pair<std::string, std::int64_t>> fill_sizes;  // each --fill at each size
   for (const auto& f : fills)
     for (std::int64_t n : sizes) fill_sizes.emplace_back(f, n);
