@@ -40,16 +40,15 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
     done: dict[str, TestResult] = {}
     charged: dict[str, TestResult] = {}
     timeouts, first, last, seconds, ended = 0, None, None, 0.0, None
-    unrecorded: list[str] = []  # sizes passed in a process that ended before its kernel record was written
+    unrecorded: list[str] = []  # tests passed in a process that ended before its kernel record was written
+    procs: list[run.RawRun] = []  # every process, in order
     args = list(case.args)
     while True:
-        step = dataclasses.replace(spec, args=args, name=spec.name + (f".{len(out.evidence)}" if out.evidence else ""))
+        step = dataclasses.replace(spec, args=args, name=spec.name + (f".{len(procs)}" if procs else ""))
         raw = run.execute(step)
+        procs.append(raw)
         last = run.judge(raw, spec.version, case, step)
         first, seconds = first or last, seconds + last.seconds
-        out.rows += raw.rows
-        out.evidence.append((raw.evidence, raw.evidence_overflow))
-        out.kernel_logs.append(raw.kernel_log)
         for name, t in tests.tests_of(raw.rows, spec.version, rubric).items():
             if name in done:
                 continue
@@ -61,34 +60,55 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
         have = {tests.row_n(n) for n in list(done) + list(charged)}
         remaining = [s for s in pending if tests.size_value(s) not in have]
         ended = ended_early(raw, step)  # the last process's, for the tests it never reached too
-        after = died_after_headline(raw.rows, spec.version, done) if ended is not None else None
-        if after is not None:  # it died in a size's timing-only rows, after that size's check: that size
-            st, detail = ended
-            t = done[after]
-            charged[after] = TestResult(
-                after, st, f"{detail} (after its check passed, in its timing rows)", t.what, t.weight
-            )
-            del done[after]
-            timeouts += st is Status.TIMEOUT
-        elif ended is not None and remaining:
-            culprit = remaining.pop(0)
-            name = _name_of(tests.size_value(culprit), expected)
-            st, detail = ended  # the test's name says the size
-            charged[name] = TestResult(name, st, detail, tests.what(name), tests.weight(name, rubric))
-            timeouts += st is Status.TIMEOUT
-        elif not tests.not_run(raw.rows, spec.version):
+        st = _charge(raw, spec.version, ended, done, charged, remaining, expected, rubric)
+        timeouts += st is Status.TIMEOUT
+        if ended is None and not tests.not_run(raw.rows, spec.version):
             break  # the process checked every size it was given
-        if not remaining or timeouts >= MAX_TIMEOUTS or len(out.evidence) > len(found[1]):
+        if not remaining or timeouts >= MAX_TIMEOUTS or len(procs) > len(found[1]):
             break
         pending, args = remaining, tests.with_sizes(case.args, remaining)
-    seconds += _record_passed(spec, case, rubric, unrecorded, done, out)
+    seconds += _record_passed(spec, case, rubric, unrecorded, done, procs)
+    for raw in procs:  # what is graded further (the timed row, the evidence, the kernel record)
+        out.rows += raw.rows
+        out.evidence.append((raw.evidence, raw.evidence_overflow))
+        out.kernel_logs.append(raw.kernel_log)
     cr = out.result
-    cr.runs, cr.seconds = len(out.evidence), round(seconds, 2)
+    cr.runs, cr.seconds = len(procs), round(seconds, 2)
     cr.command, cr.log = first.command, first.log
     harness = last.detail if last.status is Status.HARNESS_ERROR and last is not first else None
     cr.tests = _assemble(done, charged, expected, ended, rubric, harness)
     _case_status(cr, first, last)
     return out
+
+
+def _charge(
+    raw: run.RawRun,
+    version: str,
+    ended: tuple[Status, str] | None,
+    done: dict[str, TestResult],
+    charged: dict[str, TestResult],
+    remaining: list[str],
+    expected: list[str] | None,
+    rubric: Rubric | None,
+) -> Status | None:
+    """Charges a process's early end to the size it was on: the size whose timing rows it died in
+    (after that size's check passed), else the first size it never reached (taken off
+    `remaining`). Returns the status charged, None when nothing was."""
+    if ended is None:
+        return None
+    st, detail = ended
+    after = died_after_headline(raw.rows, version, done)
+    if after is not None:
+        t = done.pop(after)
+        charged[after] = TestResult(
+            after, st, f"{detail} (after its check passed, in its timing rows)", t.what, t.weight
+        )
+        return st
+    if not remaining:
+        return None
+    name = _name_of(tests.size_value(remaining.pop(0)), expected)  # the test's name says the size
+    charged[name] = TestResult(name, st, detail, tests.what(name), tests.weight(name, rubric))
+    return st
 
 
 def _record_passed(
@@ -97,35 +117,49 @@ def _record_passed(
     rubric: Rubric | None,
     names: list[str],
     done: dict[str, TestResult],
-    out: CaseRun,
+    procs: list[run.RawRun],
 ) -> float:
-    """Tests that passed in a process which then crashed (or was killed) before the kernel recorder
-    wrote what ran: what earns points must show its own work, so their sizes run once more in a
-    fresh process whose record stands for them. When that process leaves no record, or does not
-    pass them again, they fail with the reason; its rows and evidence are not graded again (the
-    first run's are). Returns the seconds it took."""
+    """Tests that passed in a process which then died before the kernel recorder wrote what ran
+    (it writes at exit): what earns points must show its own work, so their sizes run once more in
+    a fresh process (named as any resumed one) and that process is graded for them in place of the
+    one that died: its verdicts, its rows (the timed one), its evidence and its kernel record. A test
+    it does not pass fails with its reason; all of them fail when it leaves no record. Returns the
+    seconds it took."""
     names = [n for n in names if n in done and done[n].status is Status.CORRECT]  # not charged since
     if not names:
         return 0.0
     found = [tests.row_n(name) for name in names]
-    sizes = sorted({n for n in found if n is not None})
-    raw = None
     whole = tests.size_list(case.args) is None  # a named case: the whole of it again
-    if whole or (sizes and None not in found):
-        args = list(case.args) if whole else tests.with_sizes(case.args, [str(n) for n in sizes])
-        step = dataclasses.replace(spec, args=args, name=spec.name + ".record")
-        raw = run.execute(step)
-        again = tests.tests_of(raw.rows, spec.version, rubric)
-        if kernels.read_log(raw.kernel_log) is not None and all(
-            again.get(name) is not None and again[name].status is Status.CORRECT for name in names
-        ):
-            out.kernel_logs.append(raw.kernel_log)
-            return raw.seconds
+    if not whole and None in found:
+        return _unrecorded(names, done, "a test without a size cannot be rerun alone")
+    sizes = sorted({n for n in found if n is not None})
+    args = list(case.args) if whole else tests.with_sizes(case.args, [str(n) for n in sizes])
+    step = dataclasses.replace(spec, args=args, name=spec.name + f".{len(procs)}")
+    raw = run.execute(step)
+    if kernels.read_log(raw.kernel_log) is None:
         ended = ended_early(raw, step)
-        how = f"{ended[0].value}: {ended[1]}" if ended else "it did not pass them again"
-        why = f"a rerun of the passed sizes to record what ran left no record ({how})"
-    else:
-        why = "a test without a size cannot be rerun alone"
+        how = f"{ended[0].value}: {ended[1]}" if ended else "it ended without one"
+        return raw.seconds + _unrecorded(names, done, f"a rerun of the passed sizes left no record either ({how})")
+    again = tests.tests_of(raw.rows, spec.version, rubric)
+    for name in names:
+        t = again.get(name)
+        done[name] = (
+            t
+            if t is not None
+            else TestResult(
+                name,
+                Status.INCORRECT,
+                "not run again: the rerun that records what ran wrote no row for it",
+                done[name].what,
+                done[name].weight,
+            )
+        )
+    unrecorded_runs = {id(p) for p in procs if kernels.read_log(p.kernel_log) is None}
+    procs[:] = [p for p in procs if id(p) not in unrecorded_runs] + [raw]  # the recorded run stands for them
+    return raw.seconds
+
+
+def _unrecorded(names: list[str], done: dict[str, TestResult], why: str) -> float:
     for name in names:
         t = done[name]
         done[name] = TestResult(
@@ -135,7 +169,7 @@ def _record_passed(
             t.what,
             t.weight,
         )
-    return raw.seconds if raw is not None else 0.0
+    return 0.0
 
 
 def died_after_headline(rows: list[dict[str, str]], version: str, done: dict[str, TestResult]) -> str | None:

@@ -334,12 +334,20 @@ def _memcheck_run(
         text = Path(raw.log).read_text(encoding="utf-8", errors="replace")
     except OSError:
         text = ""
+    found = memcheck.errors(text)  # what it printed, also when it did not finish
     if not memcheck.finished(text) or raw.timed_out:
         why = (run._killed(raw, spec, 0) or (None, ""))[1] or run.log_line(raw.log, -1) or run.exit_text(raw.rc)
-        notes.append(f"memcheck of {names} at n={size} did not finish ({why}): their memory was not checked")
+        notes.append(
+            f"memcheck of {names} at n={size} did not finish ({why}): "
+            + (
+                f"{len(found)} errors before it stopped, the rest of their memory not checked"
+                if found
+                else "their memory was not checked"
+            )
+        )
         progress(f"[grade] {prep.name}: {notes[-1]}")
+        _apply_memcheck(job, by_key, rules, found, size)
         return []
-    found = memcheck.errors(text)
     owned = set().union(*(job.own_files(r) for r in rules))
     other = [e for e in found if e.source.rsplit(":", 1)[0] not in owned]  # the harness's or a library's
     progress(
@@ -347,18 +355,23 @@ def _memcheck_run(
         + (f"; {len(other)} in no graded file, the first: {other[0]}" if other else "")
     )
     unreached = [r for r in rules if memcheck.unreached(raw.rows, r.version)]
-    for rule in rules:
-        if rule in unreached:
-            continue
-        own = job.own_files(rule)
-        mine = [e for e in found if e.source.rsplit(":", 1)[0] in own]
-        if mine:
-            score.apply_memcheck(by_key[rule.key], memcheck.summary(mine, size), job.rubric)
+    _apply_memcheck(job, by_key, [r for r in rules if r not in unreached], found, size)
     if len(unreached) == len(rules):  # nothing ran: another run would skip them too
         if unreached:
             notes.append(f"memcheck of {names} at n={size}: the driver ran none of them, their memory was not checked")
         return []
     return unreached
+
+
+def _apply_memcheck(
+    job: Job, by_key: dict[str, VersionGrade], rules: list[VersionRule], found: list[memcheck.MemError], size: str
+) -> None:
+    """Each error to the versions whose own files hold its kernel's source line."""
+    for rule in rules:
+        own = job.own_files(rule)
+        mine = [e for e in found if e.source.rsplit(":", 1)[0] in own]
+        if mine:
+            score.apply_memcheck(by_key[rule.key], memcheck.summary(mine, size), job.rubric)
 
 
 CEILINGS = ("copy_bandwidth", "fp32_fma_peak", "launch_latency")
@@ -403,12 +416,20 @@ def case_spec(
 
 
 def retime(
-    job: Job, rule: VersionRule, drivers: dict[str, str], workdir: str, env: dict[str, str], ref_cases: dict
+    job: Job,
+    rule: VersionRule,
+    drivers: dict[str, str],
+    workdir: str,
+    env: dict[str, str],
+    ref_cases: dict,
+    kernels_seen: list[str] | None = None,
 ) -> tuple[float, str] | None:
     """The timed case of a version run once more, its largest size alone where it has a size list,
-    as every graded run is (the recorder injected: a run cannot tell it is a re-timing): its timed
-    row's median and label where that row passed and, against a reference record, where the run's evidence
-    of that row matches the reference's (checker_evidence); None otherwise."""
+    as every graded run is (the recorder injected and the process named as a resumed one: a run
+    cannot tell it is a re-timing): its timed row's median and label where that row passed and,
+    against a reference record, where the run's evidence of that row matches the reference's
+    (checker_evidence) and, given `kernels_seen` (what the graded case ran), where it ran no kernel
+    the graded case did not; None otherwise."""
     i = next((k for k, c in enumerate(rule.cases) if c.timed), None)
     if i is None:
         return None
@@ -418,12 +439,16 @@ def retime(
     spec = dataclasses.replace(  # the timed row is the largest size's: that size alone
         spec,
         args=checks.with_sizes(spec.args, [largest]) if largest else spec.args,
-        name=f"{rule.subproject}.{rule.version}.{i}.retime",
+        name=f"{rule.subproject}.{rule.version}.{i}.{len(sizes[1]) + 1 if sizes else 1}",
     )
     raw = run.execute(spec)
     t = run.timed_row(raw.rows, rule.version, rule)
     if t is None or raw.timed_out or raw.rc not in (0, 1):
         return None
+    if kernels_seen is not None:  # the same work as the graded run: a library or the host would show here
+        log = kernels.read_log(raw.kernel_log) if spec.recorder else []
+        if log is None or any(k not in kernels_seen for k, _ in log) or (kernels_seen and not log):
+            return None
     label = checks.label(t)
     ref = ref_cases.get(rule.cases[i].name) or {}
     mine = {k: v for k, v in ref.get("evidence", {}).items() if checks.matches(k.split("\t", 1)[1], label)}
@@ -800,9 +825,11 @@ def second_try(
     """A speed point about to be lost: the timed case once more, and the faster of the two counts."""
     if g.ratio_to_reference is None or g.points_speed >= g.points_speed_max:
         return g
-    again = retime(job, rule, prep.build.drivers, work, env, ref.get("cases", {}))
     timed = next((c for c in cases if c.timed_ms is not None and c.timed_case == g.timed_case), None)
-    if again is None or timed is None or again[1] != timed.timed_case:  # the same row, or no second try
+    if timed is None:
+        return g
+    again = retime(job, rule, prep.build.drivers, work, env, ref.get("cases", {}), list(timed.kernel_symbols))
+    if again is None or again[1] != timed.timed_case:  # the same row and the same kernels, or no second try
         return g
     if again[0] < timed.timed_ms:
         timed.timed_ms = again[0]

@@ -163,6 +163,25 @@ std::string fmt(double v, int prec = 2) {
   return b;
 }
 
+// The grid census of one input (the report's section 1.1): what the statistics stage is designed
+// from. A cell of 2 to 32 points is one warp's work (a lane per point, shuffles for the sums), a
+// single point needs no reduction, and the cells over 32 take a block each.
+void print_census(const std::string& input, const Census& k) {
+  const std::size_t full = k.cells - k.empty, points = k.points_one + k.points_warp + k.points_over;
+  auto pct = [](std::size_t a, std::size_t b) { return b ? fmt(100.0 * static_cast<double>(a) / b, 1) : "-"; };
+  std::printf("\ngrid census, %s: %zu cells, %zu empty (%s%%); of the %zu holding points:\n", input.c_str(), k.cells,
+              k.empty, pct(k.empty, k.cells).c_str(), full);
+  std::printf("  one point     %8zu cells (%5s%%)  %9zu points (%5s%%)\n", k.one, pct(k.one, full).c_str(),
+              k.points_one, pct(k.points_one, points).c_str());
+  std::printf("  2-32 points   %8zu cells (%5s%%)  %9zu points (%5s%%)  one warp each\n", k.warp,
+              pct(k.warp, full).c_str(), k.points_warp, pct(k.points_warp, points).c_str());
+  std::printf("  over 32       %8zu cells (%5s%%)  %9zu points (%5s%%)  one block each; the fullest holds %u\n", k.over,
+              pct(k.over, full).c_str(), k.points_over, pct(k.points_over, points).c_str(), k.max);
+  std::printf("  cells of n points, n = 2..32:");
+  for (int n = 2; n <= 32; ++n) std::printf("%s%d:%zu", n == 2 || n == 18 ? "\n    " : "  ", n, k.by_size[n]);
+  std::printf("\n");
+}
+
 int run(const common::CliOptions& o) {
   if (o.list) return common::list_versions(versions(), o.csv);
   const std::vector<const Version*> selected = common::select_versions(versions(), o.versions);
@@ -203,6 +222,7 @@ int run(const common::CliOptions& o) {
          "host labels (no cell statistics downloaded), so every version is timed on the same work\n\n";
   std::printf("%-26s %-9s %-14s %8s %9s %8s %8s %8s %8s %9s  %s\n", "input", "rule", "version", "points", "ms/frame",
               "prec%", "recall%", "F1%", "IoU%", "ground", "check");
+  std::vector<std::pair<std::string, Census>> censuses;  // printed after the table
   for (const auto& in : inputs) {
     common::NvtxRange input_range(("input " + in.name).c_str());
     std::vector<std::uint8_t> rule_labels[2];  // the checked labels of each rule, for the top-down view
@@ -301,8 +321,9 @@ int run(const common::CliOptions& o) {
                     scored ? fmt(100 * a.f1()).c_str() : "-", scored ? fmt(100 * a.iou()).c_str() : "-", ground,
                     r.verdict.text().c_str());
         rows.push_back(r);
-        if (v.role == common::Role::reference && !improved) {  // grid population, once per input
-          for (const auto& [bucket, cells] : population_histogram(ref.cells)) {
+        if (v.role == common::Role::reference && !improved) {  // the grid census, once per input
+          const Census k = census(ref.cells);
+          for (const auto& [bucket, cells] : k.bins()) {
             ResultRow h =
                 common::make_row("ground_seg", v.name, v.idea, static_cast<std::int64_t>(in.cloud.size()),
                                  "input=" + in.name + " points_per_cell=" + bucket, env.device_label, "", "histogram");
@@ -311,6 +332,21 @@ int run(const common::CliOptions& o) {
             h.verdict = common::Verdict::pass();
             rows.push_back(h);
           }
+          ResultRow c = common::make_row("ground_seg", v.name, v.idea, static_cast<std::int64_t>(in.cloud.size()),
+                                         "input=" + in.name, env.device_label, "", "census");
+          c.metric = k.max;
+          c.metric_unit = "points in the fullest cell";
+          c.add_metric("cells", static_cast<double>(k.cells), "cells")
+              .add_metric("empty", static_cast<double>(k.empty), "cells")
+              .add_metric("one", static_cast<double>(k.one), "cells")
+              .add_metric("warp", static_cast<double>(k.warp), "cells")
+              .add_metric("over", static_cast<double>(k.over), "cells")
+              .add_metric("points_one", static_cast<double>(k.points_one), "points")
+              .add_metric("points_warp", static_cast<double>(k.points_warp), "points")
+              .add_metric("points_over", static_cast<double>(k.points_over), "points");
+          c.verdict = common::Verdict::pass();
+          rows.push_back(c);
+          censuses.emplace_back(in.name, k);
         }
       }
       // outputs from the checked result of the last (most optimised) selected version that passed
@@ -348,6 +384,7 @@ int run(const common::CliOptions& o) {
                   in.cloud.dropped_nonfinite, in.cloud.dropped_no_return);
   }
   for (const auto& r : extra_rows) rows.push_back(r);
+  for (const auto& [name, k] : censuses) print_census(name, k);
   const auto phased =
       std::find_if(selected.begin(), selected.end(), [](const Version* v) { return v->phases != nullptr; });
   if (env.gpu && !inputs.empty() && phased != selected.end()) {

@@ -33,20 +33,41 @@ bool Params::operator==(const Params& o) const {
                                                               o.improved, o.local_radius, o.raised_threshold);
 }
 
-std::vector<std::pair<std::string, std::size_t>> population_histogram(const CellStats& c) {
-  std::vector<std::pair<std::string, std::size_t>> h = {{"0", 0}, {"1", 0}};
-  for (unsigned lo = 2; lo <= (1u << 15); lo *= 2)
-    h.push_back({std::to_string(lo) + "-" + std::to_string(2 * lo - 1), 0});
+Census census(const CellStats& c) {
+  Census k;
+  k.cells = c.count.size();
   for (std::uint32_t n : c.count) {
-    if (n < 2) {
-      ++h[n].second;
-      continue;
+    k.max = n > k.max ? n : k.max;
+    if (n == 0) {
+      ++k.empty;
+    } else if (n == 1) {
+      ++k.one;
+      k.points_one += 1;
+    } else if (n <= 32) {
+      ++k.warp;
+      ++k.by_size[n];
+      k.points_warp += n;
+    } else {
+      ++k.over;
+      k.points_over += n;
+      std::size_t i = 0;
+      for (std::uint64_t hi = 64; n > hi; hi *= 2) ++i;
+      if (k.over_by_range.size() <= i) k.over_by_range.resize(i + 1, 0);
+      ++k.over_by_range[i];
     }
-    std::size_t b = 2;
-    for (unsigned lo = 2; 2 * lo <= n && b + 1 < h.size(); lo *= 2) ++b;
-    ++h[b].second;
   }
-  while (h.size() > 3 && h.back().second == 0) h.pop_back();
+  return k;
+}
+
+std::vector<std::pair<std::string, std::size_t>> Census::bins() const {
+  std::vector<std::pair<std::string, std::size_t>> h = {{"0", empty}, {"1", one}};
+  for (int n = 2; n <= 32; ++n) h.push_back({std::to_string(n), by_size[n]});
+  std::uint64_t lo = 33, hi = 64;
+  for (std::size_t cells_in_range : over_by_range) {
+    h.push_back({std::to_string(lo) + "-" + std::to_string(hi), cells_in_range});
+    lo = hi + 1;
+    hi *= 2;
+  }
   return h;
 }
 

@@ -183,6 +183,45 @@ def _streams_plot(plt: ModuleType, save: Saver, rows: list[Row], m: dict[str, fl
         save(fig, "streams.png")
 
 
+def _census_plot(plt: ModuleType, save: Saver, hist: list[Row], m: dict[str, float]) -> None:
+    """The grid census (the report's section 1.1): non-empty cells by point count, each count from
+    1 to 32 on its own and the cells over 32 by power-of-two range, for the real scan and one
+    simulated street; the warp/block split of the statistics stage drawn where it falls."""
+    inputs = list(OrderedDict.fromkeys(r["params_d"]["input"] for r in hist))
+    shown = [i for i in inputs if not i.startswith("sim")][:1] + [i for i in inputs if i.startswith("sim")][:1]
+    fig, ax = plt.subplots(figsize=(12, 4.8))
+    width = 0.8 / max(1, len(shown))
+    labels: list[str] = []
+    for k, name in enumerate(shown):
+        rs = [r for r in hist if r["params_d"]["input"] == name and r["params_d"]["points_per_cell"] != "0"]
+        if len(rs) > len(labels):
+            labels = [r["params_d"]["points_per_cell"] for r in rs]
+        ax.bar([i + k * width for i in range(len(rs))], [r["metric"] for r in rs], width, label=name)
+    ax.set_xticks([i + width * (len(shown) - 1) / 2 for i in range(len(labels))])
+    ax.set_xticklabels(labels, rotation=90, fontsize=8)
+    if "32" in labels:
+        split = labels.index("32") + 0.5 + width * (len(shown) - 1) / 2
+        ax.axvline(split, color="black", linestyle="--", linewidth=1)
+        ax.text(
+            split - 0.3,
+            0.97,
+            "one warp a cell (2-32 points)",
+            transform=ax.get_xaxis_transform(),
+            ha="right",
+            va="top",
+            fontsize=9,
+        )
+        ax.text(
+            split + 0.3, 0.97, "one block a cell", transform=ax.get_xaxis_transform(), ha="left", va="top", fontsize=9
+        )
+    ax.set_yscale("log")
+    ax.set_xlabel("points in the cell")
+    ax.set_ylabel("cells")
+    ax.set_title(f"grid census ({m.get('cell', math.nan):g} m cells)")
+    ax.legend(loc="lower left")
+    save(fig, "grid_population.png")
+
+
 def plots(rows: list[Row], tune_rows: list[Row], out: str, args: Namespace | None = None) -> list[str]:
     import matplotlib
 
@@ -194,21 +233,7 @@ def plots(rows: list[Row], tune_rows: list[Row], out: str, args: Namespace | Non
     m = meta(rows)
     hist = [r for r in rows if r["kind"] == "histogram"]
     if hist:
-        inputs = list(OrderedDict.fromkeys(r["params_d"]["input"] for r in hist))
-        shown = [i for i in inputs if not i.startswith("sim")][:1] + [i for i in inputs if i.startswith("sim")][:1]
-        fig, ax = plt.subplots(figsize=(9, 4.5))
-        width = 0.8 / max(1, len(shown))
-        for k, name in enumerate(shown):
-            rs = [r for r in hist if r["params_d"]["input"] == name and r["params_d"]["points_per_cell"] != "0"]
-            ax.bar([i + k * width for i in range(len(rs))], [r["metric"] for r in rs], width, label=name)
-            ax.set_xticks([i + width * (len(shown) - 1) / 2 for i in range(len(rs))])
-            ax.set_xticklabels([r["params_d"]["points_per_cell"] for r in rs], rotation=30)
-        ax.set_yscale("log")
-        ax.set_xlabel("points in the cell")
-        ax.set_ylabel("non-empty cells")
-        ax.set_title(f"grid population ({m.get('cell', math.nan):g} m cells)")
-        ax.legend()
-        save(fig, "grid_population.png")
+        _census_plot(plt, save, hist, m)
     _accuracy_plot(plt, save, rows)
 
     real = next(
@@ -399,15 +424,35 @@ def tables(rows: list[Row], tune_rows: list[Row]) -> str:
                 f"{r['samples']} | {course_csv.status_text(r)} |"
             )
         lines.append("")
-    hist = [r for r in rows if r["kind"] == "histogram"]
-    if hist:
-        first = hist[0]["params_d"]["input"]
-        real = next((r["params_d"]["input"] for r in hist if not r["params_d"]["input"].startswith("sim")), first)
-        rs = [r for r in hist if r["params_d"]["input"] == real]
-        lines.append(f"**grid population, {real}** (cells by point count; the report's section 1.1)")
-        lines.append("")
-        lines.append("| points per cell | " + " | ".join(r["params_d"]["points_per_cell"] for r in rs) + " |")
-        lines.append("|---|" + "---:|" * len(rs))
-        lines.append("| cells | " + " | ".join(f"{int(r['metric'])}" for r in rs) + " |")
-        lines.append("")
+    census = [r for r in rows if r["kind"] == "census"]
+    if census:
+        lines += census_lines(census)
     return "\n".join(lines)
+
+
+def census_lines(census: list[Row]) -> list[str]:
+    """The README's census table (every input) and the design it gives the statistics stage."""
+    lines = [
+        "**grid census** (cells by point count, the report's section 1.1; the same on every machine: the CPU"
+        " reference's grid)",
+        "",
+        "| input | cells | empty | 1 point | 2-32 points | over 32 | fullest cell | points in 2-32 cells | points in cells over 32 |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in census:
+        k = r["m"]
+        full = k.get("cells", 0) - k.get("empty", 0)
+        pts = k.get("points_one", 0) + k.get("points_warp", 0) + k.get("points_over", 0)
+
+        def share(a: float, b: float) -> str:
+            return f"{100 * a / b:.1f}%" if b else "-"
+
+        lines.append(
+            f"| {r['params_d']['input']} | {int(k.get('cells', 0))} | {int(k.get('empty', 0))} | "
+            f"{int(k.get('one', 0))} ({share(k.get('one', 0), full)}) | "
+            f"{int(k.get('warp', 0))} ({share(k.get('warp', 0), full)}) | "
+            f"{int(k.get('over', 0))} ({share(k.get('over', 0), full)}) | {int(r['metric'])} | "
+            f"{share(k.get('points_warp', 0), pts)} | {share(k.get('points_over', 0), pts)} |"
+        )
+    lines.append("")
+    return lines

@@ -452,8 +452,9 @@ int run(const common::CliOptions& opt) {
     for (const auto* v : selected)
       if (v->op == op) vs.push_back(v);
     if (vs.empty()) continue;
-    for (const auto& [fill, n] : fill_sizes) {
-      c.fill = fill;  // base_row names it in the row's params
+    for (const auto& fill_size : fill_sizes) {
+      c.fill = fill_size.first;                 // base_row names it in the row's params
+      const std::int64_t n = fill_size.second;  // a plain variable: lambdas below capture it (C++17)
       common::NvtxRange range((std::string(sc::op_name(op)) + " n=" + std::to_string(n)).c_str());
       SizeRun s{op, n, file_input.empty() ? make_input(op, n, c.opt.seed, c.fill) : file_input, {}, 0};
       s.reference.resize(std::max<std::int64_t>(n, 1));

@@ -123,6 +123,28 @@ def test_a_crash_at_one_size_costs_that_size_only(tmp_path):
     assert [t.name for t in cr.tests] == expected and cr.tests[0].status is Status.CRASH
 
 
+def test_the_recorded_rerun_is_what_is_graded_not_the_run_that_died(tmp_path):
+    """A run that computes its output one way (fast, unrecorded: it dies after its rows) and another
+    way when run again cannot keep the first run's rows: the rerun that records what ran is graded
+    in its place (its verdicts, rows and evidence), and a test it fails is failed."""
+    fast = '"x,version,v,version,idea,$n,op=scan,0.001,0.001,0.001,0,3,,,,,,,,,,pass,,dev,13.0,abc"'
+    body = (
+        '  if [ ! -e "${csv%/*}/first-done" ]; then\n'
+        f'    echo {fast} >> "$csv.partial"\n'
+        '    [ "$text" = "${sizes##*,}" ] && { touch "${csv%/*}/first-done"; kill -SEGV $$; }\n'
+        "  else\n"
+        '    if [ "$n" = 31 ]; then row $n fail "element 3 differs"; else row $n pass ""; fi\n'
+        '    [ "$text" = "${sizes##*,}" ] && printf "# r\\n3\\t10\\tmine\\n" > "$COURSE_KERNEL_LOG"\n'
+        "  fi"
+    )
+    exe = driver(tmp_path, body)
+    done = runner_case.run_case(dataclasses.replace(spec(tmp_path, exe), recorder=str(exe)), CASE, None)
+    st = {t.name: t.status for t in done.result.tests}
+    assert st["n=31 op=scan"] is Status.INCORRECT and st["n=4096 op=scan"] is Status.CORRECT, st
+    assert {r["median_ms"] for r in done.rows if r.get("kind") == "version"} == {"1"}  # none of the first run's
+    assert [runner_case.kernels.read_log(p) for p in done.kernel_logs] == [[("mine", 3)]]
+
+
 def test_a_crash_in_a_sizes_timing_rows_is_charged_to_that_size(tmp_path):
     """A driver writes a size's checked row and then its timing-only rows (stages, phases): a crash
     among those is that size's, not the next one's."""
@@ -192,12 +214,12 @@ def test_tests_passed_before_a_crash_need_a_record_of_what_ran(tmp_path):
     st = {t.name: t.status for t in done.result.tests}
     assert st == {**{f"n={n} op=scan": Status.CORRECT for n in (0, 1, 31, 4096)}, "n=1000": Status.CRASH}, st
     logs = [runner_case.kernels.read_log(p) for p in done.kernel_logs]
-    assert logs[0] is None and logs[-1] == [("mine", 3)] and len(logs) == 3  # crashed, resumed, the record run
+    assert logs == [[("mine", 3)], [("mine", 3)]], logs  # the resumed run, and the rerun in the crashed one's place
     # a process that always dies after its rows: nothing it passed is shown to be its own work
     exe = driver(tmp_path, '  row $n pass ""\n  [ "$n" = 4096 ] && kill -SEGV $$\n  true')
     done = runner_case.run_case(dataclasses.replace(spec(tmp_path, exe), recorder=str(exe)), CASE, None)
     assert all(t.status is Status.CRASH for t in done.result.tests), done.result.tests
-    assert "left no record (crash: killed by signal SIGSEGV" in done.result.tests[0].detail
+    assert "left no record either (crash: killed by signal SIGSEGV" in done.result.tests[0].detail
 
 
 def test_points_follow_the_tests_and_speed_the_timed_size(tmp_path):

@@ -13,6 +13,7 @@
 // mean z among the variance-ground cells within local_radius.
 #pragma once
 #include <cstdint>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -62,8 +63,19 @@ Result segment_cpu(const common::PointCloud& pc, const Params& p);
 // classification and labels split over cells and points. What a user would run without a GPU.
 Result segment_cpu_openmp(const common::PointCloud& pc, const Params& p);
 
-// Cells by point count: how many cells hold 0, 1, 2-3, 4-7, ... points (the report's section 1.1).
-std::vector<std::pair<std::string, std::size_t>> population_histogram(const CellStats& c);
+// The grid census (the report's section 1.1): the cells by population, each size from 2 to 32 on
+// its own (a cell of up to 32 points is one warp's work, a lane per point), the cells over 32 (a
+// block's), and the points each group holds: what the statistics stage's design is derived from.
+struct Census {
+  std::size_t cells = 0, empty = 0, one = 0, warp = 0, over = 0;  // warp: 2..32 points, over: > 32
+  std::array<std::size_t, 33> by_size{};                          // [k]: cells of exactly k points
+  std::vector<std::size_t> over_by_range;  // [i]: cells of 33-64, 65-128, ... points (2^(5+i)+1 .. 2^(6+i))
+  std::size_t points_one = 0, points_warp = 0, points_over = 0;
+  std::uint32_t max = 0;  // the most points in one cell
+  // "0", "1", "2", ..., "32", then "33-64", "65-128", ... up to the fullest cell
+  std::vector<std::pair<std::string, std::size_t>> bins() const;
+};
+Census census(const CellStats& c);
 
 // Scoring under the Patchwork++ convention: ground = semantic ids {40, 44, 48, 49, 60, 72};
 // ids {0, 1, 70} are left out; every other id is non-ground.
