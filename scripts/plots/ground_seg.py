@@ -424,6 +424,7 @@ def tables(rows: list[Row], tune_rows: list[Row]) -> str:
                 f"{r['samples']} | {course_csv.status_text(r)} |"
             )
         lines.append("")
+    lines += cold_lines([r for r in rows if r["kind"] == "cold"])
     census = [r for r in rows if r["kind"] == "census"]
     if census:
         lines += census_lines(census)
@@ -436,7 +437,8 @@ def census_lines(census: list[Row]) -> list[str]:
         "**grid census** (cells by point count, the report's section 1.1; the same on every machine: the CPU"
         " reference's grid)",
         "",
-        "| input | cells | empty | 1 point | 2-32 points | over 32 | fullest cell | points in 2-32 cells | points in cells over 32 |",
+        "| input | cells | empty | 1 point | 2-32 points | over 32 | fullest cell | points in 2-32 cells "
+        "| points in cells over 32 |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in census:
@@ -454,5 +456,26 @@ def census_lines(census: list[Row]) -> list[str]:
             f"{int(k.get('over', 0))} ({share(k.get('over', 0), full)}) | {int(r['metric'])} | "
             f"{share(k.get('points_warp', 0), pts)} | {share(k.get('points_over', 0), pts)} |"
         )
+    lines.append("")
+    return lines
+
+
+def cold_lines(cold: list[Row]) -> list[str]:
+    """The README's table of each GPU version's first frame (a fresh runner) beside its warm median."""
+    if not cold:
+        return []
+    where = cold[0]["params_d"].get("input", "")
+    lines = [
+        f"**the first frame, cold, next to the warm ones** ({where}: a fresh runner's first frame pays its"
+        " allocation, graph build and the lazy loading of kernels the process has not run yet; the report"
+        " measured the same first-launch overhead)",
+        "",
+        "| version | first frame ms | warm median ms | cold / warm |",
+        "|---|---:|---:|---:|",
+    ]
+    for r in cold:
+        warm = r["m"].get("warm_ms", math.nan)
+        ratio = r["metric"] / warm if warm and warm == warm else math.nan
+        lines.append(f"| {r['version']} | {fmt(r['metric'], 3)} | {fmt(warm, 3)} | {fmt(ratio, 1)}x |")
     lines.append("")
     return lines
