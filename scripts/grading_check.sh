@@ -17,12 +17,15 @@ export PYTHONUNBUFFERED=1
 step() { echo; echo "=== $*"; }
 
 STAGES=${STAGES:-attacks,realistic,bench}
+# the attack and realistic stages check statuses, not speed: several students share a GPU at once
+RUNS_PER_GPU=${RUNS_PER_GPU:-4}
 if [[ $STAGES == *attacks* ]]; then
 step "stream_compaction: a class of tampered and honest submissions"
 python3 scripts/make_handout.py "$OUT/handout_sc" --subproject stream_compaction --force >/dev/null || exit 1
 (cd grading && python3 -m judge.classgen "$OUT/handout_sc" "$OUT/class_sc" ${SC_KINDS:+--kinds "$SC_KINDS"}) || exit 1
 python3 scripts/grade.py --students "$OUT/class_sc" --handout "$OUT/handout_sc" --subproject stream_compaction \
-  --out "$OUT/grade_sc" --gpus all --build-workers 2 ${SC_VERSIONS:+--versions "$SC_VERSIONS"} > "$OUT/grade_sc.log" 2>&1
+  --out "$OUT/grade_sc" --gpus all --runs-per-gpu "$RUNS_PER_GPU" --build-workers 2 \
+  ${SC_VERSIONS:+--versions "$SC_VERSIONS"} > "$OUT/grade_sc.log" 2>&1
 rc=$?; tail -3 "$OUT/grade_sc.log"; [ $rc -eq 0 ] || exit $rc
 (cd grading && python3 -m judge.summary "$OUT/grade_sc")
 # the attack classes only a GPU run shows (the kernel record), and those the objects show
@@ -84,7 +87,7 @@ python3 scripts/make_handout.py "$OUT/handout_sc" --subproject stream_compaction
 kinds=$(cd grading && python3 -c 'from judge import classgen; print(",".join(["solution", *classgen.TA_GRADES]))')
 (cd grading && python3 -m judge.classgen "$OUT/handout_sc" "$OUT/class_real" --kinds "$kinds") || exit 1
 python3 scripts/grade.py --students "$OUT/class_real" --handout "$OUT/handout_sc" --subproject stream_compaction \
-  --out "$OUT/grade_real" --gpus all --build-workers 2 \
+  --out "$OUT/grade_real" --gpus all --runs-per-gpu "$RUNS_PER_GPU" --build-workers 2 \
   --versions "${REAL_VERSIONS:-compact_cpu_scan,scan_naive,compact_naive,sort_radix}" > "$OUT/grade_real.log" 2>&1
 rc=$?; tail -3 "$OUT/grade_real.log"; [ $rc -eq 0 ] || exit $rc
 python3 - "$OUT/grade_real" <<'PY' || exit 1

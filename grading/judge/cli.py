@@ -47,6 +47,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--subproject", default=",".join(rubric_mod.SUBPROJECTS))
     ap.add_argument("--versions", default="", help="grade only these (NAME or sub-project/NAME)")
     ap.add_argument("--gpus", default="all", help="'all' visible GPUs, a count N, or 0 for the CPU alone")
+    ap.add_argument(
+        "--runs-per-gpu",
+        type=int,
+        default=1,
+        help="students run at once on each GPU (default 1). More is a correctness pass: the timings share the "
+        "GPU, so the speed points are not comparable, and every report says so",
+    )
     ap.add_argument("--build-workers", type=int, default=2, help="students built at once (default 2)")
     ap.add_argument("--out", default="grade", help="where reports go (default grade/)")
     ap.add_argument("--keep", action="store_true", help="keep each student's clean tree and objects")
@@ -209,7 +216,10 @@ def submit_slurm(a: argparse.Namespace) -> int:
 
 def grade_here(a: argparse.Namespace, job: Job, out: str) -> int:
     """A checkout, a folder of students or one shard of it, on this machine's GPUs."""
-    gpus = select_gpus(a.gpus)
+    if a.runs_per_gpu < 1:
+        raise SystemExit(f"grade: --runs-per-gpu {a.runs_per_gpu}: at least 1")
+    gpus = [g for _ in range(a.runs_per_gpu) for g in select_gpus(a.gpus)]  # a slot each
+    job.runs_per_gpu = a.runs_per_gpu
     if a.students:
         studs, skipped = students_in(a.students, a.out)
         if a.shard is not None:

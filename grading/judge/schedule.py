@@ -63,18 +63,24 @@ def device_envs(gpus: list[str]) -> list[dict[str, str]]:
 def references(
     job: Job, envs: list[dict[str, str]], progress: Callable[[str], None] = print
 ) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
-    """The reference record of every device slot (computed in parallel, once per device and commit)."""
+    """The reference record of every device slot (computed in parallel, once per device and commit;
+    slots that share a GPU share its record)."""
     recs = [None] * len(envs)
     ids = [student.device_identity(e) for e in envs]
+    first = {}  # device identity -> the first slot on it
+    for i, d in enumerate(ids):
+        first.setdefault(d[1], i)
 
     def one(i: int) -> None:
         recs[i] = student.reference_record(job, envs[i], ids[i][1], progress)
 
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(envs))]
+    threads = [threading.Thread(target=one, args=(i,)) for i in sorted(set(first.values()))]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    for i, d in enumerate(ids):
+        recs[i] = recs[first[d[1]]]
     return recs, ids
 
 

@@ -64,6 +64,7 @@ class Job:
     build_jobs: int = 0
     sandbox: Sandbox | None = None  # every student build and run goes through it (runner_sandbox.probe)
     macros: object = None  # checker_blocks.HarnessMacros: the harness macros a block could use
+    runs_per_gpu: int = 1  # students run at once on one GPU (more: a correctness pass, timings shared)
 
     def drivers(self) -> list[str]:
         return sorted({r.driver for r in self.rules})
@@ -786,6 +787,11 @@ def grade_prepared(
     unchecked = memcheck_versions(job, prep, work, env, grades, progress)
     score.point_at_building_blocks(grades, job.rules)
     notes = list(prep.splice.problems) + unchecked
+    if job.runs_per_gpu > 1:
+        notes.append(
+            f"graded with {job.runs_per_gpu} students' runs sharing each GPU at once (a correctness pass): the "
+            "times and speed points are not comparable with a grade of its own"
+        )
     notes += [
         f"{ex}: refused, graded as the handout's starter body: {why}" for ex, why in sorted(prep.splice.refused.items())
     ]

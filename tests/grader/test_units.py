@@ -104,6 +104,23 @@ def test_named_visible_cases_run_for_the_versions_they_name(tmp_path):
     assert not any("--fill" in c.args for c in real.rule("stream_compaction/scan_naive").cases)
 
 
+def test_slots_that_share_a_gpu_share_its_reference_record(monkeypatch):
+    """--runs-per-gpu K: K slots on each GPU; the reference record is made once per GPU."""
+    from judge import schedule
+
+    calls = []
+    monkeypatch.setattr(
+        schedule.student, "device_identity", lambda e: ("GPU", "uuid-" + e["CUDA_VISIBLE_DEVICES"], "1")
+    )
+    monkeypatch.setattr(
+        schedule.student, "reference_record", lambda job, env, key, progress: calls.append(key) or {"key": key}
+    )
+    envs = [{"CUDA_VISIBLE_DEVICES": g} for g in ("0", "1", "0", "1")]
+    recs, ids = schedule.references(None, envs)
+    assert sorted(calls) == ["uuid-0", "uuid-1"]
+    assert [r["key"] for r in recs] == ["uuid-0", "uuid-1", "uuid-0", "uuid-1"]
+
+
 def test_rubric_errors_name_the_file(tmp_path):
     p = tmp_path / "bad.toml"
     p.write_text("[nosuch]\ndriver='x'\n")
