@@ -197,6 +197,8 @@ def submit_slurm(a: argparse.Namespace) -> int:
     ]
     if a.unsafe_no_sandbox:
         cmd.append("--unsafe-no-sandbox")
+    if a.runs_per_gpu != 1:
+        cmd += ["--runs-per-gpu", str(a.runs_per_gpu)]
     for flag, val in (
         ("--versions", a.versions),
         ("--handout", a.handout),

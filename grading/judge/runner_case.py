@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import checker_kernels as kernels
@@ -45,8 +46,9 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
     args = list(case.args)
     while True:
         step = dataclasses.replace(spec, args=args, name=spec.name + (f".{len(procs)}" if procs else ""))
-        raw = run.execute(step)
+        raw = last_raw = run.execute(step)
         procs.append(raw)
+        runs = len(procs)
         last = run.judge(raw, spec.version, case, step)
         first, seconds = first or last, seconds + last.seconds
         for name, t in tests.tests_of(raw.rows, spec.version, rubric).items():
@@ -60,7 +62,7 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
         have = {tests.row_n(n) for n in list(done) + list(charged)}
         remaining = [s for s in pending if tests.size_value(s) not in have]
         ended = ended_early(raw, step)  # the last process's, for the tests it never reached too
-        st = _charge(raw, spec.version, ended, done, charged, remaining, expected, rubric)
+        st = _charge(ended, charged, remaining, expected, rubric)
         timeouts += st is Status.TIMEOUT
         if ended is None and not tests.not_run(raw.rows, spec.version):
             break  # the process checked every size it was given
@@ -73,37 +75,27 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
         out.evidence.append((raw.evidence, raw.evidence_overflow))
         out.kernel_logs.append(raw.kernel_log)
     cr = out.result
-    cr.runs, cr.seconds = len(procs), round(seconds, 2)
+    cr.runs, cr.seconds = runs + (len(procs) > 0 and procs[-1] is not last_raw), round(seconds, 2)
     cr.command, cr.log = first.command, first.log
-    harness = last.detail if last.status is Status.HARNESS_ERROR and last is not first else None
+    harness = last.detail if last is not first and refused_arguments(last_raw, spec.version) else None
     cr.tests = _assemble(done, charged, expected, ended, rubric, harness)
     _case_status(cr, first, last)
     return out
 
 
 def _charge(
-    raw: run.RawRun,
-    version: str,
     ended: tuple[Status, str] | None,
-    done: dict[str, TestResult],
     charged: dict[str, TestResult],
     remaining: list[str],
     expected: list[str] | None,
     rubric: Rubric | None,
 ) -> Status | None:
-    """Charges a process's early end to the size it was on: the size whose timing rows it died in
-    (after that size's check passed), else the first size it never reached (taken off
-    `remaining`). Returns the status charged, None when nothing was."""
+    """Charges a process's early end to the size it was on: the first size it never reached (taken
+    off `remaining`; the drivers write a size's timing rows before its checked row, so a size with
+    a checked row was finished). Returns the status charged, None when nothing was."""
     if ended is None:
         return None
     st, detail = ended
-    after = died_after_headline(raw.rows, version, done)
-    if after is not None:
-        t = done.pop(after)
-        charged[after] = TestResult(
-            after, st, f"{detail} (after its check passed, in its timing rows)", t.what, t.weight
-        )
-        return st
     if not remaining:
         return None
     name = _name_of(tests.size_value(remaining.pop(0)), expected)  # the test's name says the size
@@ -172,31 +164,27 @@ def _unrecorded(names: list[str], done: dict[str, TestResult], why: str) -> floa
     return 0.0
 
 
-def died_after_headline(rows: list[dict[str, str]], version: str, done: dict[str, TestResult]) -> str | None:
-    """The test a process was still on when it died, when its last row is a timing-only row (a
-    stage, a phase, a kernel) of a size whose checked row it had written: that size's test name,
-    else None (it died between sizes, or in a size's check: the next size is the one charged)."""
-    mine = [r for r in rows if r.get("version") == version and r.get("kind") != "meta"]
-    if not mine or mine[-1].get("kind") in tests.CHECKED_KINDS:
-        return None
-    n = tests.row_n(tests.label(mine[-1]))
-    heads = [i for i, r in enumerate(mine) if r.get("kind") in tests.CHECKED_KINDS and tests.row_n(tests.label(r)) == n]
-    if n is None or not heads or heads[-1] == len(mine) - 1:
-        return None
-    name = tests.label(mine[heads[-1]])
-    return name if name in done and done[name].status is Status.CORRECT else None
-
-
 def ended_early(raw: run.RawRun, step: run.RunSpec) -> tuple[Status, str] | None:
     """How a process ended before its driver finished, whatever rows it had failed before: killed
     by the grader (time, memory, processes), by a signal, or an exit that is neither the driver's
-    0 nor its 1 (2: it refused the arguments, which is not a size's fault); None otherwise."""
+    0 nor its 1 (nor a refusal of its arguments, which is not a size's fault); None otherwise."""
     killed = run._killed(raw, step, 0)
     if killed is not None:
         return killed
-    if raw.rc not in (0, 1, 2):
+    if raw.rc not in (0, 1) and not refused_arguments(raw, step.version):
         return Status.CRASH, run.exit_text(raw.rc)
     return None
+
+
+def refused_arguments(raw: run.RawRun, version: str) -> bool:
+    """Whether the driver refused a run's arguments (exit 2 with its usage text, before any row of
+    the version): the grader's failure, not the student's. An exit 2 after rows is a crash."""
+    if raw.rc != 2 or any(r.get("version") == version for r in raw.rows):
+        return False
+    try:
+        return "usage:" in Path(raw.log).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
 
 
 def _name_of(n: int | None, expected: list[str] | None) -> str:

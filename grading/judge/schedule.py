@@ -203,7 +203,7 @@ def grade_class(
     reports = pipe.reports
     if students:
         formats.class_files(reports, job.out, [r for r in job.rules if r.key in keep_keys])
-    write_timing(job.out, len(reports), len(envs) if gpus else 0, seconds, t_ref, reports)
+    write_timing(job.out, len(reports), len(set(gpus)), seconds, t_ref, reports, getattr(job, "runs_per_gpu", 1))
     write_references(job, recs)
     return reports, seconds, keep_keys
 
@@ -235,11 +235,12 @@ def write_references(job: Job | SimpleNamespace, recs: list[dict[str, Any]], out
 
 
 def write_timing(
-    out: str, n: int, gpus: int, seconds: float, t_ref: float, reports: list[StudentReport]
+    out: str, n: int, gpus: int, seconds: float, t_ref: float, reports: list[StudentReport], runs_per_gpu: int = 1
 ) -> dict[str, float | None]:
     rec = {
         "students": n,
         "gpus": gpus,
+        "runs_per_gpu": runs_per_gpu,
         "seconds": round(seconds, 1),
         "reference_seconds": round(t_ref, 1),
         "students_per_hour": round(3600 * n / (seconds - t_ref), 1) if n and seconds > t_ref else None,

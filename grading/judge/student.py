@@ -407,7 +407,8 @@ def case_spec(
         workdir=workdir,
         name=f"{rule.subproject}.{rule.version}.{i}",
         env=env,
-        time_limit_s=lim.time_limit(ref.get("seconds") if ref else None),
+        # the reference was timed alone on its GPU: a GPU shared by K runs gives each K times the time
+        time_limit_s=lim.time_limit(ref.get("seconds") if ref else None) * max(1, job.runs_per_gpu),
         memory_limit_gb=lim.memory_limit_gb,
         output_limit_kb=lim.output_limit_kb,
         recorder=job.recorder if env.get("COURSE_GRADER_GPU") == "1" else "",
@@ -440,7 +441,7 @@ def retime(
     spec = dataclasses.replace(  # the timed row is the largest size's: that size alone
         spec,
         args=checks.with_sizes(spec.args, [largest]) if largest else spec.args,
-        name=f"{rule.subproject}.{rule.version}.{i}.{len(sizes[1]) + 1 if sizes else 1}",
+        name=f"{rule.subproject}.{rule.version}.{i}.1",  # as a resumed run of the largest size alone is named
     )
     raw = run.execute(spec)
     t = run.timed_row(raw.rows, rule.version, rule)
@@ -787,7 +788,7 @@ def grade_prepared(
     unchecked = memcheck_versions(job, prep, work, env, grades, progress)
     score.point_at_building_blocks(grades, job.rules)
     notes = list(prep.splice.problems) + unchecked
-    if job.runs_per_gpu > 1:
+    if job.runs_per_gpu > 1 and env.get("COURSE_GRADER_GPU") == "1":
         notes.append(
             f"graded with {job.runs_per_gpu} students' runs sharing each GPU at once (a correctness pass): the "
             "times and speed points are not comparable with a grade of its own"

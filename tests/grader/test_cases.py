@@ -145,34 +145,25 @@ def test_the_recorded_rerun_is_what_is_graded_not_the_run_that_died(tmp_path):
     assert [runner_case.kernels.read_log(p) for p in done.kernel_logs] == [[("mine", 3)]]
 
 
-def test_a_crash_in_a_sizes_timing_rows_is_charged_to_that_size(tmp_path):
-    """A driver writes a size's checked row and then its timing-only rows (stages, phases): a crash
-    among those is that size's, not the next one's."""
-    stage = 'echo "x,stage,v,version,idea,$n,op=scan stage=a,1,1,1,0,3,,,,,,,,,,pass,,dev,13.0,abc" >> "$csv.partial"'
-    exe = driver(tmp_path, f'  row $n pass ""\n  {stage}\n  if [ "$n" = 1000 ]; then kill -SEGV $$; fi')
-    cr = runner_case.run_case(spec(tmp_path, exe), CASE, None).result
-    st = {t.name: (t.status, t.detail) for t in cr.tests}
-    assert st["n=1000 op=scan"][0] is Status.CRASH and "after its check passed" in st["n=1000 op=scan"][1], st
-    assert [n for n, (s, _) in st.items() if s is Status.CORRECT] == [
-        "n=0 op=scan",
-        "n=1 op=scan",
-        "n=31 op=scan",
-        "n=4096 op=scan",
-    ]
-    assert cr.runs == 2
-
-
 def test_a_resumed_run_the_grader_could_not_make_is_a_regrade_not_a_fail(tmp_path):
     """The sizes after a crash run again in a fresh process; when that process fails on the grader's
     side (here the driver refuses the arguments, exit 2), the sizes it never ran are the grader's
     error: the case is flagged for a regrade, not paid in part."""
-    body = '  if [ "$n" = 31 ]; then kill -SEGV $$; fi\n  if [ "${sizes%%,*}" != 0 ]; then exit 2; fi\n  row $n pass ""'
+    body = (
+        '  if [ "$n" = 31 ]; then kill -SEGV $$; fi\n'
+        '  if [ "${sizes%%,*}" != 0 ]; then echo "usage: driver [--n N]"; exit 2; fi\n  row $n pass ""'
+    )
     exe = driver(tmp_path, body)
     expected = ["n=0 op=scan", "n=1 op=scan", "n=31 op=scan", "n=1000 op=scan", "n=4096 op=scan"]
     cr = runner_case.run_case(spec(tmp_path, exe), CASE, None, expected).result
     st = {t.name: t.status for t in cr.tests}
     assert st["n=31 op=scan"] is Status.CRASH and st["n=1000 op=scan"] is Status.HARNESS_ERROR, st
     assert cr.status is Status.HARNESS_ERROR and "resumed run failed" in cr.detail, cr.detail
+    # an exit 2 of the student's own, after rows (no usage text): a crash at that size, not a regrade
+    exe = driver(tmp_path, '  if [ "$n" = 1000 ]; then exit 2; fi\n  row $n pass ""')
+    cr = runner_case.run_case(spec(tmp_path, exe), CASE, None, expected).result
+    st = {t.name: t.status for t in cr.tests}
+    assert st["n=1000 op=scan"] is Status.CRASH and st["n=4096 op=scan"] is Status.CORRECT, st
 
 
 def test_a_sticky_error_is_charged_once_and_the_rest_runs_again(tmp_path):
