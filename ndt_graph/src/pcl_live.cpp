@@ -1,6 +1,7 @@
 // The differential test's PCL side (ndt_graph/pcl_diff.hpp), built only where CMake finds PCL: PCL's
 // own VoxelGrid, ApproximateVoxelGrid, VoxelGridCovariance and NormalDistributionsTransform on the
 // same input as ndt_graph's code.
+#include <Eigen/SVD>
 #include <pcl/console/print.h>
 #include <pcl/filters/approximate_voxel_grid.h>
 #include <pcl/filters/voxel_grid.h>
@@ -248,10 +249,28 @@ std::string pcl_derivatives_at(const VoxelMap& map, const common::PointCloud& ta
       hdiff = std::max(hdiff, std::fabs(H(a, b) - sums[hess_index(a, b)]));
     }
   }
+  // the Newton directions: PCL's (JacobiSVD of its own derivatives, as computeTransformation
+  // solves) and the reference's (its own solve of its own sums), and the Hessian's conditioning
+  Eigen::JacobiSVD<Eigen::Matrix<double, 6, 6>> sv(H, Eigen::ComputeFullU | Eigen::ComputeFullV);
+  Eigen::Matrix<double, 6, 1> pcl_dir = sv.solve(-grad);
+  double Href[6][6], bref[6], xref[6];
+  for (int a = 0; a < 6; ++a) {
+    bref[a] = -sums[kGradient + a];
+    for (int b = 0; b < 6; ++b) Href[a][b] = sums[hess_index(std::min(a, b), std::max(a, b))];
+  }
+  common::la::sym_solve_pinv<6>(Href, bref, xref);
+  double pn = pcl_dir.norm(), rn = 0, apart = 0;
+  for (int a = 0; a < 6; ++a) rn += xref[a] * xref[a];
+  rn = std::sqrt(rn);
+  for (int a = 0; a < 6; ++a)
+    apart = std::max(apart, std::fabs(pcl_dir(a) / std::max(pn, 1e-300) - xref[a] / std::max(rn, 1e-300)));
+  const auto& sing = sv.singularValues();
+  const double cond = sing(5) > 0 ? sing(0) / sing(5) : INFINITY;
   return "PCL's score, gradient and Hessian there are " +
          fmt(std::fabs(score - sums[0]) / std::max(1e-300, std::fabs(score)), 3) + ", " +
          fmt(gdiff / std::max(gscale, 1e-300), 3) + ", " + fmt(hdiff / std::max(hscale, 1e-300), 3) +
-         " (relative) from the reference's";
+         " (relative) from the reference's; the Hessian's condition number " + fmt(cond, 3) +
+         ", and the Newton directions PCL's solve and the reference's give there " + fmt(apart, 3) + " apart";
 }
 
 }  // namespace ndt::pcl_diff

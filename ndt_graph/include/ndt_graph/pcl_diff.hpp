@@ -111,7 +111,10 @@ struct PclAlignment {
 bool pcl_built();
 PclAlignment pcl_align(const common::PointCloud& target, const common::PointCloud& source, const double (&guess)[6]);
 // PCL's own derivatives (its computeDerivatives, through a subclass) at `pose` against the
-// reference's sums there: one line with the relative differences.
+// reference's sums there: one line with the relative differences, the Hessian's condition number,
+// and how far apart the unit Newton directions are that PCL's solve (JacobiSVD) gives from PCL's
+// derivatives and the reference's solve from its own: whether a path that leaves PCL's there
+// leaves it in the direction (the solve) or in the step length (the line search).
 std::string pcl_derivatives_at(const VoxelMap& map, const common::PointCloud& target, const common::PointCloud& source,
                                const double (&pose)[6]);
 
