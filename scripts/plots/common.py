@@ -37,14 +37,15 @@ def timed(r: Row) -> bool:
 
 
 def size_label(n: int) -> str:
-    for k in range(3, 40):
-        p = 1 << k
-        if n == p:
-            return f"2^{k}"
-        if n == p - 3:
-            return f"2^{k}-3"
-        if p < n < p + 100:
-            return f"2^{k}+{n - p}"
+    """A size as the course writes it: 2^k, 2^k-3 or 2^k+d (the nearest power of two below, d < 100),
+    else the number (61 is 2^6-3, not 2^3+53)."""
+    if n >= 5 and (n + 3) & (n + 2) == 0 and (n + 3).bit_length() - 1 >= 3:
+        return f"2^{(n + 3).bit_length() - 1}-3"
+    k = n.bit_length() - 1 if n > 0 else 0
+    if k >= 3 and n == 1 << k:
+        return f"2^{k}"
+    if k >= 3 and n - (1 << k) < 100:
+        return f"2^{k}+{n - (1 << k)}"
     return str(n)
 
 
