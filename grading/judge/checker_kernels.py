@@ -224,6 +224,52 @@ def read_log(path: str) -> list[tuple[str, int]] | None:
     return out
 
 
+def read_log_ns(path: str) -> dict[str, int]:
+    """The recorder's log as {mangled name: total GPU ns} ({} when the process left none)."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").split("\n")
+    except OSError:
+        return {}
+    out: dict[str, int] = {}
+    for line in lines:
+        parts = line.split("\t", 2)
+        if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit():
+            out[parts[2]] = out.get(parts[2], 0) + int(parts[1])
+    return out
+
+
+def runs_at_most(args: list[str], sizes: int, warmup: int = 2, default_samples: int = 200) -> int:
+    """The most times a driver runs a version in one process of these arguments: per size one
+    checked run, then the timed loop and at most two more timed loops (a compaction's stages, the
+    end-to-end rows), each a warm-up and its samples (--reps N fixes them; else the bench's cap)."""
+    reps = default_samples
+    for i, a in enumerate(args):
+        if a == "--reps" and i + 1 < len(args) and args[i + 1].isdigit():
+            reps = int(args[i + 1])
+        elif a.startswith("--reps=") and a[7:].isdigit():
+            reps = int(a[7:])
+    return max(1, sizes) * (1 + 3 * (warmup + reps))
+
+
+# How far under its own kernels' GPU time a reported median may be before it is taken as written,
+# not measured: generous (overlapping streams, a run count that is only bounded), so an honest run
+# never meets it; a time written grossly (microseconds for milliseconds of kernels) does.
+FORGED_TIME_SLACK = 100.0
+
+
+def time_below_own_work(median_ms: float, own_ns: int, runs: int) -> str:
+    """Why a reported time cannot be the run's own: its median is under 1/FORGED_TIME_SLACK of
+    what its own kernels took a run on the GPU (CUPTI's total over the process, shared among at
+    most `runs` runs); "" where it can be."""
+    floor_ms = own_ns / 1e6 / max(1, runs)
+    if own_ns > 0 and median_ms * FORGED_TIME_SLACK < floor_ms:
+        return (
+            f"its reported time ({median_ms:.4g} ms) is under the GPU time its own kernels took "
+            f"(at least {floor_ms:.4g} ms a run, by the kernel recorder): no time counted"
+        )
+    return ""
+
+
 # ---- the static check: what a version's objects instantiate and call ----------------------------
 def object_symbols(path: str) -> tuple[dict[str, str], set[str]]:
     """({defined mangled symbol: nm type}, {undefined symbols}) of an object file (nm)."""

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from types import SimpleNamespace
 
     from judge.checker_splice import Assignment
-    from judge.rubric import Rubric, VersionRule
+    from judge.rubric import Case, Rubric, VersionRule
     from judge.runner_build import Plan
 
 
@@ -260,6 +260,7 @@ def run_version(
                 )
                 cr.kernel_symbols = [k for k, _ in log]
                 host_work(cr, ref, done.rows, rule.version)
+                forged_time(cr, done.kernel_logs, case, sizes)
         results.append(cr)
     return results
 
@@ -425,6 +426,7 @@ def retime(
     env: dict[str, str],
     ref_cases: dict,
     kernels_seen: list[str] | None = None,
+    own_symbols: list[str] | None = None,
 ) -> tuple[float, str] | None:
     """The timed case of a version run once more, its largest size alone where it has a size list,
     as every graded run is (the recorder injected and the process named as a resumed one: a run
@@ -451,12 +453,38 @@ def retime(
         log = kernels.read_log(raw.kernel_log) if spec.recorder else []
         if log is None or any(k not in kernels_seen for k, _ in log) or (kernels_seen and not log):
             return None
+    if own_symbols and spec.recorder:  # a written time, not a measured one (forged_time)
+        own_ns = sum(ns for k, ns in kernels.read_log_ns(raw.kernel_log).items() if k in set(own_symbols))
+        if kernels.time_below_own_work(float(t["median_ms"]), own_ns, kernels.runs_at_most(list(spec.args), 1)):
+            return None
     label = checks.label(t)
     ref = ref_cases.get(rule.cases[i].name) or {}
     mine = {k: v for k, v in ref.get("evidence", {}).items() if checks.matches(k.split("\t", 1)[1], label)}
     if evidence.mismatches([(raw.evidence, raw.evidence_overflow)], mine):
         return None  # its output was not the reference's: its time does not count
     return float(t["median_ms"]), run.case_label(t)
+
+
+def own_kernel_ns(paths: list[str], symbols: list[str], uses: list) -> int:
+    """The GPU ns the version's own kernels took over these processes (the recorder's totals)."""
+    own = {m for m, k in zip(symbols, uses) if k.owner == "own"}
+    total = 0
+    for p in paths:
+        total += sum(ns for name, ns in kernels.read_log_ns(p).items() if name in own)
+    return total
+
+
+def forged_time(cr: CaseResult, paths: list[str], case: Case, sizes: tuple[int, list[str]] | None) -> None:
+    """A timed case whose reported median is under what its own kernels took a run (CUPTI, outside
+    the version's reach) keeps its tests but not its time: the time was not measured, it was
+    written."""
+    if cr.timed_ms is None or not sizes:  # a size list bounds how often the driver runs the version
+        return
+    runs = kernels.runs_at_most(list(case.args), len(sizes[1]))
+    why = kernels.time_below_own_work(cr.timed_ms, own_kernel_ns(paths, cr.kernel_symbols, cr.kernels), runs)
+    if why:
+        cr.timed_ms, cr.timed_case = None, None
+        cr.detail = (cr.detail + "; " if cr.detail else "") + why
 
 
 def merged_kernel_log(paths: list[str]) -> list[tuple[str, int]] | None:
@@ -835,7 +863,8 @@ def second_try(
     timed = next((c for c in cases if c.timed_ms is not None and c.timed_case == g.timed_case), None)
     if timed is None:
         return g
-    again = retime(job, rule, prep.build.drivers, work, env, ref.get("cases", {}), list(timed.kernel_symbols))
+    own = [m for m, k in zip(timed.kernel_symbols, timed.kernels) if k.owner == "own"]
+    again = retime(job, rule, prep.build.drivers, work, env, ref.get("cases", {}), list(timed.kernel_symbols), own)
     if again is None or again[1] != timed.timed_case:  # the same row and the same kernels, or no second try
         return g
     if again[0] < timed.timed_ms:

@@ -13,7 +13,7 @@ from judge import checker_score as score
 from judge import checker_tests as ct
 from judge import formats, runner_case
 from judge import runner_run as run
-from judge.model import Provenance, Status, StudentReport, TestResult
+from judge.model import CaseResult, Provenance, Status, StudentReport, TestResult
 from judge.rubric import Case, Limits, Rubric, VersionRule
 
 HEADER = (
@@ -265,6 +265,37 @@ def test_a_fault_is_reported_where_it_is():
     assert grades[2].detail.startswith("builds on scan_naive (incorrect), which fails too: look there first.")
     assert grades[3].detail == "kept count 9, expected 10"
     assert grades[0].detail == "kept count 9, expected 10"
+
+
+def test_a_time_written_rather_than_measured_earns_no_speed(tmp_path):
+    """A run that writes its own CSV can write any median; the kernel recorder's GPU time (CUPTI,
+    outside the version's reach) bounds it from below: a median far under what the version's own
+    kernels took a run keeps its tests but loses its time."""
+    from types import SimpleNamespace
+
+    from judge import checker_kernels as ck
+    from judge import student
+
+    assert ck.runs_at_most(["--n", "5,6", "--reps", "10"], 2) == 2 * (1 + 3 * 12)
+    assert ck.runs_at_most(["--quick"], 1) == 1 + 3 * 202
+    log = tmp_path / "k.tsv"
+    log.write_text("# record\n25\t150000000\tmine\n40\t2000000\tharness\n")
+    assert ck.read_log_ns(str(log)) == {"mine": 150000000, "harness": 2000000}
+    assert ck.read_log_ns(str(tmp_path / "none.tsv")) == {}
+    # 150 ms of its own kernels over at most 37 runs: at least 4 ms a run
+    assert ck.time_below_own_work(0.001, 150_000_000, 37).startswith("its reported time (0.001 ms) is under")
+    assert ck.time_below_own_work(3.0, 150_000_000, 37) == ""  # within the slack (overlap, fewer runs)
+    assert ck.time_below_own_work(0.001, 0, 37) == ""  # no kernel of its own: host_work's case
+    own, other = SimpleNamespace(owner="own"), SimpleNamespace(owner="harness")
+    case = Case("visible", ["--n", "1000", "--reps", "10"])
+    cr = CaseResult(name="visible", hidden=False, status=Status.CORRECT, timed_ms=0.001, timed_case="n=1000")
+    cr.kernel_symbols, cr.kernels = ["mine", "harness"], [own, other]
+    student.forged_time(cr, [str(log)], case, ct.size_list(case.args))
+    assert cr.timed_ms is None and "no time counted" in cr.detail and cr.status is Status.CORRECT
+    cr = CaseResult(name="visible", hidden=False, status=Status.CORRECT, timed_ms=5.0, timed_case="n=1000")
+    cr.kernel_symbols, cr.kernels = ["mine", "harness"], [own, other]
+    student.forged_time(cr, [str(log)], case, ct.size_list(case.args))
+    assert cr.timed_ms == 5.0  # an honest time stands
 
 
 def test_memcheck_runs_a_partial_block_and_names_the_kernel_and_line():
