@@ -57,6 +57,11 @@ if grade("macro_over_harness", "scan_naive")["status"] != grade("solution", "sca
 g = grade("forged_verdict", "scan_naive")
 if g["status"] != "incorrect" or "checked outside the run" not in g["detail"]:
     bad.append(f"forged_verdict scan_naive: {g['status']}: {g['detail']}")
+# a right output with a written time: its tests stand, its time does not (the kernel record's GPU time)
+g = grade("forged_time", "scan_naive")
+if g["status"] != "correct" or not any("no time counted" in (c.get("detail") or "") for c in g["cases"]) \
+        or g.get("points_speed"):
+    bad.append(f"forged_time scan_naive: {g['status']}, speed {g.get('points_speed')}: {g['detail']}")
 # the sandbox: what escape read stays out of every report, what it wrote landed nowhere
 g = grade("escape", "scan_naive")
 if g["status"] not in ("incorrect", "crash"):

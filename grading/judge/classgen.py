@@ -50,6 +50,9 @@ Kinds (each a full checkout of the handout with some STUDENT blocks written):
                    GPU work), writes the driver's CSV itself (every size passed, 1 us) and lowers the
                    open-file limit so the driver cannot write its own (no exit call, nothing a symbol
                    rule names): only the out-of-process check (checker_evidence) sees the wrong output
+  forged_time      solution (its own scan, a right output), then forged_verdict's CSV forgery: every
+                   size passed in 1 us. The checks pass; the kernel record's GPU time shows the time
+                   was written (no time counted, forged_time in student.py)
   real_*           realistic students (TA_GRADES says what each deserves): real_malloc_block (scan_naive
                    with its own cudaMalloc/cudaFree per call and 1024 threads a block), real_inclusive
                    (scan_naive without the shift: an inclusive scan, which compact_naive uses too),
@@ -114,6 +117,7 @@ KINDS = (
     "include_solution",
     "escape",
     "forged_verdict",
+    "forged_time",
     "real_malloc_block",
     "real_inclusive",
     "real_zero_launch",
@@ -323,6 +327,13 @@ FORGED = (
     ],
 )
 
+# forged_time: the same CSV forgery as forged_verdict (every size passed in 1 us), then the
+# solution's scan (a right output, its own kernels). The output checks pass; the time is the lie.
+FORGED_TIME_BEFORE = [
+    line for line in FORGED[2] if "forged_touch" not in line and "(void)" not in line and "Synchronize" not in line
+]
+FORGED_TIME_INCLUDES = [line for line in FORGED[3] if "forged_touch" not in line]
+
 INCLUDE_AT_FILE_SCOPE = ["}  // namespace", "}  // namespace Device", "}  // namespace StreamCompaction"]
 REOPEN = ["namespace StreamCompaction {", "namespace Device {", "namespace {"]
 
@@ -421,6 +432,8 @@ def _body_edits(out: str, root: str, kind: str) -> None:
     if kind in WRAPS:
         ex, f, before, after = WRAPS[kind]
         fill(out, root, f, lambda r, i: before + r.lines + after if r.key == ex and r.body else r.lines)
+    if kind == "forged_time":
+        _forged_time_edit(out, root)
     if kind in FILE_SCOPE:
         ex, f, extra = FILE_SCOPE[kind]
         fill(out, root, f, lambda r, i: r.lines + extra if r.key == ex and not r.body else r.lines)
@@ -440,6 +453,19 @@ def _body_edits(out: str, root: str, kind: str) -> None:
     if kind == "no_build":
         f = "stream_compaction/src/v1_naive.cu"
         fill(out, root, f, lambda r, i: r.lines + ["  this is not C++;"] if r.body else r.lines)
+
+
+def _forged_time_edit(out: str, root: str) -> None:
+    """forged_time: the CSV forgery (a row for every size, n = 0 too), then the solution's scan_naive
+    body; its headers at file scope."""
+    ex, f = FORGED[0], FORGED[1]
+    extra = INCLUDE_AT_FILE_SCOPE + FORGED_TIME_INCLUDES + REOPEN
+    fill(
+        out,
+        root,
+        f,
+        lambda r, i: r.lines if r.key != ex else (FORGED_TIME_BEFORE + r.lines if r.body else r.lines + extra),
+    )
 
 
 # The kinds whose block would change the harness text after it (checker_blocks): (exercise, file,
