@@ -56,11 +56,13 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   std::free(buffer);
 }
 
+std::string* g_log_path = nullptr;  // read once at injection: the run's environment is its own after
+
 void write_log() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  const char* path = std::getenv("COURSE_KERNEL_LOG");
-  if (!path || !*path) return;
-  const std::string tmp = std::string(path) + ".tmp";
+  if (!g_log_path || g_log_path->empty()) return;
+  const std::string& path = *g_log_path;
+  const std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) return;
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -71,13 +73,15 @@ void write_log() {
                             static_cast<unsigned long long>(t.ns), name.c_str()) > 0;
   }
   ok = std::fclose(f) == 0 && ok;
-  if (ok) std::rename(tmp.c_str(), path);
+  if (ok) std::rename(tmp.c_str(), path.c_str());
 }
 
 }  // namespace
 
 extern "C" int InitializeInjection(void) {
   g_kernels = new std::map<std::string, Totals>();
+  const char* path = std::getenv("COURSE_KERNEL_LOG");  // before any of the run's code
+  g_log_path = new std::string(path ? path : "");  // leaked on purpose: used from atexit
   if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS) return 0;
   if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) return 0;
   std::atexit(write_log);

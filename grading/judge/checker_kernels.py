@@ -239,16 +239,21 @@ def read_log_ns(path: str) -> dict[str, int]:
 
 
 def runs_at_most(args: list[str], sizes: int, warmup: int = 2, default_samples: int = 200) -> int:
-    """The most times a driver runs a version in one process of these arguments: per size one
-    checked run, then the timed loop and at most two more timed loops (a compaction's stages, the
-    end-to-end rows), each a warm-up and its samples (--reps N fixes them; else the bench's cap)."""
-    reps = default_samples
+    """The most times a driver runs a version in one process of these arguments: per size and input
+    fill (--fill a,b) one checked run, then the timed loop and at most two more timed loops (a
+    compaction's stages, the end-to-end rows), each a warm-up and its samples (--reps N fixes them;
+    else the bench's cap), and a block sweep's 7 loops where one is asked for."""
+    reps, fills, sweep = default_samples, 1, False
     for i, a in enumerate(args):
-        if a == "--reps" and i + 1 < len(args) and args[i + 1].isdigit():
-            reps = int(args[i + 1])
+        value = args[i + 1] if i + 1 < len(args) else ""
+        if a == "--reps" and value.isdigit():
+            reps = int(value)
         elif a.startswith("--reps=") and a[7:].isdigit():
             reps = int(a[7:])
-    return max(1, sizes) * (1 + 3 * (warmup + reps))
+        elif a == "--fill" and value:
+            fills = len([f for f in value.split(",") if f])
+        sweep = sweep or a == "--block-sweep"
+    return max(1, sizes) * max(1, fills) * (1 + 3 * (warmup + reps)) + (7 * (warmup + reps) if sweep else 0)
 
 
 # How far under its own kernels' GPU time a reported median may be before it is taken as written,

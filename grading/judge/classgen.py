@@ -51,7 +51,7 @@ Kinds (each a full checkout of the handout with some STUDENT blocks written):
                    open-file limit so the driver cannot write its own (no exit call, nothing a symbol
                    rule names): only the out-of-process check (checker_evidence) sees the wrong output
   forged_time      solution (its own scan, a right output), then forged_verdict's CSV forgery: every
-                   size passed in 1 us. The checks pass; the kernel record's GPU time shows the time
+                   size passed in 10 ns. The checks pass; the kernel record's GPU time shows the time
                    was written (no time counted, forged_time in student.py)
   real_*           realistic students (TA_GRADES says what each deserves): real_malloc_block (scan_naive
                    with its own cudaMalloc/cudaFree per call and 1024 threads a block), real_inclusive
@@ -327,10 +327,12 @@ FORGED = (
     ],
 )
 
-# forged_time: the same CSV forgery as forged_verdict (every size passed in 1 us), then the
+# forged_time: the same CSV forgery as forged_verdict (every size passed in 10 ns), then the
 # solution's scan (a right output, its own kernels). The output checks pass; the time is the lie.
-FORGED_TIME_BEFORE = [
-    line for line in FORGED[2] if "forged_touch" not in line and "(void)" not in line and "Synchronize" not in line
+FORGED_TIME_BEFORE = [  # 10 ns at every size: written, not measured (the kernel record's floor is far above)
+    line.replace("0.001,0.001,0.001", "0.00001,0.00001,0.00001").replace("1 us", "10 ns")
+    for line in FORGED[2]
+    if "forged_touch" not in line and "(void)" not in line and "Synchronize" not in line
 ]
 FORGED_TIME_INCLUDES = [line for line in FORGED[3] if "forged_touch" not in line]
 

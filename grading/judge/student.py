@@ -453,7 +453,7 @@ def retime(
         log = kernels.read_log(raw.kernel_log) if spec.recorder else []
         if log is None or any(k not in kernels_seen for k, _ in log) or (kernels_seen and not log):
             return None
-    if own_symbols and spec.recorder:  # a written time, not a measured one (forged_time)
+    if own_symbols and spec.recorder and sizes:  # a written time, not a measured one (forged_time)
         own_ns = sum(ns for k, ns in kernels.read_log_ns(raw.kernel_log).items() if k in set(own_symbols))
         if kernels.time_below_own_work(float(t["median_ms"]), own_ns, kernels.runs_at_most(list(spec.args), 1)):
             return None
@@ -483,7 +483,7 @@ def forged_time(cr: CaseResult, paths: list[str], case: Case, sizes: tuple[int, 
     runs = kernels.runs_at_most(list(case.args), len(sizes[1]))
     why = kernels.time_below_own_work(cr.timed_ms, own_kernel_ns(paths, cr.kernel_symbols, cr.kernels), runs)
     if why:
-        cr.timed_ms, cr.timed_case = None, None
+        cr.timed_ms, cr.timed_case = None, ""
         cr.detail = (cr.detail + "; " if cr.detail else "") + why
 
 

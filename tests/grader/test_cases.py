@@ -278,6 +278,8 @@ def test_a_time_written_rather_than_measured_earns_no_speed(tmp_path):
 
     assert ck.runs_at_most(["--n", "5,6", "--reps", "10"], 2) == 2 * (1 + 3 * 12)
     assert ck.runs_at_most(["--quick"], 1) == 1 + 3 * 202
+    assert ck.runs_at_most(["--n", "5", "--fill", "zeros,nonzero", "--reps", "3"], 1) == 2 * (1 + 3 * 5)
+    assert ck.runs_at_most(["--block-sweep", "--reps", "3"], 1) == 1 + 3 * 5 + 7 * 5
     log = tmp_path / "k.tsv"
     log.write_text("# record\n25\t150000000\tmine\n40\t2000000\tharness\n")
     assert ck.read_log_ns(str(log)) == {"mine": 150000000, "harness": 2000000}
