@@ -81,7 +81,7 @@ void write_log() {
 extern "C" int InitializeInjection(void) {
   g_kernels = new std::map<std::string, Totals>();
   const char* path = std::getenv("COURSE_KERNEL_LOG");  // before any of the run's code
-  g_log_path = new std::string(path ? path : "");  // leaked on purpose: used from atexit
+  g_log_path = new std::string(path ? path : "");       // leaked on purpose: used from atexit
   if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS) return 0;
   if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) return 0;
   std::atexit(write_log);
