@@ -208,8 +208,9 @@ def classify(
     return out
 
 
-def read_log(path: str) -> list[tuple[str, int]] | None:
-    """The recorder's log: [(mangled name, launches)], or None when the process left none."""
+def read_log_entries(path: str) -> list[tuple[str, int, int]] | None:
+    """The recorder's log: [(mangled name, launches, total GPU ns)], or None when the process left
+    none."""
     try:
         lines = Path(path).read_text(encoding="utf-8", errors="replace").split("\n")
     except OSError:
@@ -220,22 +221,19 @@ def read_log(path: str) -> list[tuple[str, int]] | None:
             continue
         parts = line.split("\t", 2)
         if len(parts) == 3 and parts[0].isdigit():
-            out.append((parts[2], int(parts[0])))
+            out.append((parts[2], int(parts[0]), int(parts[1]) if parts[1].isdigit() else 0))
     return out
 
 
-def read_log_ns(path: str) -> dict[str, int]:
-    """The recorder's log as {mangled name: total GPU ns} ({} when the process left none)."""
-    try:
-        lines = Path(path).read_text(encoding="utf-8", errors="replace").split("\n")
-    except OSError:
-        return {}
-    out: dict[str, int] = {}
-    for line in lines:
-        parts = line.split("\t", 2)
-        if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit():
-            out[parts[2]] = out.get(parts[2], 0) + int(parts[1])
-    return out
+def read_log(path: str) -> list[tuple[str, int]] | None:
+    """The recorder's log: [(mangled name, launches)], or None when the process left none."""
+    entries = read_log_entries(path)
+    return None if entries is None else [(name, launches) for name, launches, _ in entries]
+
+
+def own_ns(paths: list[str], own: set[str]) -> int:
+    """The GPU ns the kernels named in `own` took over these processes' logs."""
+    return sum(ns for p in paths for name, _, ns in read_log_entries(p) or [] if name in own)
 
 
 def runs_at_most(args: list[str], sizes: int, warmup: int = 2, default_samples: int = 200) -> int:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import checker_kernels as kernels
@@ -48,14 +47,14 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
         step = dataclasses.replace(spec, args=args, name=spec.name + (f".{len(procs)}" if procs else ""))
         raw = last_raw = run.execute(step)
         procs.append(raw)
-        runs = len(procs)
         last = run.judge(raw, spec.version, case, step)
         first, seconds = first or last, seconds + last.seconds
+        recorded = not spec.recorder or kernels.read_log(raw.kernel_log) is not None
         for name, t in tests.tests_of(raw.rows, spec.version, rubric).items():
             if name in done:
                 continue
             done[name] = t
-            if spec.recorder and t.status is Status.CORRECT and kernels.read_log(raw.kernel_log) is None:
+            if not recorded and t.status is Status.CORRECT:
                 unrecorded.append(name)
         if pending is None:
             break
@@ -69,15 +68,18 @@ def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: lis
         if not remaining or timeouts >= MAX_TIMEOUTS or len(procs) > len(found[1]):
             break
         pending, args = remaining, tests.with_sizes(case.args, remaining)
-    seconds += _record_passed(spec, case, rubric, unrecorded, done, procs)
+    executed = len(procs)
+    rerun = _record_passed(spec, case, rubric, unrecorded, done, procs)
+    if rerun is not None:
+        executed, seconds = executed + 1, seconds + rerun.seconds
     for raw in procs:  # what is graded further (the timed row, the evidence, the kernel record)
         out.rows += raw.rows
         out.evidence.append((raw.evidence, raw.evidence_overflow))
         out.kernel_logs.append(raw.kernel_log)
     cr = out.result
-    cr.runs, cr.seconds = runs + (len(procs) > 0 and procs[-1] is not last_raw), round(seconds, 2)
+    cr.runs, cr.seconds = executed, round(seconds, 2)
     cr.command, cr.log = first.command, first.log
-    harness = last.detail if last is not first and refused_arguments(last_raw, spec.version) else None
+    harness = last.detail if last is not first and run.refused_arguments(last_raw, spec.version) else None
     cr.tests = _assemble(done, charged, expected, ended, rubric, harness)
     _case_status(cr, first, last)
     return out
@@ -110,20 +112,21 @@ def _record_passed(
     names: list[str],
     done: dict[str, TestResult],
     procs: list[run.RawRun],
-) -> float:
+) -> run.RawRun | None:
     """Tests that passed in a process which then died before the kernel recorder wrote what ran
     (it writes at exit): what earns points must show its own work, so their sizes run once more in
     a fresh process (named as any resumed one) and that process is graded for them in place of the
     one that died: its verdicts, its rows (the timed one), its evidence and its kernel record. A test
-    it does not pass fails with its reason; all of them fail when it leaves no record. Returns the
-    seconds it took."""
+    it does not pass fails with its reason; all of them fail when it leaves no record. Returns that
+    process, None where none ran."""
     names = [n for n in names if n in done and done[n].status is Status.CORRECT]  # not charged since
     if not names:
-        return 0.0
+        return None
     found = [tests.row_n(name) for name in names]
     whole = tests.size_list(case.args) is None  # a named case: the whole of it again
     if not whole and None in found:
-        return _unrecorded(names, done, "a test without a size cannot be rerun alone")
+        _unrecorded(names, done, "a test without a size cannot be rerun alone")
+        return None
     sizes = sorted({n for n in found if n is not None})
     args = list(case.args) if whole else tests.with_sizes(case.args, [str(n) for n in sizes])
     step = dataclasses.replace(spec, args=args, name=spec.name + f".{len(procs)}")
@@ -131,7 +134,8 @@ def _record_passed(
     if kernels.read_log(raw.kernel_log) is None:
         ended = ended_early(raw, step)
         how = f"{ended[0].value}: {ended[1]}" if ended else "it ended without one"
-        return raw.seconds + _unrecorded(names, done, f"a rerun of the passed sizes left no record either ({how})")
+        _unrecorded(names, done, f"a rerun of the passed sizes left no record either ({how})")
+        return raw
     again = tests.tests_of(raw.rows, spec.version, rubric)
     for name in names:
         t = again.get(name)
@@ -148,10 +152,10 @@ def _record_passed(
         )
     unrecorded_runs = {id(p) for p in procs if kernels.read_log(p.kernel_log) is None}
     procs[:] = [p for p in procs if id(p) not in unrecorded_runs] + [raw]  # the recorded run stands for them
-    return raw.seconds
+    return raw
 
 
-def _unrecorded(names: list[str], done: dict[str, TestResult], why: str) -> float:
+def _unrecorded(names: list[str], done: dict[str, TestResult], why: str) -> None:
     for name in names:
         t = done[name]
         done[name] = TestResult(
@@ -161,7 +165,6 @@ def _unrecorded(names: list[str], done: dict[str, TestResult], why: str) -> floa
             t.what,
             t.weight,
         )
-    return 0.0
 
 
 def ended_early(raw: run.RawRun, step: run.RunSpec) -> tuple[Status, str] | None:
@@ -171,20 +174,9 @@ def ended_early(raw: run.RawRun, step: run.RunSpec) -> tuple[Status, str] | None
     killed = run._killed(raw, step, 0)
     if killed is not None:
         return killed
-    if raw.rc not in (0, 1) and not refused_arguments(raw, step.version):
+    if raw.rc not in (0, 1) and not run.refused_arguments(raw, step.version):
         return Status.CRASH, run.exit_text(raw.rc)
     return None
-
-
-def refused_arguments(raw: run.RawRun, version: str) -> bool:
-    """Whether the driver refused a run's arguments (exit 2 with its usage text, before any row of
-    the version): the grader's failure, not the student's. An exit 2 after rows is a crash."""
-    if raw.rc != 2 or any(r.get("version") == version for r in raw.rows):
-        return False
-    try:
-        return "usage:" in Path(raw.log).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
 
 
 def _name_of(n: int | None, expected: list[str] | None) -> str:

@@ -290,8 +290,22 @@ def _killed(raw: RawRun, spec: RunSpec, passed: int) -> tuple[Status, str] | Non
     return None
 
 
+def refused_arguments(raw: RawRun, version: str) -> bool:
+    """Whether the driver refused a run's arguments (exit 2 with its usage text, before any row of
+    the version): the grader's failure, not the student's. An exit 2 after rows is a crash."""
+    if raw.rc != 2 or any(r.get("version") == version for r in raw.rows):
+        return False
+    try:
+        return "usage:" in Path(raw.log).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+
+
 def _verdict(
-    raw: RawRun, status: list[tuple[tuple[RowStatus, str], dict[str, str]]], passes: list[dict[str, str]]
+    raw: RawRun,
+    status: list[tuple[tuple[RowStatus, str], dict[str, str]]],
+    passes: list[dict[str, str]],
+    version: str,
 ) -> tuple[Status, str]:
     """The status of a run that ended by itself: its rows' verdicts, its exit status, its CSV."""
     fails = [(reason, r) for (st, reason), r in status if st is RowStatus.FAIL]
@@ -299,7 +313,7 @@ def _verdict(
     if fails:
         reason, row = fails[0]
         return Status.INCORRECT, f"{case_label(row)}: {reason}"
-    if raw.rc == 2:
+    if refused_arguments(raw, version):
         return Status.HARNESS_ERROR, "the driver refused the rubric's arguments: " + log_line(raw.log, 1)
     if raw.rc not in (0, 1):
         last = log_line(raw.log, -1)
@@ -329,7 +343,7 @@ def judge(raw: RawRun, version: str, case: Case, spec: RunSpec) -> CaseResult:
         rows_passed=len(passes),
         log=os.path.basename(raw.log),
     )
-    res.status, res.detail = _killed(raw, spec, len(passes)) or _verdict(raw, status, passes)
+    res.status, res.detail = _killed(raw, spec, len(passes)) or _verdict(raw, status, passes, version)
     if raw.output_bytes > spec.output_limit_kb * 1024:
         res.detail += f" (printed {raw.output_bytes / 2**20:.1f} MiB; the log keeps its head and tail)"
     return res

@@ -454,8 +454,8 @@ def retime(
         if log is None or any(k not in kernels_seen for k, _ in log) or (kernels_seen and not log):
             return None
     if own_symbols and spec.recorder and sizes:  # a written time, not a measured one (forged_time)
-        own_ns = sum(ns for k, ns in kernels.read_log_ns(raw.kernel_log).items() if k in set(own_symbols))
-        if kernels.time_below_own_work(float(t["median_ms"]), own_ns, kernels.runs_at_most(list(spec.args), 1)):
+        took = kernels.own_ns([raw.kernel_log], set(own_symbols))
+        if kernels.time_below_own_work(float(t["median_ms"]), took, kernels.runs_at_most(list(spec.args), 1)):
             return None
     label = checks.label(t)
     ref = ref_cases.get(rule.cases[i].name) or {}
@@ -465,15 +465,6 @@ def retime(
     return float(t["median_ms"]), run.case_label(t)
 
 
-def own_kernel_ns(paths: list[str], symbols: list[str], uses: list) -> int:
-    """The GPU ns the version's own kernels took over these processes (the recorder's totals)."""
-    own = {m for m, k in zip(symbols, uses) if k.owner == "own"}
-    total = 0
-    for p in paths:
-        total += sum(ns for name, ns in kernels.read_log_ns(p).items() if name in own)
-    return total
-
-
 def forged_time(cr: CaseResult, paths: list[str], case: Case, sizes: tuple[int, list[str]] | None) -> None:
     """A timed case whose reported median is under what its own kernels took a run (CUPTI, outside
     the version's reach) keeps its tests but not its time: the time was not measured, it was
@@ -481,7 +472,8 @@ def forged_time(cr: CaseResult, paths: list[str], case: Case, sizes: tuple[int, 
     if cr.timed_ms is None or not sizes:  # a size list bounds how often the driver runs the version
         return
     runs = kernels.runs_at_most(list(case.args), len(sizes[1]))
-    why = kernels.time_below_own_work(cr.timed_ms, own_kernel_ns(paths, cr.kernel_symbols, cr.kernels), runs)
+    own = {m for m, k in zip(cr.kernel_symbols, cr.kernels) if k.owner == "own"}
+    why = kernels.time_below_own_work(cr.timed_ms, kernels.own_ns(paths, own), runs)
     if why:
         cr.timed_ms, cr.timed_case = None, ""
         cr.detail = (cr.detail + "; " if cr.detail else "") + why

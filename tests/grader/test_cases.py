@@ -282,8 +282,9 @@ def test_a_time_written_rather_than_measured_earns_no_speed(tmp_path):
     assert ck.runs_at_most(["--block-sweep", "--reps", "3"], 1) == 1 + 3 * 5 + 7 * 5
     log = tmp_path / "k.tsv"
     log.write_text("# record\n25\t150000000\tmine\n40\t2000000\tharness\n")
-    assert ck.read_log_ns(str(log)) == {"mine": 150000000, "harness": 2000000}
-    assert ck.read_log_ns(str(tmp_path / "none.tsv")) == {}
+    assert ck.read_log_entries(str(log)) == [("mine", 25, 150000000), ("harness", 40, 2000000)]
+    assert ck.read_log(str(log)) == [("mine", 25), ("harness", 40)]
+    assert ck.own_ns([str(log), str(tmp_path / "none.tsv")], {"mine"}) == 150000000
     # 150 ms of its own kernels over at most 37 runs: at least 4 ms a run
     assert ck.time_below_own_work(0.001, 150_000_000, 37).startswith("its reported time (0.001 ms) is under")
     assert ck.time_below_own_work(3.0, 150_000_000, 37) == ""  # within the slack (overlap, fewer runs)
