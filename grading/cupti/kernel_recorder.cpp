@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -57,6 +58,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 }
 
 std::string* g_log_path = nullptr;  // read once at injection: the run's environment is its own after
+std::string* g_nonce = nullptr;     // the grader's per-run token, wiped from the environment at injection
 
 void write_log() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -66,8 +68,8 @@ void write_log() {
   std::FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) return;
   std::lock_guard<std::mutex> lock(g_mutex);
-  bool ok = std::fprintf(f, "# course kernel record: launches, total ns, mangled name; dropped records %llu\n",
-                         static_cast<unsigned long long>(g_dropped)) > 0;
+  bool ok = std::fprintf(f, "# course kernel record (run %s): launches, total ns, mangled name; dropped records %llu\n",
+                         g_nonce->c_str(), static_cast<unsigned long long>(g_dropped)) > 0;
   for (const auto& [name, t] : *g_kernels) {
     ok = ok && std::fprintf(f, "%llu\t%llu\t%s\n", static_cast<unsigned long long>(t.launches),
                             static_cast<unsigned long long>(t.ns), name.c_str()) > 0;
@@ -82,6 +84,11 @@ extern "C" int InitializeInjection(void) {
   g_kernels = new std::map<std::string, Totals>();
   const char* path = std::getenv("COURSE_KERNEL_LOG");  // before any of the run's code
   g_log_path = new std::string(path ? path : "");       // leaked on purpose: used from atexit
+  // the grader's token proves the log is this recorder's; the run must not read it, so its bytes in
+  // the environment block (what getenv and /proc/self/environ show) are overwritten
+  char* nonce = std::getenv("COURSE_KERNEL_NONCE");
+  g_nonce = new std::string(nonce ? nonce : "");
+  if (nonce) std::memset(nonce, '0', std::strlen(nonce));
   if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS) return 0;
   if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) return 0;
   std::atexit(write_log);

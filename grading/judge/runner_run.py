@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
+import shutil
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -123,13 +126,13 @@ class CappedLog:
             fh.write(bytes(self.tail))
 
 
-def sandboxed(spec: RunSpec, driver_cmd: list[str], klog: str) -> tuple[list[str], dict[str, str]]:
+def sandboxed(spec: RunSpec, driver_cmd: list[str], klog: str, nonce: str = "") -> tuple[list[str], dict[str, str]]:
     """The run's command and environment: in the sandbox, the driver, the recorder and the data
     folder read-only, the run's folder writable, the GPU's nodes when it uses one, and only the
     allow-listed environment (never the grader's secret)."""
     extra = {}
     if spec.recorder:
-        extra.update(CUDA_INJECTION64_PATH=spec.recorder, COURSE_KERNEL_LOG=klog)
+        extra.update(CUDA_INJECTION64_PATH=spec.recorder, COURSE_KERNEL_LOG=klog, COURSE_KERNEL_NONCE=nonce)
     data = spec.env.get("COURSE_DATA_DIR", "")
     ro = [spec.driver] + ([spec.recorder] if spec.recorder else []) + list(spec.read_only) + spec.wrapper[:1]
     if data and os.path.isdir(data):
@@ -170,6 +173,7 @@ DRIVER_CONTROL = (
     "COURSE_FAIL_VERSION",
     "CUDA_INJECTION64_PATH",
     "COURSE_KERNEL_LOG",
+    "COURSE_KERNEL_NONCE",
     "LD_PRELOAD",
 )
 
@@ -179,12 +183,12 @@ def execute(spec: RunSpec) -> RawRun:
     out_csv = os.path.join(spec.workdir, spec.name + ".csv")
     log = os.path.join(spec.workdir, spec.name + ".log")
     klog = os.path.join(spec.workdir, spec.name + ".kernels.tsv")
-    for p in (out_csv, out_csv + ".partial", klog):
-        if os.path.exists(p):
-            os.remove(p)
+    for p in (out_csv, out_csv + ".partial", klog, klog + ".tmp"):
+        remove_any(p)
     evidence = EvidencePipe()
     cmd = [spec.driver, "--version", spec.version] + list(spec.args) + GRADED_RUN_FLAGS + ["--csv", out_csv]
-    wrapped, env = sandboxed(spec, spec.wrapper + cmd + ["--evidence-fd", str(evidence.write_fd)], klog)
+    nonce = secrets.token_hex(16)  # the recorder's header proves its log is the recorder's (kernel_record_is_genuine)
+    wrapped, env = sandboxed(spec, spec.wrapper + cmd + ["--evidence-fd", str(evidence.write_fd)], klog, nonce)
     t0 = time.time()
     try:
         proc = subprocess.Popen(
@@ -226,6 +230,8 @@ def execute(spec: RunSpec) -> RawRun:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)  # leftovers of a driver that exited
     capped.finish("$ " + " ".join(cmd) + "\n")
+    if spec.recorder:
+        drop_forged_record(klog, nonce)
     try:
         rows, journal = course_csv.read_journal(out_csv)
     except course_csv.CsvError as e:  # the driver's file, overwritten by what ran in its process
@@ -288,6 +294,36 @@ def _killed(raw: RawRun, spec: RunSpec, passed: int) -> tuple[Status, str] | Non
     if raw.rc < 0:
         return Status.CRASH, f"killed by signal {signal.Signals(-raw.rc).name}"
     return None
+
+
+def kernel_record_is_genuine(path: str, nonce: str) -> bool:
+    """Whether the kernel record at `path` is the injected recorder's: its first line carries the
+    run's nonce, which the recorder read and wiped from the process's environment before any of the
+    run's code ran. A record the run wrote itself (and kept the recorder from replacing) is not."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):  # a FIFO, a link or a folder is never read
+            return False
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            head = fh.readline(4096)
+    except OSError:
+        return False
+    return bool(nonce) and f"(run {nonce})" in head
+
+
+def drop_forged_record(path: str, nonce: str) -> None:
+    """Removes whatever the run left at its kernel record's path unless it is the recorder's (a
+    file, a folder or a link the run made itself): the case then has no record of what ran."""
+    if not kernel_record_is_genuine(path, nonce):
+        remove_any(path)
+
+
+def remove_any(path: str) -> None:
+    """Removes what is at `path`, a file, a link or a folder, if anything."""
+    with contextlib.suppress(OSError):
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            os.remove(path)
 
 
 def refused_arguments(raw: RawRun, version: str) -> bool:

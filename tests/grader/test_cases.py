@@ -123,6 +123,31 @@ def test_a_crash_at_one_size_costs_that_size_only(tmp_path):
     assert [t.name for t in cr.tests] == expected and cr.tests[0].status is Status.CRASH
 
 
+def test_a_kernel_record_the_run_wrote_itself_is_no_record(tmp_path):
+    """The run knows where its kernel record goes ($COURSE_KERNEL_LOG): it can write a record of
+    its own there (its own kernels only) and keep the recorder from replacing it (a folder at the
+    temporary's name). Only a record whose first line carries the run's nonce, which the recorder
+    wipes from the environment before the run's code, is the recorder's; any other is removed."""
+    fake = (
+        'printf "# course kernel record (run guess)\\n3\\t10\\tmine\\n" > "$COURSE_KERNEL_LOG"; '
+        'mkdir -p "$COURSE_KERNEL_LOG.tmp"'
+    )
+    exe = driver(tmp_path, f'  row $n pass ""\n  [ "$text" = "${{sizes##*,}}" ] && {{ {fake}; }}\n  true')
+    done = runner_case.run_case(dataclasses.replace(spec(tmp_path, exe), recorder=str(exe)), CASE, None)
+    assert all(t.status is Status.CRASH for t in done.result.tests), done.result.tests
+    assert "left no record either" in done.result.tests[0].detail
+    # the check itself: the nonce, and never a read of something that is not a plain file
+    rec = tmp_path / "k.tsv"
+    rec.write_text("# course kernel record (run abc123): ...\n1\t5\tk\n")
+    assert run.kernel_record_is_genuine(str(rec), "abc123") and not run.kernel_record_is_genuine(str(rec), "abc12")
+    assert not run.kernel_record_is_genuine(str(rec), "")
+    fifo = tmp_path / "fifo.tsv"
+    os.mkfifo(fifo)
+    assert not run.kernel_record_is_genuine(str(fifo), "abc123")  # returns at once, no blocking read
+    run.drop_forged_record(str(fifo), "abc123")
+    assert not fifo.exists()
+
+
 def test_the_recorded_rerun_is_what_is_graded_not_the_run_that_died(tmp_path):
     """A run that computes its output one way (fast, unrecorded: it dies after its rows) and another
     way when run again cannot keep the first run's rows: the rerun that records what ran is graded
@@ -134,7 +159,8 @@ def test_the_recorded_rerun_is_what_is_graded_not_the_run_that_died(tmp_path):
         '    [ "$text" = "${sizes##*,}" ] && { touch "${csv%/*}/first-done"; kill -SEGV $$; }\n'
         "  else\n"
         '    if [ "$n" = 31 ]; then row $n fail "element 3 differs"; else row $n pass ""; fi\n'
-        '    [ "$text" = "${sizes##*,}" ] && printf "# r\\n3\\t10\\tmine\\n" > "$COURSE_KERNEL_LOG"\n'
+        '    [ "$text" = "${sizes##*,}" ] && printf "# r (run $COURSE_KERNEL_NONCE)\\n3\\t10\\tmine\\n" \\\n'
+        '      > "$COURSE_KERNEL_LOG"\n'
         "  fi"
     )
     exe = driver(tmp_path, body)
@@ -198,7 +224,7 @@ def test_tests_passed_before_a_crash_need_a_record_of_what_ran(tmp_path):
     record, so those sizes run again in a fresh process whose record stands for them; a run that
     crashes every time (after its rows) earns nothing unrecorded."""
     last = '[ "$text" = "${sizes##*,}" ] && [ -n "$COURSE_KERNEL_LOG" ]'
-    record = last + ' && printf "# record\\n3\\t10\\tmine\\n" > "$COURSE_KERNEL_LOG"'
+    record = last + ' && printf "# record (run $COURSE_KERNEL_NONCE)\\n3\\t10\\tmine\\n" > "$COURSE_KERNEL_LOG"'
     exe = driver(tmp_path, f'  if [ "$n" = 1000 ]; then kill -SEGV $$; fi\n  row $n pass ""\n  {record}')
     sp = dataclasses.replace(spec(tmp_path, exe), recorder=str(exe))
     done = runner_case.run_case(sp, CASE, None)
