@@ -35,36 +35,42 @@ reps = {}
 for p in glob.glob(os.path.join(sys.argv[1], "**", "report.json"), recursive=True):
     r = json.load(open(p))
     reps[r.get("display_name") or r["student"]] = r
+missing = set()
 def grade(kind, version):
+    """The kind's grade of the version; None where the class (SC_KINDS) has no such student."""
+    if kind not in reps:
+        missing.add(kind)
+        return None
     return next(g for g in reps[kind]["grades"] if g["version"] == version)
 bad = []
 g = grade("host_work", "scan_naive")
-if g["status"] != "not its own work" or "the work happened on the host" not in g["detail"]:
+if g and (g["status"] != "not its own work" or "the work happened on the host" not in g["detail"]):
     bad.append(f"host_work scan_naive: {g['status']}: {g['detail']}")
 for kind, version in (("calls_reference", "compact_cpu_scan"), ("static_ctor", "scan_naive"), ("interpose", "scan_naive")):
     g = grade(kind, version)
-    if g["status"] not in ("refused", "not its own work"):
+    if g and g["status"] not in ("refused", "not its own work"):
         bad.append(f"{kind} {version}: {g['status']}: {g['detail']}")
 # blocks that would change what follows them (checker_blocks): refused; a macro over the harness is scoped
 for kind, version in (("line_continuation", "compact_cpu_scan"), ("closes_function", "compact_cpu_scan"),
                       ("include_solution", "scan_naive")):
     g = grade(kind, version)
-    if g["status"] != "refused":
+    if g and g["status"] != "refused":
         bad.append(f"{kind} {version}: {g['status']}: {g['detail']}")
-if grade("macro_over_harness", "scan_naive")["status"] != grade("solution", "scan_naive")["status"]:
-    bad.append(f"macro_over_harness scan_naive: {grade('macro_over_harness', 'scan_naive')['status']}")
+g, ok = grade("macro_over_harness", "scan_naive"), grade("solution", "scan_naive")
+if g and ok and g["status"] != ok["status"]:
+    bad.append(f"macro_over_harness scan_naive: {g['status']}")
 # a verdict forged from inside the run (its own CSV, then exit): only the out-of-process check sees it
 g = grade("forged_verdict", "scan_naive")
-if g["status"] != "incorrect" or "checked outside the run" not in g["detail"]:
+if g and (g["status"] != "incorrect" or "checked outside the run" not in g["detail"]):
     bad.append(f"forged_verdict scan_naive: {g['status']}: {g['detail']}")
 # a right output with a written time: its tests stand, its time does not (the kernel record's GPU time)
 g = grade("forged_time", "scan_naive")
-if g["status"] != "correct" or not any("no time counted" in (c.get("detail") or "") for c in g["cases"]) \
-        or g.get("points_speed"):
+if g and (g["status"] != "correct" or g.get("points_speed")
+          or not any("no time counted" in (c.get("detail") or "") for c in g["cases"])):
     bad.append(f"forged_time scan_naive: {g['status']}, speed {g.get('points_speed')}: {g['detail']}")
 # the sandbox: what escape read stays out of every report, what it wrote landed nowhere
 g = grade("escape", "scan_naive")
-if g["status"] not in ("incorrect", "crash"):
+if g and g["status"] not in ("incorrect", "crash"):
     bad.append(f"escape scan_naive: {g['status']}: {g['detail']}")
 secret, out = os.environ["COURSE_GRADING_SECRET"], sys.argv[1]
 for p in glob.glob(os.path.join(out, "**", "*"), recursive=True):
@@ -76,7 +82,11 @@ pwned = glob.glob(os.path.join(out, "**", "PWNED"), recursive=True) + glob.glob(
 pwned += [p for p in glob.glob(os.path.join(out, "**", "*.csv"), recursive=True) + glob.glob(os.path.join(out, "**", "report.json"), recursive=True) if open(p, errors="replace").read().startswith("PWNED")]
 if pwned:
     bad.append(f"escape wrote {pwned}")
-print("attack classes:", "; ".join(bad) or "every one caught")
+g = grade("hang", "compact_cpu_scan")
+if g and g["status"] != "timeout":
+    bad.append(f"hang compact_cpu_scan: {g['status']}: {g['detail']}")
+print("attack classes:", "; ".join(bad) or "every one caught",
+      f"(not in this class: {', '.join(sorted(missing))})" if missing else "")
 for kind in sorted(reps):
     r = reps[kind]
     print(f"  {kind:20s} {r['points']:g} / {r['points_max']:g}  " + ", ".join(

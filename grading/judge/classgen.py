@@ -50,9 +50,10 @@ Kinds (each a full checkout of the handout with some STUDENT blocks written):
                    GPU work), writes the driver's CSV itself (every size passed, 1 us) and lowers the
                    open-file limit so the driver cannot write its own (no exit call, nothing a symbol
                    rule names): only the out-of-process check (checker_evidence) sees the wrong output
-  forged_time      solution (its own scan, a right output), then forged_verdict's CSV forgery: every
-                   size passed in 10 ns. The checks pass; the kernel record's GPU time shows the time
-                   was written (no time counted, forged_time in student.py)
+  forged_time      solution (its own scan, a right output); at exit, after the driver wrote its CSV,
+                   that CSV rewritten: every size passed in 10 ns. The checks pass; the kernel
+                   record's GPU time shows the time was written (no time counted, forged_time in
+                   student.py)
   real_*           realistic students (TA_GRADES says what each deserves): real_malloc_block (scan_naive
                    with its own cudaMalloc/cudaFree per call and 1024 threads a block), real_inclusive
                    (scan_naive without the shift: an inclusive scan, which compact_naive uses too),
@@ -327,14 +328,44 @@ FORGED = (
     ],
 )
 
-# forged_time: the same CSV forgery as forged_verdict (every size passed in 10 ns), then the
-# solution's scan (a right output, its own kernels). The output checks pass; the time is the lie.
-FORGED_TIME_BEFORE = [  # 10 ns at every size: written, not measured (the kernel record's floor is far above)
-    line.replace("0.001,0.001,0.001", "0.00001,0.00001,0.00001").replace("1 us", "10 ns")
-    for line in FORGED[2]
-    if "forged_touch" not in line and "(void)" not in line and "Synchronize" not in line
+# forged_time: the solution's scan (a right output, its own kernels), then, at exit, after the driver
+# wrote its honest CSV, that CSV rewritten: every size it was given passed in 10 ns. The output checks
+# and the run's exit status stand; the time is the lie.
+FORGED_TIME_BEFORE = [
+    "  static std::string forged_csv;  // the CSV the grader reads, from the driver's command line",
+    "  static std::vector<std::pair<long long, int>> forged_sizes;",
+    "  // a function-local static's deleter runs at exit, after main wrote the driver's own CSV",
+    "  static std::unique_ptr<std::string, void (*)(std::string*)> forge_at_exit(&forged_csv, [](std::string* csv) {",
+    '    std::FILE* f = csv->empty() ? nullptr : std::fopen(csv->c_str(), "wb");',
+    "    if (!f) return;",
+    '    std::fputs("' + FORGED_HEADER + '\\n", f);',
+    "    for (const auto& s : forged_sizes)  // a passed row of 10 ns for every size it was given",
+    '      std::fprintf(f, "stream_compaction,version,scan_naive,version,x,%lld,op=scan block=%d,"',
+    '                   "0.00001,0.00001,0.00001,0,50,,,,,,,,,,pass,,forged,13.0,abc\\n", s.first, s.second);',
+    "    std::fclose(f);",
+    "  });",
+    "  if (forged_csv.empty()) {",
+    '    if (std::FILE* f = std::fopen("/proc/self/cmdline", "rb")) {',
+    "      char buf[4096];",
+    "      const std::string args(buf, std::fread(buf, 1, sizeof buf, f));",
+    "      std::fclose(f);",
+    "      for (std::size_t at = 0, next = 0; at < args.size(); at = next + 1) {",
+    "        next = args.find('\\0', at);",
+    "        if (next == std::string::npos) next = args.size();",
+    '        if (args.compare(at, next - at, "--csv") == 0 && next + 1 < args.size())',
+    "          forged_csv = args.c_str() + next + 1;",
+    "      }",
+    "    }",
+    "  }",
+    "  if (forged_sizes.empty() || forged_sizes.back().first != n) forged_sizes.emplace_back(n, block);",
 ]
-FORGED_TIME_INCLUDES = [line for line in FORGED[3] if "forged_touch" not in line]
+FORGED_TIME_INCLUDES = [
+    "#include <cstdio>",
+    "#include <memory>",
+    "#include <string>",
+    "#include <utility>",
+    "#include <vector>",
+]
 
 INCLUDE_AT_FILE_SCOPE = ["}  // namespace", "}  // namespace Device", "}  // namespace StreamCompaction"]
 REOPEN = ["namespace StreamCompaction {", "namespace Device {", "namespace {"]
@@ -458,8 +489,8 @@ def _body_edits(out: str, root: str, kind: str) -> None:
 
 
 def _forged_time_edit(out: str, root: str) -> None:
-    """forged_time: the CSV forgery (a row for every size, n = 0 too), then the solution's scan_naive
-    body; its headers at file scope."""
+    """forged_time: the rewrite of the driver's CSV at exit (a row for every size, n = 0 too), then the
+    solution's scan_naive body; its headers at file scope."""
     ex, f = FORGED[0], FORGED[1]
     extra = INCLUDE_AT_FILE_SCOPE + FORGED_TIME_INCLUDES + REOPEN
     fill(

@@ -96,8 +96,7 @@ class Sandbox:
 
     def visible(self, path: str) -> bool:
         """Whether every step sees `path` (under the system's folders or the toolchain's)."""
-        roots = system_paths() + list(self.extra_ro)
-        return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+        return under(path, system_paths() + list(self.extra_ro))
 
     def uid(self) -> int:
         """A uid per grading thread: concurrent students never share a process limit."""
@@ -133,7 +132,9 @@ class Sandbox:
         cmd += ancestors(system + list(ro) + list(rw))
         for p in system:
             cmd += bind_args("--ro-bind", p)
-        for p in ro:
+        # a path under a system folder is there already, read-only (a second bind would go through
+        # that folder's symlinks, which bubblewrap cannot make parents under: /usr/local/cuda)
+        for p in [p for p in ro if not under(p, system)]:
             cmd += bind_args("--ro-bind", p)
         for p in rw:
             cmd += bind_args("--bind", p)
@@ -182,6 +183,11 @@ class Sandbox:
             env = {k: v for k, v in base.items() if k != "COURSE_GRADING_SECRET"}
         env.update(extra or {})
         return env
+
+
+def under(path: str, roots: list[str]) -> bool:
+    """Whether `path` is one of `roots` or inside one."""
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
 def bind_args(flag: str, path: str) -> list[str]:

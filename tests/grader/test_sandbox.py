@@ -237,3 +237,22 @@ def test_the_compiler_environment_reaches_compiles_and_nothing_else(monkeypatch)
     assert got["NVCC_APPEND_FLAGS"] == "-lineinfo"
     assert got["CPATH"] == "/usr/include"
     assert "OTHER" not in got
+
+
+def test_a_read_only_path_under_a_system_folder_is_given_as_it_is_there(tmp_path):
+    # compute-sanitizer, a step's wrapper, sits at /usr/local/cuda/bin/... where /usr/local/cuda is a
+    # symlink: bound a second time, bubblewrap cannot make its parents and the step never starts
+    link = next((p for p in ("/usr/local/cuda", "/usr/lib/cuda") if os.path.islink(p)), None)
+    tool = next(
+        (
+            os.path.join(link, "bin", t)
+            for t in ("nvcc", "cuobjdump")
+            if link and os.path.exists(os.path.join(link, "bin", t))
+        ),
+        None,
+    )
+    if tool is None:
+        pytest.skip("no symlinked toolkit folder under /usr here")
+    p = step([tool, "--version"], tmp_path, ro=[tool])
+    assert p.returncode == 0, p.stderr
+    assert "Can't mkdir" not in p.stderr
