@@ -37,11 +37,12 @@ for p in glob.glob(os.path.join(sys.argv[1], "**", "report.json"), recursive=Tru
     reps[r.get("display_name") or r["student"]] = r
 missing = set()
 def grade(kind, version):
-    """The kind's grade of the version; None where the class (SC_KINDS) has no such student."""
-    if kind not in reps:
-        missing.add(kind)
-        return None
-    return next(g for g in reps[kind]["grades"] if g["version"] == version)
+    """The kind's grade of the version; None where the class (SC_KINDS) has no such student or the
+    grade no such version (SC_VERSIONS)."""
+    g = next((g for g in reps.get(kind, {"grades": []})["grades"] if g["version"] == version), None)
+    if g is None:
+        missing.add(f"{kind} {version}")
+    return g
 bad = []
 g = grade("host_work", "scan_naive")
 if g and (g["status"] != "not its own work" or "the work happened on the host" not in g["detail"]):

@@ -96,6 +96,16 @@ def errors(log: str) -> list[MemError]:
     return out
 
 
+def in_files(e: MemError, files: set[str]) -> bool:
+    """Whether the error's source line is in one of `files` (tree-relative paths). compute-sanitizer
+    13 names the file as its basename only ("v1_naive.cu:16"): that matches the one file of `files`
+    with that name (a run is one sub-project's driver; two of its files of one name match neither)."""
+    where = e.source.rsplit(":", 1)[0]
+    if "/" in where:
+        return where in files
+    return [os.path.basename(f) for f in files].count(where) == 1
+
+
 def summary(found: list[MemError], size: str) -> str:
     """A version's memcheck line: how many errors at which size, and the first."""
     return f"{len(found)} memory errors at n={size}: {found[0]}" if found else ""

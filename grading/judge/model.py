@@ -63,6 +63,7 @@ class CaseResult:
     rows_passed: int = 0
     timed_ms: float | None = None
     timed_case: str = ""
+    untimed: str = ""  # why a timed run's time does not count (a written time: forged_time)
     log: str = ""
     kernels: list = field(default_factory=list)  # [KernelUse]
     kernel_symbols: list = field(default_factory=list)  # the mangled names the run ran

@@ -351,7 +351,7 @@ def _memcheck_run(
         _apply_memcheck(job, by_key, rules, found, size)
         return []
     owned = set().union(*(job.own_files(r) for r in rules))
-    other = [e for e in found if e.source.rsplit(":", 1)[0] not in owned]  # the harness's or a library's
+    other = [e for e in found if not memcheck.in_files(e, owned)]  # the harness's or a library's
     progress(
         f"[grade] {prep.name}: memcheck of {names} at n={size}: {len(found)} errors ({raw.seconds:.1f} s)"
         + (f"; {len(other)} in no graded file, the first: {other[0]}" if other else "")
@@ -371,7 +371,7 @@ def _apply_memcheck(
     """Each error to the versions whose own files hold its kernel's source line."""
     for rule in rules:
         own = job.own_files(rule)
-        mine = [e for e in found if e.source.rsplit(":", 1)[0] in own]
+        mine = [e for e in found if memcheck.in_files(e, set(own))]
         if mine:
             score.apply_memcheck(by_key[rule.key], memcheck.summary(mine, size), job.rubric)
 
@@ -475,7 +475,7 @@ def forged_time(cr: CaseResult, paths: list[str], case: Case, sizes: tuple[int, 
     own = {m for m, k in zip(cr.kernel_symbols, cr.kernels) if k.owner == "own"}
     why = kernels.time_below_own_work(cr.timed_ms, kernels.own_ns(paths, own), runs)
     if why:
-        cr.timed_ms, cr.timed_case = None, ""
+        cr.timed_ms, cr.timed_case, cr.untimed = None, "", why
         cr.detail = (cr.detail + "; " if cr.detail else "") + why
 
 

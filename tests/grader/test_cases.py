@@ -321,6 +321,10 @@ def test_a_time_written_rather_than_measured_earns_no_speed(tmp_path):
     cr.kernel_symbols, cr.kernels = ["mine", "harness"], [own, other]
     student.forged_time(cr, [str(log)], case, ct.size_list(case.args))
     assert cr.timed_ms is None and "no time counted" in cr.detail and cr.status is Status.CORRECT
+    rule = VersionRule("sc", "scan_naive", "d", 4, 1, [], [], [Case("visible", [], timed=True)])
+    cr.kernels, cr.kernel_symbols = [], []
+    g = score.grade_version(rule, [cr], Rubric("r", "x", Limits(), 0.8, 0.25, ()), None)
+    assert g.points_speed == 0 and g.speed_note == cr.untimed and "kernel recorder" in g.speed_note
     cr = CaseResult(name="visible", hidden=False, status=Status.CORRECT, timed_ms=5.0, timed_case="n=1000")
     cr.kernel_symbols, cr.kernels = ["mine", "harness"], [own, other]
     student.forged_time(cr, [str(log)], case, ct.size_list(case.args))
@@ -366,6 +370,14 @@ def test_memcheck_runs_a_partial_block_and_names_the_kernel_and_line():
         "stream_compaction/src/v1_naive.cu:22",
         "stream_compaction/src/v2_work_efficient.cu:9",
     ]
+    # compute-sanitizer 13 names the file by its basename: the one own file of that name
+    bare = mc.errors(log.replace("/grades/.grader/work/ann/tree/stream_compaction/src/v1_naive.cu", "v1_naive.cu"))
+    assert [e.source for e in bare] == ["v1_naive.cu:22"]
+    assert mc.in_files(bare[0], {"stream_compaction/src/v1_naive.cu", "stream_compaction/src/cpu.cpp"})
+    assert not mc.in_files(bare[0], {"stream_compaction/src/v2_work_efficient.cu"})
+    assert not mc.in_files(bare[0], {"stream_compaction/src/v1_naive.cu", "stream_compaction/app/v1_naive.cu"})
+    assert mc.in_files(found[0], {"stream_compaction/src/v1_naive.cu"})
+    assert not mc.in_files(found[0], {"nbody/src/v1_naive.cu"})
     assert mc.summary(found[:1], "33").startswith("1 memory errors at n=33: Invalid __global__ write of size 4 bytes")
     rub = Rubric("r", "x", Limits(), 0.8, 0.25, (), memcheck="points", memcheck_cost=0.5)
     rule = VersionRule("sc", "v", "d", 4, 0, [], [], [Case("visible", [])])
