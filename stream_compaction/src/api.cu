@@ -10,6 +10,7 @@
 #include "stream_compaction/device.hpp"
 #include "stream_compaction/efficient.h"
 #include "stream_compaction/naive.h"
+#include "stream_compaction/radix.h"
 #include "stream_compaction/thrust.h"
 
 namespace StreamCompaction {
@@ -20,18 +21,26 @@ void check_args(int n, int* odata, const int* idata, const char* who) {
   if (n > 0 && (!odata || !idata)) throw std::invalid_argument(std::string(who) + ": null pointer");
 }
 
-void timed_scan(Common::PerformanceTimer& timer, Device::ScanFn scan, int n, int* odata, const int* idata,
-                const char* who) {
+// Copies in, runs `algorithm(d_out, d_in, scratch)` once untimed and once timed, copies out.
+template <class Algorithm>
+void timed_run(Common::PerformanceTimer& timer, int n, int* odata, const int* idata, const char* who,
+               Algorithm algorithm) {
   check_args(n, odata, idata, who);
   if (n == 0) return;
   common::DeviceBuffer<int> d_in(n), d_out(n);
   Device::ScratchTree scratch;
   CUDA_CHECK(cudaMemcpy(d_in.get(), idata, n * sizeof(int), cudaMemcpyHostToDevice));
-  scan(n, d_out.get(), d_in.get(), scratch, nullptr, 256);
+  algorithm(d_out.get(), d_in.get(), scratch);
   timer.startGpuTimer();
-  scan(n, d_out.get(), d_in.get(), scratch, nullptr, 256);
+  algorithm(d_out.get(), d_in.get(), scratch);
   timer.endGpuTimer();
   CUDA_CHECK(cudaMemcpy(odata, d_out.get(), n * sizeof(int), cudaMemcpyDeviceToHost));
+}
+
+void timed_scan(Common::PerformanceTimer& timer, Device::ScanFn scan, int n, int* odata, const int* idata,
+                const char* who) {
+  timed_run(timer, n, odata, idata, who,
+            [&](int* out, const int* in, Device::ScratchTree& scratch) { scan(n, out, in, scratch, nullptr, 256); });
 }
 
 }  // namespace
@@ -75,6 +84,18 @@ int compact(int n, int* odata, const int* idata) {
   return static_cast<int>(count);
 }
 }  // namespace Efficient
+
+namespace Radix {
+Common::PerformanceTimer& timer() {
+  static Common::PerformanceTimer t;
+  return t;
+}
+void sort(int n, int* odata, const int* idata) {
+  timed_run(timer(), n, odata, idata, "Radix::sort", [&](int* out, const int* in, Device::ScratchTree& scratch) {
+    Device::sort_split(n, out, in, scratch, nullptr);
+  });
+}
+}  // namespace Radix
 
 namespace Thrust {
 Common::PerformanceTimer& timer() {

@@ -75,6 +75,12 @@ CostModel cost_map_scan_scatter(std::int64_t n, std::int64_t kept, int block) {
   return {0, kInt * (2.0 * n + 3.0 * n + kept) + s.bytes, 2 + s.launches};
 }
 CostModel cost_fused_compact(std::int64_t n, std::int64_t kept, int) { return {0, kInt * (n + kept), 2}; }
+// 32 splits: map (read a key, write its flag), the v2 scan of the flags, scatter (read the key and
+// its position, write the key)
+CostModel cost_split(std::int64_t n, std::int64_t kept, int block) {
+  const CostModel s = cost_work_efficient(n, kept, block);
+  return {0, 32 * (kInt * (2.0 * n + 3.0 * n) + s.bytes), 32 * (2 + s.launches)};
+}
 CostModel cost_radix(std::int64_t n, std::int64_t, int) { return {0, 4 * 3 * kInt * n, 4 * 4}; }
 CostModel cost_cub_radix(std::int64_t n, std::int64_t, int) { return {0, kInt * n + 4 * 2 * kInt * n, 6}; }
 CostModel cost_onesweep_pairs(std::int64_t n, std::int64_t, int) { return {0, kInt * n + 4 * 4 * kInt * n, 6}; }
@@ -136,8 +142,9 @@ const std::vector<Version>& versions() {
       {{"cub", "compact_cub", "src/library_cub.cu", "library: cub::DeviceSelect::If", Role::library, kOnGpu}, Op::Compact, kFixedBlock, kOnePiece, run_cub_select, cost_fused_compact},
 
       {{"cpu", "sort_std", "src/reference.cpp", "std::sort (introsort), one core", Role::reference, kOnCpu}, Op::Sort, kFixedBlock, kOnePiece, run_std_sort, cost_none},
-      {{"v1", "sort_radix", "src/radix_sort.cu", "LSD radix, 8-bit digits: upsweep histograms, look-back scan, stable shared-memory ranking", Role::version, kOnGpu}, Op::Sort, kFixedBlock, kOnePiece, run_radix, cost_radix},
-      {{"v2", "sort_onesweep", "src/sort_onesweep.cu", "one histogram pass for all digits, then per digit one kernel: per-warp digit counts published early, match ranking to tile places, look-back, 36 bytes per key", Role::version, kOnGpu}, Op::Sort, kFixedBlock, kOnePiece, run_sort<sort_onesweep>, cost_cub_radix},
+      {{"v1", "sort_split", "src/sort_split.cu", "one bit per pass, 32 splits: map the bit, v2 work-efficient scan, stable scatter (GPU Gems 3 ch. 39)", Role::version, kOnGpu}, Op::Sort, kFixedBlock, kOnePiece, run_sort<sort_split>, cost_split},
+      {{"v2", "sort_radix", "src/radix_sort.cu", "LSD radix, 8-bit digits: upsweep histograms, look-back scan, stable shared-memory ranking", Role::version, kOnGpu}, Op::Sort, kFixedBlock, kOnePiece, run_radix, cost_radix},
+      {{"v3", "sort_onesweep", "src/sort_onesweep.cu", "one histogram pass for all digits, then per digit one kernel: per-warp digit counts published early, match ranking to tile places, look-back, 36 bytes per key", Role::version, kOnGpu}, Op::Sort, kFixedBlock, kOnePiece, run_sort<sort_onesweep>, cost_cub_radix},
       {{"cub", "sort_cub", "src/library_cub.cu", "library: cub::DeviceRadixSort::SortKeys (one-sweep)", Role::library, kOnGpu}, Op::Sort, kFixedBlock, kOnePiece, run_cub_sort, cost_cub_radix},
 
       {{"cpu", "sort_pairs_std", "src/reference.cpp", "std::sort of the keys (the values are copies of them), one core", Role::reference, kOnCpu}, Op::SortPairs, kFixedBlock, kOnePiece, run_std_sort, cost_none},

@@ -41,3 +41,15 @@ inline std::vector<int> random_ints(std::int64_t n, std::uint64_t seed, int lo, 
   }
   return v;
 }
+
+// Every int32 equally likely, INT_MIN to INT_MAX (random_ints' hi - lo cannot span the whole range):
+// about half the keys negative, and every bit of a radix sort's passes, the sign bit's too, random.
+inline std::vector<int> random_full_range_ints(std::int64_t n, std::uint64_t seed) {
+  std::vector<int> v(n);
+  std::uint64_t s = seed;
+  for (auto& x : v) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    x = static_cast<int>(static_cast<std::uint32_t>(s >> 32));
+  }
+  return v;
+}

@@ -148,6 +148,16 @@ TEST_P(GpuSortVersion, NegativeEqualAndPresortedKeys) {
   for (const auto* in : {&neg, &same, &sorted, &extremes}) EXPECT_TRUE(run_and_check(v(), *in).ok) << v().name;
   COURSE_SKIP_NOTED();
 }
+// Keys over the whole int32 range (negatives about half), at the edge sizes and around a power of
+// two: a sort that mishandles the sign bit puts the negatives last.
+TEST_P(GpuSortVersion, FullRangeKeysWithNegativesAtEdgeAndOddSizes) {
+  REQUIRE_VERSION_RUNNABLE(v().name, v().needs);
+  for (std::int64_t n : {0, 1, 2, 3, 33, 1000, (1 << 12) - 1, (1 << 12) + 1, (1 << 16) + 5, (1 << 20) + 3}) {
+    const auto r = run_and_check(v(), random_full_range_ints(n, 3000 + n));
+    EXPECT_TRUE(r.ok) << v().name << " n=" << n << ": " << r.message;
+  }
+  COURSE_SKIP_NOTED();
+}
 INSTANTIATE_TEST_SUITE_P(Sc, GpuSortVersion, ::testing::ValuesIn(gpu_versions([](const sc::Version& v) {
                            return v.op == sc::Op::Sort || v.op == sc::Op::SortPairs;
                          })),

@@ -63,6 +63,8 @@ void compact_cub(std::int64_t n, int* out, std::int64_t* count, const int* in, S
                  cudaStream_t stream);
 
 // Ascending sort of int32 keys (negative keys included), n < 2^31.
+// One bit per pass, each pass a split over scan_work_efficient (GPU Gems 3 ch. 39).
+void sort_split(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream);
 void sort_radix(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream);
 void sort_cub(std::int64_t n, int* out, const int* in, ScratchTree& scratch, cudaStream_t stream);
 // One-sweep radix sort (common/onesweep_sort.cuh), n < 2^32.
