@@ -3,8 +3,9 @@
 # ("native"), JUnit report in build/release/junit.xml. Without a visible GPU (a laptop, CI) the GPU
 # tests can only skip, so the build is the `ci` preset's single architecture (sm_90), which keeps
 # it fast (JUnit report in build/ci/junit.xml); `cmake --preset release` there builds the portable
-# set of architectures instead. PRESET=<name> picks a preset. Tests run one at a time: the GPU tests
-# that measure ceilings must not share the GPU.
+# set of architectures instead. PRESET=<name> picks a preset. Every test that may use the GPU holds
+# CTest's lock `gpu` (tests/CMakeLists.txt): those run one at a time, since the ceilings and the
+# drivers' timings are measured; the release preset runs the CPU-only tests beside them (4 at once).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
