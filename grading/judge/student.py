@@ -127,8 +127,18 @@ def make_job(
     job.region_kernels = {k: fs & handed for k, fs in regions.items() if fs & handed}
     job.harness_symbols = handout_symbols(job)
     job.macros = blocks.harness_macros(plan, assignment.exercise_files(), workers=build_jobs or os.cpu_count() or 2)
-    job.instructor_commit = git(assignment.root, "rev-parse", "HEAD") or "unknown"
+    job.instructor_commit = instructor_commit(assignment.root)
     return job
+
+
+def instructor_commit(root: str) -> str:
+    """The instructor tree's commit, and whether its tracked files differ from it (a grade from an
+    edited tree is not that commit's)."""
+    commit = git(root, "rev-parse", "HEAD")
+    if not commit:
+        return "unknown"
+    edited = git(root, "status", "--porcelain", "--untracked-files=no")
+    return commit + (" with uncommitted changes" if edited else "")
 
 
 def enclosing_function(lines: list[str], at: int) -> str:

@@ -3,6 +3,7 @@ kernel attribution, the scoring, the process limits and the output formats."""
 
 import json
 import os
+import subprocess
 import textwrap
 import types
 import xml.etree.ElementTree as ET
@@ -508,3 +509,19 @@ def test_a_container_is_not_an_algorithm(monkeypatch):
     uses = kernels.classify([("fill", 2), ("scan", 1)], rule, set(), {}, {}, rubric.DEFAULT_LIBRARIES)
     assert uses[0].allowed and uses[0].owner.startswith("container or memory set-up, allowed (rule containers:")
     assert not uses[1].allowed and uses[1].owner == "library call (cub)"
+
+
+def test_the_instructor_commit_says_when_the_tree_is_edited(tmp_path):
+    from judge import student
+
+    assert student.instructor_commit(str(tmp_path)) == "unknown"  # not a git checkout
+    run = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True)  # noqa: E731
+    run("init", "-q")
+    (tmp_path / "f").write_text("a\n")
+    run("add", "f")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    head = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True, text=True)
+    head = head.stdout.strip()
+    assert student.instructor_commit(str(tmp_path)) == head
+    (tmp_path / "f").write_text("b\n")
+    assert student.instructor_commit(str(tmp_path)) == head + " with uncommitted changes"
