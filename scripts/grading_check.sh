@@ -22,17 +22,35 @@ RUNS_PER_GPU=${RUNS_PER_GPU:-4}
 if [[ $STAGES == *attacks* ]]; then
 step "stream_compaction: a class of tampered and honest submissions"
 python3 scripts/make_handout.py "$OUT/handout_sc" --subproject stream_compaction --force >/dev/null || exit 1
-(cd grading && python3 -m judge.classgen "$OUT/handout_sc" "$OUT/class_sc" ${SC_KINDS:+--kinds "$SC_KINDS"}) || exit 1
+# every kind but the realistic students (the realistic stage grades those against a TA's grades)
+kinds=${SC_KINDS:-$(cd grading && python3 -c 'from judge import classgen; print(",".join(k for k in classgen.KINDS if not k.startswith("real_")))')}
+# hang is graded apart, one run a GPU: its two timeouts are the time limit, which --runs-per-gpu K
+# multiplies by K (4 x 2 x 95 s would hold the stage for 13 minutes); the rest shares the GPU
+main=$(echo ",$kinds," | sed 's/,hang,/,/g; s/^,//; s/,$//')
+[ -n "$main" ] || main=solution  # the class the checks below compare against
+rm -rf "$OUT/class_sc" "$OUT/class_hang"
+(cd grading && python3 -m judge.classgen "$OUT/handout_sc" "$OUT/class_sc" --kinds "$main") || exit 1
+hang_pid=""
+if [[ ",$kinds," == *,hang,* ]]; then
+  (cd grading && python3 -m judge.classgen "$OUT/handout_sc" "$OUT/class_hang" --kinds hang) || exit 1
+  python3 scripts/grade.py --students "$OUT/class_hang" --handout "$OUT/handout_sc" --subproject stream_compaction \
+    --out "$OUT/grade_hang" --gpus all --runs-per-gpu 1 --build-workers 1 --versions compact_cpu_scan \
+    > "$OUT/grade_hang.log" 2>&1 &
+  hang_pid=$!
+fi
 python3 scripts/grade.py --students "$OUT/class_sc" --handout "$OUT/handout_sc" --subproject stream_compaction \
   --out "$OUT/grade_sc" --gpus all --runs-per-gpu "$RUNS_PER_GPU" --build-workers 2 \
   ${SC_VERSIONS:+--versions "$SC_VERSIONS"} > "$OUT/grade_sc.log" 2>&1
 rc=$?; tail -3 "$OUT/grade_sc.log"; [ $rc -eq 0 ] || exit $rc
+if [ -n "$hang_pid" ]; then
+  wait "$hang_pid"; rc=$?; tail -2 "$OUT/grade_hang.log"; [ $rc -eq 0 ] || exit $rc
+fi
 (cd grading && python3 -m judge.summary "$OUT/grade_sc")
 # the attack classes only a GPU run shows (the kernel record), and those the objects show
-python3 - "$OUT/grade_sc" <<'PY' || exit 1
+python3 - "$OUT/grade_sc" "$OUT/grade_hang" <<'PY' || exit 1
 import glob, json, os, sys
 reps = {}
-for p in glob.glob(os.path.join(sys.argv[1], "**", "report.json"), recursive=True):
+for p in [p for d in sys.argv[1:] for p in glob.glob(os.path.join(d, "**", "report.json"), recursive=True)]:
     r = json.load(open(p))
     reps[r.get("display_name") or r["student"]] = r
 missing = set()
@@ -73,14 +91,16 @@ if g and (g["status"] != "correct" or g.get("points_speed")
 g = grade("escape", "scan_naive")
 if g and g["status"] not in ("incorrect", "crash"):
     bad.append(f"escape scan_naive: {g['status']}: {g['detail']}")
-secret, out = os.environ["COURSE_GRADING_SECRET"], sys.argv[1]
-for p in glob.glob(os.path.join(out, "**", "*"), recursive=True):
+secret = os.environ["COURSE_GRADING_SECRET"]
+files = [p for out in sys.argv[1:] for p in glob.glob(os.path.join(out, "**", "*"), recursive=True)]
+for p in files:
     if os.path.isfile(p) and "/.grader/" not in p:
         text = open(p, errors="replace").read()
         if secret in text or "[grading]" in text or "root:x:0" in text:
             bad.append(f"escape: the grader's secret, rubric or accounts in {p}")
-pwned = glob.glob(os.path.join(out, "**", "PWNED"), recursive=True) + glob.glob("grading/PWNED")
-pwned += [p for p in glob.glob(os.path.join(out, "**", "*.csv"), recursive=True) + glob.glob(os.path.join(out, "**", "report.json"), recursive=True) if open(p, errors="replace").read().startswith("PWNED")]
+pwned = [p for p in files if os.path.basename(p) == "PWNED"] + glob.glob("grading/PWNED")
+pwned += [p for p in files if (p.endswith(".csv") or p.endswith("report.json")) and os.path.isfile(p)
+          and open(p, errors="replace").read().startswith("PWNED")]
 if pwned:
     bad.append(f"escape wrote {pwned}")
 g = grade("hang", "compact_cpu_scan")
