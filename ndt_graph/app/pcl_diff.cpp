@@ -18,11 +18,13 @@ namespace {
 const char* kUsage =
     "usage: ndt_pcl_diff [--pairs a,b] [--settings recorded,voxel02,approx02] [--versions all|ID,...]\n"
     "                    [--cases N] [--seed S] [--max-m M] [--max-deg D] [--csv PATH] [--md PATH] [--no-locate]\n"
-    "                    [--record FILE | --replay FILE]\n"
+    "                    [--record FILE | --replay FILE] [--trig rounded|libm]\n"
     "Compares ndt_graph's filters, voxel map, CPU reference and versions with PCL's own classes on the\n"
     "sample pairs of $COURSE_DATA_DIR, moved by seeded random rigid transforms and started from seeded\n"
     "random guesses (translation <= --max-m metres, rotation <= --max-deg degrees). --record FILE keeps\n"
-    "PCL's side of every case; --replay FILE compares with such a recording where PCL is not built.\n";
+    "PCL's side of every case; --replay FILE compares with such a recording where PCL is not built.\n"
+    "--trig: the float angles' sine and cosine of every host-side path: rounded (the reference's, the\n"
+    "correctly rounded value on every machine) or libm (this C library's sinf/cosf, as PCL's Eigen).\n";
 }
 
 int main(int argc, char** argv) {
@@ -65,7 +67,11 @@ int main(int argc, char** argv) {
         o.replay = value();
       else if (a == "--record")
         record = value();
-      else if (a == "--help" || a == "-h") {
+      else if (a == "--trig") {
+        const std::string v = value();
+        if (v != "rounded" && v != "libm") throw common::UsageError("--trig: rounded or libm, not '" + v + "'");
+        float_trig() = v == "libm" ? FloatTrig::libm : FloatTrig::rounded;
+      } else if (a == "--help" || a == "-h") {
         std::fputs(kUsage, stdout);
         return 0;
       } else
@@ -76,8 +82,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    std::printf("ndt_pcl_diff: seed %llu, %d cases per pair and setting, motions <= %g m / %g deg, data %s\n",
-                static_cast<unsigned long long>(o.seed), o.cases, o.max_m, o.max_deg, common::data_dir().c_str());
+    std::printf(
+        "ndt_pcl_diff: seed %llu, %d cases per pair and setting, motions <= %g m / %g deg, data %s, float trig %s\n",
+        static_cast<unsigned long long>(o.seed), o.cases, o.max_m, o.max_deg, common::data_dir().c_str(),
+        float_trig() == FloatTrig::libm ? "libm (sinf/cosf)" : "rounded");
     std::fflush(stdout);
     const pcl_diff::Report r = pcl_diff::run(o, [](const std::string& line) {
       std::printf("  %s\n", line.c_str());
@@ -96,7 +104,10 @@ int main(int argc, char** argv) {
     }
     if (!md.empty()) {
       std::string text = "# ndt_graph against PCL itself (ndt_pcl_diff)\n\nSeed " + std::to_string(o.seed) + ", " +
-                         std::to_string(o.cases) + " cases per pair and filter setting.\n\n## Filters and maps\n\n";
+                         std::to_string(o.cases) + " cases per pair and filter setting; the float angles' sin/cos " +
+                         (float_trig() == FloatTrig::libm ? "of this C library (sinf/cosf, as PCL's Eigen)"
+                                                          : "rounded from double (the reference's)") +
+                         ".\n\n## Filters and maps\n\n";
       for (const auto& l : r.filter_lines) text += "- " + l + "\n";
       text += "\n## Alignments\n\n" + table;
       common::write_file_atomic(md, text);

@@ -84,11 +84,23 @@ struct SolverState {
 NDT_HD const EvalRequest& request_at(const SolverState& s, int k) { return k == 0 ? s.req : s.more[k - 1]; }
 NDT_HD EvalRequest& request_at(SolverState& s, int k) { return k == 0 ? s.req : s.more[k - 1]; }
 
+// Where the host takes the float angles' sine and cosine. `rounded`, the reference's: the double
+// sin/cos rounded to float, which is the correctly rounded value (but for about 2^-29 of angles) on
+// every machine and C library. `libm`: this process's sinf/cosf, which PCL's Eigen calls. Before
+// 2.41 glibc does not round those correctly (2.36 on an AMD EPYC: 2.5% of the angles within +-0.35
+// rad differ from the correctly rounded sine by an ulp), so PCL's own path depends on the C library
+// it runs on; `libm` follows it there (ndt_pcl_diff --trig libm shows that this is the difference).
+enum class FloatTrig : int { rounded = 0, libm = 1 };
+inline FloatTrig& float_trig() {
+  static FloatTrig trig = FloatTrig::rounded;
+  return trig;
+}
+
 // PCL's convertTransform in float, operation for operation as Eigen evaluates
 // Translation3f(t) * AngleAxisf(roll, X) * AngleAxisf(pitch, Y) * AngleAxisf(yaw, Z): the NDT
 // iterations are ill-conditioned enough (room_tutorial) that one float ulp in the transform moves
 // the final pose by centimetres, so the reference reproduces PCL's float matrix bit for bit
-// (sin/cos of the float angle rounded from double, which glibc's sinf/cosf return).
+// (sin/cos of the float angle: float_trig() above says whose).
 NDT_HD void float_transform(const double (&x)[6], float (&T)[12]) {
   float s[3], c[3];
   COMMON_UNROLL  // the three angles' sin/cos are independent: let them overlap
@@ -100,8 +112,13 @@ NDT_HD void float_transform(const double (&x)[6], float (&T)[12]) {
     s[k] = static_cast<float>(sd);
     c[k] = static_cast<float>(cd);
 #else
-    s[k] = static_cast<float>(sin(static_cast<double>(a)));
-    c[k] = static_cast<float>(cos(static_cast<double>(a)));
+    if (float_trig() == FloatTrig::libm) {
+      s[k] = sinf(a);
+      c[k] = cosf(a);
+    } else {
+      s[k] = static_cast<float>(sin(static_cast<double>(a)));
+      c[k] = static_cast<float>(cos(static_cast<double>(a)));
+    }
 #endif
   }
   float R[3][3][3] = {};  // AngleAxis::toRotationMatrix for the unit axes: diagonal (1 - c) + c
