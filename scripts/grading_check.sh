@@ -23,12 +23,14 @@ if [[ $STAGES == *attacks* ]]; then
 step "stream_compaction: a class of tampered and honest submissions"
 python3 scripts/make_handout.py "$OUT/handout_sc" --subproject stream_compaction --force >/dev/null || exit 1
 # every kind but the realistic students (the realistic stage grades those against a TA's grades)
-kinds=${SC_KINDS:-$(cd grading && python3 -c 'from judge import classgen; print(",".join(k for k in classgen.KINDS if not k.startswith("real_")))')}
-# hang is graded apart, one run a GPU: its two timeouts are the time limit, which --runs-per-gpu K
-# multiplies by K (4 x 2 x 95 s would hold the stage for 13 minutes); the rest shares the GPU
+kinds=$(echo "${SC_KINDS:-$(cd grading && python3 -c 'from judge import classgen; print(",".join(k for k in classgen.KINDS if not k.startswith("real_")))')}" | tr -d ' ')
+# hang is graded apart, in its own job beside the class (its runs one at a time): its two timeouts
+# are the time limit, which --runs-per-gpu K multiplies by K (4 x 2 x 95 s would hold the stage
+# for 13 minutes)
 main=$(echo ",$kinds," | sed 's/,hang,/,/g; s/^,//; s/,$//')
 [ -n "$main" ] || main=solution  # the class the checks below compare against
-rm -rf "$OUT/class_sc" "$OUT/class_hang"
+# the reports are this run's only (grade.py keeps its out folder's cache, and other reports in it)
+rm -rf "$OUT/class_sc" "$OUT/class_hang" "$OUT/grade_sc/students" "$OUT/grade_hang"
 (cd grading && python3 -m judge.classgen "$OUT/handout_sc" "$OUT/class_sc" --kinds "$main") || exit 1
 hang_pid=""
 if [[ ",$kinds," == *,hang,* ]]; then
@@ -37,13 +39,14 @@ if [[ ",$kinds," == *,hang,* ]]; then
     --out "$OUT/grade_hang" --gpus all --runs-per-gpu 1 --build-workers 1 --versions compact_cpu_scan \
     > "$OUT/grade_hang.log" 2>&1 &
   hang_pid=$!
+  trap 'kill "$hang_pid" 2>/dev/null' EXIT  # never left running when the stage stops early
 fi
 python3 scripts/grade.py --students "$OUT/class_sc" --handout "$OUT/handout_sc" --subproject stream_compaction \
   --out "$OUT/grade_sc" --gpus all --runs-per-gpu "$RUNS_PER_GPU" --build-workers 2 \
   ${SC_VERSIONS:+--versions "$SC_VERSIONS"} > "$OUT/grade_sc.log" 2>&1
 rc=$?; tail -3 "$OUT/grade_sc.log"; [ $rc -eq 0 ] || exit $rc
 if [ -n "$hang_pid" ]; then
-  wait "$hang_pid"; rc=$?; tail -2 "$OUT/grade_hang.log"; [ $rc -eq 0 ] || exit $rc
+  wait "$hang_pid"; rc=$?; trap - EXIT; tail -2 "$OUT/grade_hang.log"; [ $rc -eq 0 ] || exit $rc
 fi
 (cd grading && python3 -m judge.summary "$OUT/grade_sc")
 # the attack classes only a GPU run shows (the kernel record), and those the objects show

@@ -91,7 +91,7 @@ def errors(log: str) -> list[MemError]:
                 kernel, where = old.group(2), old.group(1)
             kernel = _OFFSET_SUFFIX.sub("", kernel)  # "kernel():0x160" (the newer form has +0x160)
             m2 = _TREE.search(where)
-            out.append(MemError(what, kernel, m2.group(1) if m2 else os.path.basename(where)))
+            out.append(MemError(what, kernel, m2.group(1) if m2 else where))  # a library's path stays whole
             what = ""
     return out
 

@@ -126,7 +126,7 @@ def _speed(g: VersionGrade, rule: VersionRule, cases: list[CaseResult], rubric: 
         return
     ref = (reference or {}).get("cases", {}).get(timed.name) if timed else None
     if not timed:
-        why = next((c.untimed for c in cases if c.untimed and not c.hidden), "")
+        why = next((c.untimed for c in cases if c.untimed and not c.hidden and c.name in timed_case_names(rule)), "")
         g.speed_note = why or "no timed row (the run measured nothing)"
     elif not ref or ref.get("ms") is None:
         g.speed_note = "the reference has no time for this case on this GPU"

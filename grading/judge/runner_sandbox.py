@@ -134,7 +134,8 @@ class Sandbox:
             cmd += bind_args("--ro-bind", p)
         # a path under a system folder is there already, read-only (a second bind would go through
         # that folder's symlinks, which bubblewrap cannot make parents under: /usr/local/cuda)
-        for p in [p for p in ro if not under(p, system)]:
+        real = [os.path.realpath(r) for r in system]
+        for p in [p for p in ro if not (under(p, system) and under(os.path.realpath(p), real))]:
             cmd += bind_args("--ro-bind", p)
         for p in rw:
             cmd += bind_args("--bind", p)

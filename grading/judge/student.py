@@ -137,7 +137,8 @@ def instructor_commit(root: str) -> str:
     commit = git(root, "rev-parse", "HEAD")
     if not commit:
         return "unknown"
-    edited = git(root, "status", "--porcelain", "--untracked-files=no")
+    # results/ is what the runs write (grade_solution.sh's grade among them), not the tree graded
+    edited = git(root, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
     return commit + (" with uncommitted changes" if edited else "")
 
 

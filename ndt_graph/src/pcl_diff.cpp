@@ -222,6 +222,8 @@ Divergence first_divergence(const AlignResult& got, const PclAlignment& pcl) {
 
 void write_recording(const std::vector<Recorded>& recs, const std::string& path) {
   common::write_file_atomic(path, [&](std::ostream& f) {
+    // the guesses handed to PCL were built with this trig: a replay must build them the same way
+    f << "# trig " << (float_trig() == FloatTrig::libm ? "libm" : "rounded") << "\n";
     f << "# ndt_pcl_diff recording: PCL's NDT on each case (pair setting case seed source_points iterations likelihood "
          "ms "
          "T[16] truth[16] trace_length trace[12 each])\n";
@@ -249,6 +251,13 @@ std::vector<Recorded> read_recording(const std::string& path) {
   int lineno = 0;
   while (std::getline(f, line)) {
     ++lineno;
+    if (line.rfind("# trig ", 0) == 0) {
+      const std::string mine = float_trig() == FloatTrig::libm ? "libm" : "rounded";
+      if (line.substr(7) != mine)
+        throw InputError(path + ":" + std::to_string(lineno) + ": recorded with --trig " + line.substr(7) +
+                         ", replayed with --trig " + mine + ": the guesses would differ");
+      continue;
+    }
     if (line.empty() || line[0] == '#') continue;
     std::istringstream is(line);
     std::string tag;

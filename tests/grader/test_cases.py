@@ -376,6 +376,12 @@ def test_memcheck_runs_a_partial_block_and_names_the_kernel_and_line():
     assert mc.in_files(bare[0], {"stream_compaction/src/v1_naive.cu", "stream_compaction/src/cpu.cpp"})
     assert not mc.in_files(bare[0], {"stream_compaction/src/v2_work_efficient.cu"})
     assert not mc.in_files(bare[0], {"stream_compaction/src/v1_naive.cu", "stream_compaction/app/v1_naive.cu"})
+    # a library's frame keeps its whole path: never a student's file of the same name
+    lib = mc.errors(
+        log.replace("/grades/.grader/work/ann/tree/stream_compaction/src/v1_naive.cu", "/usr/include/x/v1_naive.cu")
+    )
+    assert [e.source for e in lib] == ["/usr/include/x/v1_naive.cu:22"]
+    assert not mc.in_files(lib[0], {"stream_compaction/src/v1_naive.cu"})
     assert mc.in_files(found[0], {"stream_compaction/src/v1_naive.cu"})
     assert not mc.in_files(found[0], {"nbody/src/v1_naive.cu"})
     assert mc.summary(found[:1], "33").startswith("1 memory errors at n=33: Invalid __global__ write of size 4 bytes")

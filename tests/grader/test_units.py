@@ -523,5 +523,13 @@ def test_the_instructor_commit_says_when_the_tree_is_edited(tmp_path):
     head = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True, text=True)
     head = head.stdout.strip()
     assert student.instructor_commit(str(tmp_path)) == head
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "grade.md").write_text("1\n")
+    run("add", "results/grade.md")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "two")
+    head = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], capture_output=True, text=True)
+    head = head.stdout.strip()
+    (tmp_path / "results" / "grade.md").write_text("2\n")  # what a run writes: not the tree graded
+    assert student.instructor_commit(str(tmp_path)) == head
     (tmp_path / "f").write_text("b\n")
     assert student.instructor_commit(str(tmp_path)) == head + " with uncommitted changes"

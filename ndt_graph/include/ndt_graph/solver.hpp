@@ -87,8 +87,8 @@ NDT_HD EvalRequest& request_at(SolverState& s, int k) { return k == 0 ? s.req : 
 // Where the host takes the float angles' sine and cosine. `rounded`, the reference's: the double
 // sin/cos rounded to float, which is the correctly rounded value (but for about 2^-29 of angles) on
 // every machine and C library. `libm`: this process's sinf/cosf, which PCL's Eigen calls. Before
-// 2.41 glibc does not round those correctly (2.36 on an AMD EPYC: 2.5% of the angles within +-0.35
-// rad differ from the correctly rounded sine by an ulp), so PCL's own path depends on the C library
+// 2.41 glibc does not round those correctly (2.36: about 3% of the angles within 0.35 rad
+// come out otherwise than the correctly rounded sine), so PCL's own path depends on the C library
 // it runs on; `libm` follows it there (ndt_pcl_diff --trig libm shows that this is the difference).
 enum class FloatTrig : int { rounded = 0, libm = 1 };
 inline FloatTrig& float_trig() {
