@@ -247,9 +247,24 @@ def write_timing(
         "seconds_per_student_per_gpu": round((seconds - t_ref) * max(gpus, 1) / n, 1) if n else None,
         "build_seconds_mean": round(sum(r.build_seconds for r in reports) / n, 1) if n else None,
         "run_seconds_mean": round(sum(r.run_seconds for r in reports) / n, 1) if n else None,
+        # where a student's run time goes: per sub-project, the mean seconds and processes (cases run)
+        "runs_by_subproject": runs_by_subproject(reports),
     }
     formats.atomic_write(os.path.join(out, "timing.json"), json.dumps(rec, indent=1) + "\n")
     return rec
+
+
+def runs_by_subproject(reports: list[StudentReport]) -> dict[str, dict[str, float]]:
+    """Per sub-project, a student's mean seconds of graded runs and mean number of cases run (each
+    its own process, a resumed one aside)."""
+    sums: dict[str, list[float]] = {}
+    for r in reports:
+        for g in r.grades:
+            s = sums.setdefault(g.subproject, [0.0, 0.0])
+            s[0] += sum(c.seconds for c in g.cases)
+            s[1] += sum(1 for c in g.cases if c.seconds)
+    n = max(len(reports), 1)
+    return {sp: {"seconds_mean": round(t / n, 1), "cases_mean": round(k / n, 1)} for sp, (t, k) in sorted(sums.items())}
 
 
 def shard(students: list[tuple[str, str]], index: int, count: int) -> list[tuple[str, str]]:

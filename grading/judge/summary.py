@@ -41,6 +41,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{timing['students_per_hour']} students/hour; mean build {timing['build_seconds_mean']} s, "
         f"mean runs {timing['run_seconds_mean']} s"
     )
+    by = timing.get("runs_by_subproject") or {}
+    if by:
+        print(
+            "runs a student, by sub-project: "
+            + ", ".join(f"{sp} {v['seconds_mean']} s in {v['cases_mean']:g} processes" for sp, v in by.items())
+        )
     return 0
 
 

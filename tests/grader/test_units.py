@@ -533,3 +533,30 @@ def test_the_instructor_commit_says_when_the_tree_is_edited(tmp_path):
     assert student.instructor_commit(str(tmp_path)) == head
     (tmp_path / "f").write_text("b\n")
     assert student.instructor_commit(str(tmp_path)) == head + " with uncommitted changes"
+
+
+def test_timing_says_where_a_students_run_time_goes_by_subproject(tmp_path):
+    from judge.model import TestResult
+    from judge.rubric import Case, Limits, Rubric, VersionRule
+
+    rub = Rubric("r", "x", Limits(), 0.8, 0.25, ())
+
+    def grade(sub, seconds):
+        rule = VersionRule(sub, "v", "d", 4, 0, [], [], [Case(f"c{i}", []) for i in range(len(seconds))])
+        crs = []
+        for i, s in enumerate(seconds):
+            cr = CaseResult(f"c{i}", False, Status.CORRECT, tests=[TestResult("n=1", Status.CORRECT)])
+            cr.seconds = s
+            crs.append(cr)
+        return score.grade_version(rule, crs, rub, None)
+
+    reps = [
+        StudentReport("a", Provenance(*[""] * 10), [grade("sc", [2.0, 1.0]), grade("nbody", [0.5])]),
+        StudentReport("b", Provenance(*[""] * 10), [grade("sc", [4.0, 0.0])]),  # a case not run: no process
+    ]
+    assert schedule.runs_by_subproject(reps) == {
+        "nbody": {"seconds_mean": 0.2, "cases_mean": 0.5},
+        "sc": {"seconds_mean": 3.5, "cases_mean": 1.5},
+    }
+    rec = schedule.write_timing(str(tmp_path), 2, 1, 100.0, 10.0, reps)
+    assert json.loads((tmp_path / "timing.json").read_text())["runs_by_subproject"] == rec["runs_by_subproject"]
