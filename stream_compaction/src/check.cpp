@@ -22,10 +22,17 @@ namespace {
 
 // What a wrong output looks like, where it has the shape of a common mistake ("" otherwise).
 std::string diagnosis(Op op, std::int64_t n, const int* reference, std::int64_t expected_count, const int* got,
-                      std::int64_t got_count) {
-  if (op == Op::Scan && n >= 2) {
-    bool inclusive = true;  // got[i] == exclusive[i + 1]: each sum includes its own element
-    for (std::int64_t i = 0; i + 1 < n && inclusive; ++i) inclusive = got[i] == reference[i + 1];
+                      std::int64_t got_count, const int* in) {
+  if (op == Op::Scan && (n >= 2 || (in != nullptr && n == 1))) {
+    // got[i] == exclusive[i] + in[i] (wrapping, as the scan's sums do) where the input is known,
+    // which holds a one-element scan too; else got[i] == exclusive[i + 1] up to the last element
+    bool inclusive = true;
+    if (in != nullptr) {
+      for (std::int64_t i = 0; i < n && inclusive; ++i)
+        inclusive = got[i] == static_cast<int>(static_cast<unsigned>(reference[i]) + static_cast<unsigned>(in[i]));
+    } else {
+      for (std::int64_t i = 0; i + 1 < n && inclusive; ++i) inclusive = got[i] == reference[i + 1];
+    }
     if (inclusive) return "the scan is inclusive (each sum includes its own element); an exclusive scan starts at 0";
   }
   if (op == Op::Compact && got_count >= 0 && got_count < expected_count) {
@@ -67,7 +74,7 @@ common::CompareResult check_output(Op op, std::int64_t n, const int* reference, 
     if (in != nullptr && op == Op::Scan && r.first_bad >= 0)
       r.message += " (input element " + std::to_string(r.first_bad) + ": " + std::to_string(in[r.first_bad]) + ")";
   }
-  const std::string why = diagnosis(op, n, reference, expected_count, got, got_count);
+  const std::string why = diagnosis(op, n, reference, expected_count, got, got_count, in);
   if (!why.empty()) r.message += ": " + why;
   return r;
 }

@@ -100,6 +100,13 @@ TEST(Checker, NamesTheCommonMistakes) {
   EXPECT_FALSE(scan.ok);
   EXPECT_NE(scan.message.find("(input element 0: " + std::to_string(in[0]) + ")"), std::string::npos) << scan.message;
   EXPECT_NE(scan.message.find("the scan is inclusive"), std::string::npos) << scan.message;
+  // one element: its inclusive scan is the element itself, where the exclusive one is 0
+  const int one_in = 29, one_ref = 0, one_got = 29;
+  const auto one = sc::check_output(sc::Op::Scan, 1, &one_ref, 0, &one_got, 0, &one_in);
+  EXPECT_NE(one.message.find("the scan is inclusive"), std::string::npos) << one.message;
+  const int other = 7;  // not the element: no such diagnosis
+  EXPECT_EQ(sc::check_output(sc::Op::Scan, 1, &one_ref, 0, &other, 0, &one_in).message.find("inclusive"),
+            std::string::npos);
 
   const auto flags = random_ints(100, 19, 0, 3);
   std::vector<int> kept_ref(100);
