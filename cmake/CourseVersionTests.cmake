@@ -55,13 +55,12 @@ foreach(line IN LISTS lines)
   endif()
   add_test(${sub}.\${name} \"\${driver}\" --version \${name} --quick)
   set_tests_properties(${sub}.\${name} PROPERTIES LABELS \"${sub};version;\${kind}\"
-                       ENVIRONMENT \"COURSE_SKIP_EXIT=77;COURSE_SKIP_VERSION=\${name}\" SKIP_RETURN_CODE 77 TIMEOUT 900
-                       RESOURCE_LOCK gpu)
+                       ENVIRONMENT \"COURSE_SKIP_EXIT=77;COURSE_SKIP_VERSION=\${name}\" SKIP_RETURN_CODE 77 TIMEOUT 900)
   if(kind MATCHES \"^gpu$\" AND sanitizer)
     add_test(${sub}.\${name}.memcheck \"\${sanitizer}\" --tool memcheck --error-exitcode 3 \"\${driver}\" --version \${name} --quick)
     set_tests_properties(${sub}.\${name}.memcheck PROPERTIES LABELS \"${sub};sanitizer;gpu\"
                          ENVIRONMENT \"COURSE_SKIP_EXIT=77;COURSE_SKIP_VERSION=\${name}\" SKIP_RETURN_CODE 77 TIMEOUT 1800
-                         RESOURCE_LOCK gpu)
+                         RESOURCE_LOCK gpu_sanitizer)
   endif()
 endforeach()
 ")

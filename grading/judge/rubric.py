@@ -94,6 +94,11 @@ class Rubric:
     case_weights: dict = field(default_factory=dict)
     memcheck: str = "warning"  # off / warning / points (checker_memcheck)
     memcheck_cost: float = 0.25  # the share of correctness points memory errors cost with "points"
+    # a case whose time earns nothing (every case but a speed version's timed one) runs with
+    # --reps untimed_reps where it has a --reps (None: the rubric's own); such cases run
+    # `untimed_parallel` at once
+    untimed_reps: int | None = None
+    untimed_parallel: int = 1
 
     def select(self, subprojects: list[str] | None = None, versions: list[str] | None = None) -> list[VersionRule]:
         out = []
@@ -200,6 +205,7 @@ def load(path: str, secret: str | None = None) -> Rubric:
         memcheck=str(g.get("memcheck", "warning")),
         memcheck_cost=float(g.get("memcheck_cost", 0.25)),
     )
+    rub.untimed_reps, rub.untimed_parallel = _untimed(path, g)
     if rub.memcheck not in ("off", "warning", "points") or not 0 <= rub.memcheck_cost <= 1:
         raise RubricError(f"{path}: [grading] memcheck must be off, warning or points, memcheck_cost in [0, 1]")
     containers = g.get("containers", DEFAULT_CONTAINERS)
@@ -210,7 +216,37 @@ def load(path: str, secret: str | None = None) -> Rubric:
             rub.versions += _subproject_rules(path, sub, conf, secret)
     for r in rub.versions:
         r.containers = list(containers)
+        for c in r.cases:
+            if rub.untimed_reps is not None and not timed_for_points(r, c):
+                c.args = with_reps(c.args, rub.untimed_reps)
     return rub
+
+
+def _untimed(path: str, g: dict[str, Any]) -> tuple[int | None, int]:
+    """[grading] untimed_reps and untimed_parallel, checked."""
+    for k in ("untimed_reps", "untimed_parallel"):
+        v = g.get(k)
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 64):
+            raise RubricError(f"{path}: [grading] {k} = {v!r}: a whole number from 1 to 64")
+    return g.get("untimed_reps"), g.get("untimed_parallel", 1)
+
+
+def timed_for_points(rule: VersionRule, case: Case) -> bool:
+    """Whether a case's time can earn points: the timed case of a version with speed points. Every
+    other case is only checked: its timed samples are more checks of fresh inputs, no more."""
+    return case.timed and rule.speed > 0
+
+
+def with_reps(args: list[str], reps: int) -> list[str]:
+    """The driver arguments with their `--reps` set to `reps`. A case without one keeps its
+    arguments: its driver's mode may read no --reps (nbody's scaling table refuses it)."""
+    out = list(args)
+    for i, a in enumerate(out):
+        if a == "--reps" and i + 1 < len(out):
+            out[i + 1] = str(reps)
+        elif a.startswith("--reps="):
+            out[i] = f"--reps={reps}"
+    return out
 
 
 # The library kernels a container or a memory set-up launches (thrust::device_vector's

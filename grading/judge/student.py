@@ -3,6 +3,7 @@ instructor commit, then cached), and a student's splice, build, static check, ru
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import datetime
 import json
@@ -27,6 +28,7 @@ from . import checker_splice as assemble
 from . import checker_symbols as symbols
 from . import checker_tests as checks
 from . import intake, integrity, runner_case
+from . import rubric as rubric_mod
 from . import runner_build as build
 from . import runner_run as run
 from .checker_splice import em
@@ -228,16 +230,22 @@ def run_version(
     own_files: set[str] | None = None,
     evidence_out: dict[str, dict[str, list[str]]] | None = None,
     meta_out: dict[str, str] | None = None,
+    only: list[int] | None = None,
+    prior: list[CaseResult] | None = None,
 ) -> list[CaseResult]:
     """The cases of one version (visible first; a hidden case once some visible test passed), each
     a list of tests (runner_case). With a `reference`, a test its run calls correct is correct only
     when the run's evidence of it matches the reference's (checker_evidence); `evidence_out`
-    collects the reference's own."""
+    collects the reference's own. `only`: the indices of the cases to run now (all by default);
+    `prior`: what the version's other cases gave (a hidden case needs a passed visible test)."""
     ref_cases = (reference or {}).get("cases", {})
     harness = set((reference or {}).get("kernels", [])) if reference else None
-    results = []
+    results: list[CaseResult] = []
     for i, case in enumerate(rule.cases):
-        if i > 0 and case.hidden and not any(t.status is Status.CORRECT for c in results for t in c.tests):
+        if only is not None and i not in only:
+            continue
+        seen = (prior or []) + results
+        if i > 0 and case.hidden and not any(t.status is Status.CORRECT for c in seen for t in c.tests):
             break
         ref = ref_cases.get(case.name)
         spec = case_spec(job, rule, drivers, workdir, env, i, ref)
@@ -274,6 +282,51 @@ def run_version(
                 forged_time(cr, done.kernel_logs, case, sizes)
         results.append(cr)
     return results
+
+
+def run_all_versions(
+    job: Job,
+    rules: list[VersionRule],
+    env: dict[str, str],
+    run_one: Callable[[VersionRule, list[int], list[CaseResult], bool], list[CaseResult]],
+) -> dict[str, list[CaseResult]]:
+    """Every rule's cases, in two stages: first each speed version's timed case (rubric.timed_for_points),
+    alone on the slot's GPU and one after another, as the reference's were timed; then every other
+    case (the checks: edge inputs, hidden cases, the versions without speed points), up to
+    `parallel_runs` at once, since nothing is timed in them. `run_one(rule, indices, prior, alone)`
+    runs those cases of a rule. Returns each rule's cases in the rubric's order."""
+    first: dict[str, list[CaseResult]] = {}
+    rest: dict[str, list[int]] = {}
+    for rule in rules:
+        timed = [i for i, c in enumerate(rule.cases) if rubric_mod.timed_for_points(rule, c)]
+        rest[rule.key] = [i for i in range(len(rule.cases)) if i not in timed]
+        first[rule.key] = run_one(rule, timed, [], True) if timed else []
+    later: dict[str, list[CaseResult]] = {}
+    width = parallel_runs(job, env)
+    todo = [r for r in rules if rest[r.key]]
+    if width <= 1:
+        for rule in todo:
+            later[rule.key] = run_one(rule, rest[rule.key], first[rule.key], False)
+    else:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=width) as pool:
+            futures = {r.key: pool.submit(run_one, r, rest[r.key], first[r.key], False) for r in todo}
+            for key, f in futures.items():
+                later[key] = f.result()
+    out = {}
+    for rule in rules:
+        order = {c.name: i for i, c in enumerate(rule.cases)}
+        out[rule.key] = sorted(first[rule.key] + later.get(rule.key, []), key=lambda c: order.get(c.name, 0))
+    return out
+
+
+def parallel_runs(job: Job, env: dict[str, str]) -> int:
+    """How many of a student's untimed cases run at once: the rubric's untimed_parallel, at most one
+    per two of the slot's cores, shared by the students that run on one GPU together."""
+    cpus = [c for c in env.get("COURSE_GRADER_CPUS", "").split(",") if c.strip()]
+    cores = len(cpus) or os.cpu_count() or 1
+    return max(
+        1, min(getattr(job.rubric, "untimed_parallel", 1), cores // 2) // max(1, getattr(job, "runs_per_gpu", 1))
+    )
 
 
 def memcheck_versions(
@@ -584,14 +637,28 @@ def reference_record(
         "rubric_sha256": job.rubric.sha256,
         "versions": {},
     }
-    meta: dict[str, str] = {}  # the GPU's ceilings, measured by the first run, handed to the students' runs
-    for rule in job.rules:
-        t0 = time.time()
-        own = job.own_files(rule)
-        ev: dict[str, dict[str, list[str]]] = {}
-        cases = run_version(
-            job, rule, drivers, index, workdir, env, reference=None, own_files=own, evidence_out=ev, meta_out=meta
+    meta: dict[str, str] = {}  # the GPU's ceilings, measured by the first timed run, handed to the students' runs
+    evs: dict[str, dict[str, dict[str, list[str]]]] = {r.key: {} for r in job.rules}
+
+    def one(rule: VersionRule, only: list[int], prior: list[CaseResult], alone: bool) -> list[CaseResult]:
+        return run_version(
+            job,
+            rule,
+            drivers,
+            index,
+            workdir,
+            env,
+            reference=None,
+            own_files=job.own_files(rule),
+            evidence_out=evs[rule.key],
+            meta_out=meta if alone else None,  # measured alone on the GPU
+            only=only,
+            prior=prior,
         )
+
+    ran = run_all_versions(job, job.rules, env, one)  # the students' cases run as these do
+    for rule in job.rules:
+        cases, ev = ran[rule.key], evs[rule.key]
         status = (
             Status.CORRECT
             if all(c.status is Status.CORRECT for c in cases)
@@ -643,7 +710,8 @@ def reference_record(
         }
         unchecked = [c.name for c in cases if c.status is Status.CORRECT and not ev.get(c.name)]
         note = f"; no evidence from {', '.join(unchecked)}: checked in the run only" if unchecked else ""
-        progress(f"[grade] reference {rule.key}: {status.value} ({time.time() - t0:.1f} s){note}")
+        took = sum(c.seconds or 0 for c in cases)
+        progress(f"[grade] reference {rule.key}: {status.value} ({took:.1f} s of runs){note}")
     rec["ceilings"] = meta.get("COURSE_CEILINGS", "")
     integrity.cache_record(job.cache, record, json.dumps(rec, indent=1).encode("utf-8"))
     return rec
@@ -788,29 +856,20 @@ def grade_prepared(
     work = os.path.join(work_dir(job, prep.name), "runs")
     if reference.get("ceilings"):  # measured once for this GPU: about a second saved on every run
         env = dict(env, COURSE_CEILINGS=reference["ceilings"])
-    grades = []
-    for rule in job.rules:
-        ref = reference["versions"].get(rule.key)
-        if not ref or ref["status"] not in (Status.CORRECT.value, Status.UNWRITTEN.value):
-            continue  # the reference cannot be graded here: left out of this job for everyone (finalize)
-        broken = next(
-            (
-                f"{ex}: {err}"
-                for ex, err in prep.build.broken.items()
-                if any(f in job.exercise_of.get(ex, []) for f in job.own_files(rule))
-            ),
-            "",
-        )
-        refused = refusal_of(rule, prep.splice)
-        if refused or not prep.build.ok or broken:
-            err = broken or prep.build.error
-            grades.append(score.grade_version(rule, [], job.rubric, ref, build_error=err, refused=refused))
-            continue
-        cases = run_version(job, rule, prep.build.drivers, prep.index, work, env, reference=ref)
+    grades, runnable = _runnable(job, prep, reference)
+
+    def one(rule: VersionRule, only: list[int], prior: list[CaseResult], _alone: bool) -> list[CaseResult]:
+        ref = reference["versions"][rule.key]
+        return run_version(job, rule, prep.build.drivers, prep.index, work, env, reference=ref, only=only, prior=prior)
+
+    ran = run_all_versions(job, runnable, env, one)
+    places = iter([i for i, g in enumerate(grades) if g is None])
+    for rule in runnable:  # the rubric's order; a second try of a speed point runs alone again
+        ref, cases = reference["versions"][rule.key], ran[rule.key]
         g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))
         g = second_try(job, rule, prep, work, env, ref, cases, g)
         unread_reason(job, rule, prep.splice, g)
-        grades.append(g)
+        grades[next(places)] = g
         progress(
             f"[grade] {prep.name}: {rule.key}: {g.status.value}"
             + (f" {g.ms:.4g} ms" if g.ms else "")
@@ -848,6 +907,33 @@ def grade_prepared(
         run_seconds=round(time.time() - t0, 1),
     )
     return rep
+
+
+def _runnable(job: Job, prep: Prepared, reference: dict[str, Any]) -> tuple[list[VersionGrade], list[VersionRule]]:
+    """The grades of the versions that do not run (refused, not built: graded now) with a None in
+    the place of each that runs, in the rubric's order, and the versions that run."""
+    grades: list[VersionGrade] = []
+    runnable: list[VersionRule] = []
+    for rule in job.rules:
+        ref = reference["versions"].get(rule.key)
+        if not ref or ref["status"] not in (Status.CORRECT.value, Status.UNWRITTEN.value):
+            continue  # the reference cannot be graded here: left out of this job for everyone (finalize)
+        broken = next(
+            (
+                f"{ex}: {err}"
+                for ex, err in prep.build.broken.items()
+                if any(f in job.exercise_of.get(ex, []) for f in job.own_files(rule))
+            ),
+            "",
+        )
+        refused = refusal_of(rule, prep.splice)
+        if refused or not prep.build.ok or broken:
+            err = broken or prep.build.error
+            grades.append(score.grade_version(rule, [], job.rubric, ref, build_error=err, refused=refused))
+            continue
+        runnable.append(rule)
+        grades.append(None)  # type: ignore[arg-type]  # its place in the rubric's order, filled below
+    return grades, runnable
 
 
 def second_try(

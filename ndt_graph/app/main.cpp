@@ -838,6 +838,10 @@ void set_up(Context& x) {
   x.bench.max_seconds = o.quick ? 0.2 : 1.0;
   x.bench.warmup = 1;
   x.bench.min_samples = 3;
+  // --quick (CI, the grader): at most 30 samples a row. Under --fresh-inputs every sample first
+  // moves the map (left out of the time budget), so a 0.4 ms alignment took 200 samples and about
+  // 0.6 s of moves per case: 2.7 s a graded run on an H200 whatever the version's speed.
+  if (o.quick) x.bench.max_samples = 30;
   if (o.reps > 0) x.bench.min_samples = x.bench.max_samples = o.reps;
   x.images = o.extra.at("images");
   if (!x.images.empty()) common::make_output_dir(x.images, "images");

@@ -67,6 +67,87 @@ def test_rubric_hidden_cases_take_a_secret_seed_and_skip_versions_with_their_own
     assert r1.limits.time_limit(None) == 300 and r1.limits.time_limit(0.1) == 2 and r1.limits.time_limit(10) == 50
 
 
+def test_only_a_speed_versions_timed_case_keeps_its_reps(tmp_path, rubric_file):
+    text = Path(rubric_file).read_text().replace("[grading]", "[grading]\nuntimed_reps = 1\nuntimed_parallel = 3", 1)
+    text = text.replace('args = ["--n", "7"]', 'args = ["--n", "7", "--reps", "3"]')
+    p = tmp_path / "fast.toml"
+    p.write_text(text)
+    r = rubric.load(str(p), secret="s")
+    naive, batch = r.rule("stream_compaction/scan_naive"), r.rule("stream_compaction/scan_batch")
+    assert r.untimed_parallel == 3 and r.untimed_reps == 1
+    plain = rubric.load(rubric_file, secret="s").rule("stream_compaction/scan_naive")
+    assert naive.cases[0].args == plain.cases[0].args  # the timed case of a version with speed points
+    hidden = naive.cases[1].args
+    assert hidden[hidden.index("--reps") + 1] == "1" and hidden.count("--reps") == 1 and "--seed" in hidden
+    assert batch.speed == 0 and batch.cases[0].args == ["--mode", "batch"]  # no --reps: its mode may read none
+    assert rubric.with_reps(["--n", "5", "--reps=7", "--x"], 2) == ["--n", "5", "--reps=2", "--x"]
+    assert rubric.with_reps(["--reps", "10", "--n", "5"], 1) == ["--reps", "1", "--n", "5"]
+    for bad in ("0", "true", "1.5", "100"):
+        p.write_text("[grading]\nuntimed_reps = " + bad + "\n")
+        with pytest.raises(rubric.RubricError, match="untimed_reps"):
+            rubric.load(str(p))
+
+
+def test_timed_cases_run_alone_first_and_the_checks_beside_each_other(tmp_path):
+    """run_all_versions: each speed version's timed case alone, one after another; then the other
+    cases of every version at once (up to the width), each version's in its own order, a hidden case
+    only once a visible test passed (also one from the timed stage)."""
+    import threading
+    import time as _time
+
+    from judge import student
+
+    def rule(name, speed, cases):
+        return rubric.VersionRule("stream_compaction", name, "d", 1, speed, [], [], cases)
+
+    def case(name, timed=False, hidden=False):
+        return rubric.Case(name, [], hidden=hidden, timed=timed)
+
+    fast = rule("a", 1, [case("visible", timed=True), case("edge"), case("secret", hidden=True)])
+    slow = rule("b", 0, [case("visible", timed=True), case("secret", hidden=True)])
+    failing = rule("c", 2, [case("visible", timed=True), case("secret", hidden=True)])
+    log, lock, running, most = [], threading.Lock(), [0], [0]
+
+    def one(r, only, prior, alone):
+        out = []
+        for i in only:
+            c = r.cases[i]
+            seen = prior + out
+            if c.hidden and not any(t.status is Status.CORRECT for x in seen for t in x.tests):
+                break
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+                log.append((r.version, c.name, alone))
+            _time.sleep(0.05)
+            with lock:
+                running[0] -= 1
+            ok = r.version != "c"
+            res = CaseResult(name=c.name, hidden=c.hidden, status=Status.CORRECT if ok else Status.INCORRECT)
+            res.tests = [types.SimpleNamespace(status=res.status)]
+            out.append(res)
+        return out
+
+    job = types.SimpleNamespace(rubric=types.SimpleNamespace(untimed_parallel=4), runs_per_gpu=1)
+    got = student.run_all_versions(job, [fast, slow, failing], {"COURSE_GRADER_CPUS": "0,1,2,3,4,5,6,7"}, one)
+    assert log[:2] == [("a", "visible", True), ("c", "visible", True)]  # alone, in the rubric's order
+    assert all(not alone for _, _, alone in log[2:]) and most[0] >= 2  # the checks beside each other
+    assert [c.name for c in got["stream_compaction/a"]] == ["visible", "edge", "secret"]
+    assert [c.name for c in got["stream_compaction/b"]] == ["visible", "secret"]
+    assert [c.name for c in got["stream_compaction/c"]] == ["visible"]  # its visible case failed: no hidden
+    job.rubric.untimed_parallel = 1
+    log.clear()
+    running[0] = most[0] = 0
+    student.run_all_versions(job, [fast, slow], {}, one)
+    assert most[0] == 1 and len(log) == 5
+    assert (
+        student.parallel_runs(types.SimpleNamespace(rubric=job.rubric, runs_per_gpu=1), {"COURSE_GRADER_CPUS": "0"})
+        == 1
+    )
+    wide = types.SimpleNamespace(rubric=types.SimpleNamespace(untimed_parallel=4), runs_per_gpu=2)
+    assert student.parallel_runs(wide, {"COURSE_GRADER_CPUS": ",".join(map(str, range(16)))}) == 2
+
+
 def test_the_handouts_rubric_has_no_hidden_case(rubric_file):
     public = rubric.public_text(Path(rubric_file).read_text())
     assert "hidden" not in public and "secret" not in public
