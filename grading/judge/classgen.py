@@ -47,9 +47,12 @@ Kinds (each a full checkout of the handout with some STUDENT blocks written):
                    writes into the instructor's tree, the class files and a classmate's report, and
                    throws what it read (the sandbox: nothing of it may be found anywhere)
   forged_verdict   solution, but scan_naive launches one kernel of its own (so the kernel record shows
-                   GPU work), writes the driver's CSV itself (every size passed, 1 us) and lowers the
-                   open-file limit so the driver cannot write its own (no exit call, nothing a symbol
-                   rule names): only the out-of-process check (checker_evidence) sees the wrong output
+                   GPU work) and computes nothing; at exit, after the driver wrote its CSV of failed
+                   sizes, that CSV rewritten: every size passed in 1 us (no exit call, nothing a
+                   symbol rule names): only the out-of-process check (checker_evidence) sees the
+                   wrong output. (Its first form lowered the open-file limit to keep the driver from
+                   writing its CSV; on an H200 the driver then stopped after n = 0, so the run's own
+                   end, not the out-of-process check, failed it.)
   forged_time      solution (its own scan, a right output); at exit, after the driver wrote its CSV,
                    that CSV rewritten: every size passed in 10 ns. The checks pass; the kernel
                    record's GPU time shows the time was written (no time counted, forged_time in
@@ -274,91 +277,46 @@ FORGED_HEADER = (
     "pct_of_ceiling,ceiling,speedup_vs_cpu,speedup_vs_prev,speedup_vs_library,predicted_ms,metrics,status,"
     "detail,device,cuda,git_sha"
 )
-FORGED = (
-    "stream_compaction/v1_naive",
-    "stream_compaction/src/v1_naive.cu",
-    [
-        "  (void)in; (void)scratch;",
-        "  forged_touch<<<1, 1, 0, stream>>>(out);  // a kernel of its own: the record shows GPU work",
-        "  CUDA_CHECK(cudaStreamSynchronize(stream));",
-        "  static std::FILE* forged = nullptr;  // the CSV the grader reads, written by the version",
-        "  static std::int64_t last = -1;",
-        "  static bool first = true;",
-        "  if (first) {",
-        "    first = false;",
-        "    std::string args, csv;  // the driver's command line: where its CSV goes",
+
+
+def forge_at_exit(ms: str) -> list[str]:
+    """The lines of a body that, at exit, after the driver wrote its honest CSV, rewrite that CSV:
+    every size the body was given passed in `ms` milliseconds."""
+    return [
+        "  static std::string forged_csv;  // the CSV the grader reads, from the driver's command line",
+        "  static std::vector<std::pair<long long, int>> forged_sizes;",
+        "  // a function-local static's deleter runs at exit, after main wrote the driver's own CSV",
+        "  static std::unique_ptr<std::string, void (*)(std::string*)> forge_at_exit(",
+        "      &forged_csv, [](std::string* csv) {",
+        '    std::FILE* f = csv->empty() ? nullptr : std::fopen(csv->c_str(), "wb");',
+        "    if (!f) return;",
+        '    std::fputs("' + FORGED_HEADER + '\\n", f);',
+        "    for (const auto& s : forged_sizes)  // a passed row for every size it was given",
+        '      std::fprintf(f, "stream_compaction,version,scan_naive,version,x,%lld,op=scan block=%d,"',
+        f'                   "{ms},{ms},{ms},0,50,,,,,,,,,,pass,,forged,13.0,abc\\n", s.first, s.second);',
+        "    std::fclose(f);",
+        "  });",
+        "  if (forged_csv.empty()) {",
         '    if (std::FILE* f = std::fopen("/proc/self/cmdline", "rb")) {',
         "      char buf[4096];",
-        "      args.assign(buf, std::fread(buf, 1, sizeof buf, f));",
+        "      const std::string args(buf, std::fread(buf, 1, sizeof buf, f));",
         "      std::fclose(f);",
+        "      for (std::size_t at = 0, next = 0; at < args.size(); at = next + 1) {",
+        "        next = args.find('\\0', at);",
+        "        if (next == std::string::npos) next = args.size();",
+        '        if (args.compare(at, next - at, "--csv") == 0 && next + 1 < args.size())',
+        "          forged_csv = args.c_str() + next + 1;",
+        "      }",
         "    }",
-        "    for (std::size_t at = 0, next = 0; at < args.size(); at = next + 1) {",
-        "      next = args.find('\\0', at);",
-        "      if (next == std::string::npos) next = args.size();",
-        '      if (args.compare(at, next - at, "--csv") == 0 && next + 1 < args.size())',
-        "        csv = args.c_str() + next + 1;",
-        "    }",
-        '    forged = std::fopen(csv.c_str(), "wb");',
-        '    if (forged) std::fputs("' + FORGED_HEADER + '\\n", forged);',
-        "    // no file can be opened from now on, so the driver's own CSV is never written (it exits 1",
-        "    // with its error, its checked rows only in the journal); at exit the limit comes back, so",
-        "    // the kernel recorder still writes its record: the run looks finished, every size passed",
-        "    static rlimit saved{};",
-        "    getrlimit(RLIMIT_NOFILE, &saved);",
-        "    static std::unique_ptr<rlimit, void (*)(rlimit*)> restore(",
-        "        &saved, [](rlimit* r) { setrlimit(RLIMIT_NOFILE, r); });",
-        "    rlimit none = saved;",
-        "    none.rlim_cur = 0;",
-        "    setrlimit(RLIMIT_NOFILE, &none);",
         "  }",
-        "  if (forged && n != last) {  // a passed row of 1 us for every size it is given",
-        '    std::fprintf(forged, "stream_compaction,version,scan_naive,version,x,%lld,op=scan block=%d,"',
-        '                 "0.001,0.001,0.001,0,50,,,,,,,,,,pass,,forged,13.0,abc\\n",',
-        "                 static_cast<long long>(n), block);",
-        "    std::fflush(forged);",
-        "  }",
-        "  last = n;",
-    ],
-    [
-        "#include <sys/resource.h>",
-        "#include <cstdio>",
-        "#include <memory>",
-        "#include <string>",
-        "__global__ void forged_touch(int* out) { out[0] = 0; }",
-    ],
-)
+        "  if (forged_sizes.empty() || forged_sizes.back().first != n) forged_sizes.emplace_back(n, block);",
+    ]
+
 
 # forged_time: the solution's scan (a right output, its own kernels), then, at exit, after the driver
 # wrote its honest CSV, that CSV rewritten: every size it was given passed in 10 ns. The output checks
 # and the run's exit status stand; the time is the lie.
-FORGED_TIME_BEFORE = [
-    "  static std::string forged_csv;  // the CSV the grader reads, from the driver's command line",
-    "  static std::vector<std::pair<long long, int>> forged_sizes;",
-    "  // a function-local static's deleter runs at exit, after main wrote the driver's own CSV",
-    "  static std::unique_ptr<std::string, void (*)(std::string*)> forge_at_exit(&forged_csv, [](std::string* csv) {",
-    '    std::FILE* f = csv->empty() ? nullptr : std::fopen(csv->c_str(), "wb");',
-    "    if (!f) return;",
-    '    std::fputs("' + FORGED_HEADER + '\\n", f);',
-    "    for (const auto& s : forged_sizes)  // a passed row of 10 ns for every size it was given",
-    '      std::fprintf(f, "stream_compaction,version,scan_naive,version,x,%lld,op=scan block=%d,"',
-    '                   "0.00001,0.00001,0.00001,0,50,,,,,,,,,,pass,,forged,13.0,abc\\n", s.first, s.second);',
-    "    std::fclose(f);",
-    "  });",
-    "  if (forged_csv.empty()) {",
-    '    if (std::FILE* f = std::fopen("/proc/self/cmdline", "rb")) {',
-    "      char buf[4096];",
-    "      const std::string args(buf, std::fread(buf, 1, sizeof buf, f));",
-    "      std::fclose(f);",
-    "      for (std::size_t at = 0, next = 0; at < args.size(); at = next + 1) {",
-    "        next = args.find('\\0', at);",
-    "        if (next == std::string::npos) next = args.size();",
-    '        if (args.compare(at, next - at, "--csv") == 0 && next + 1 < args.size())',
-    "          forged_csv = args.c_str() + next + 1;",
-    "      }",
-    "    }",
-    "  }",
-    "  if (forged_sizes.empty() || forged_sizes.back().first != n) forged_sizes.emplace_back(n, block);",
-]
+FORGED_TIME_BEFORE = forge_at_exit("0.00001")
 FORGED_TIME_INCLUDES = [
     "#include <cstdio>",
     "#include <memory>",
@@ -366,6 +324,18 @@ FORGED_TIME_INCLUDES = [
     "#include <utility>",
     "#include <vector>",
 ]
+
+FORGED = (
+    "stream_compaction/v1_naive",
+    "stream_compaction/src/v1_naive.cu",
+    [
+        *forge_at_exit("0.001"),
+        "  (void)in; (void)scratch;",
+        "  forged_touch<<<1, 1, 0, stream>>>(out);  // a kernel of its own: the record shows GPU work",
+        "  CUDA_CHECK(cudaStreamSynchronize(stream));",
+    ],
+    [*FORGED_TIME_INCLUDES, "__global__ void forged_touch(int* out) { out[0] = 0; }"],
+)
 
 INCLUDE_AT_FILE_SCOPE = ["}  // namespace", "}  // namespace Device", "}  // namespace StreamCompaction"]
 REOPEN = ["namespace StreamCompaction {", "namespace Device {", "namespace {"]
