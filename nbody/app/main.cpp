@@ -36,7 +36,10 @@ using namespace nbody;
 namespace {
 
 const std::vector<common::ExtraFlag> kExtraFlags = {
-    {"mode", "step, batch, scaling, drift, all (= those four) or tune (kernel shapes)", true, "all"},
+    {"mode",
+     "step, batch, table (every version over snapshots of different sizes), scaling, drift, all (= those five) "
+     "or tune (kernel shapes)",
+     true, "all"},
     {"steps", "steps per snapshot in the batch", true, "10"},
     {"integrator", "euler, symplectic or leapfrog", true, "symplectic"},
     {"eps", "softening length", true, "0.01"},
@@ -75,13 +78,22 @@ const Version& mode_version(const std::string& mode) {
 
 // Where the batch writes its output snapshots (and the generated inputs go beside it).
 constexpr const char* kBatchOutputDir = "results/scratch/nbody_output";
+constexpr const char* kTableOutputDir = "results/scratch/nbody_table_output";  // the table's outputs
 
 // Flags that only some modes read: given for a run without those modes, they are a usage error.
 const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagModes = {
-    {"steps", {"batch"}},       {"integrator", {"batch"}},  {"batch-dir", {"batch"}},
-    {"files", {"batch"}},       {"batch-n", {"batch"}},     {"cpu-max-n", {"step"}},
-    {"openmp-max-n", {"step"}}, {"scaling-n", {"scaling"}}, {"gpus-max", {"batch", "scaling"}},
-    {"n", {"step", "tune"}},    {"sweep", {"step"}},        {"reps", {"step", "tune"}},
+    {"steps", {"batch", "table"}},
+    {"integrator", {"batch", "table"}},
+    {"batch-dir", {"batch", "table"}},
+    {"files", {"batch", "table"}},
+    {"batch-n", {"batch", "table"}},
+    {"cpu-max-n", {"step"}},
+    {"openmp-max-n", {"step"}},
+    {"scaling-n", {"scaling"}},
+    {"gpus-max", {"batch", "scaling"}},
+    {"n", {"step", "tune"}},
+    {"sweep", {"step"}},
+    {"reps", {"step", "tune"}},
 };
 
 void check_flags_used(const common::CliOptions& o, const std::vector<std::string>& modes) {
@@ -442,6 +454,151 @@ void batch_mode(Context& c, common::RowList& rows) {
   if (!done) rows.push_back(failed);  // the pipeline that threw, as a FAIL (or skipped) row
 }
 
+// The table of the original term project: every per-step version over a batch of snapshots, each
+// file end to end (read, upload, integrate, download, write), its average and the speed-up over
+// the sequential code. Real snapshot sets differ in size, so the generated files do: --files of them
+// (19 by default), from --batch-n / 16 to --batch-n bodies in equal ratios (--batch-dir: its files
+// as they are). The sequential CPU is measured on the smallest file and extrapolated to the others:
+// its reading and writing there x n / n_smallest, its integration x (n / n_smallest)^2 (all pairs:
+// the same loop on every core, cpu_openmp, is measured on every file and shows that scaling).
+// Rows: kind "table_file" per version and file (params measured=1 or measured=0), kind "table"
+// per version (its mean per file and the whole batch); every GPU version's state after the
+// smallest file is checked against the sequential CPU's.
+std::vector<std::string> table_files(Context& c) {
+  if (!c.opt.extra["batch-dir"].empty()) return list_snapshots(c.opt.extra["batch-dir"]);
+  const int files =
+      static_cast<int>(c.opt.quick && !c.opt.was_given("files") ? 3 : c.opt.extra_int("files", 1, 100000));
+  const long long largest =
+      c.opt.quick && !c.opt.was_given("batch-n") ? 4096 : c.opt.extra_int("batch-n", 16, (std::int64_t{1} << 31) - 1);
+  common::check_fits_in_memory("--batch-n " + std::to_string(largest), 400.0 * largest, 160.0 * largest);
+  const std::string dir = "results/scratch/nbody_table_" + std::to_string(largest) + "_" + std::to_string(files);
+  common::make_output_dir(dir, "table");
+  std::vector<std::string> paths;
+  for (int k = 0; k < files; ++k) {
+    const double f = files == 1 ? 1.0 : static_cast<double>(k) / (files - 1);
+    const auto n = static_cast<std::size_t>(std::llround(largest / 16.0 * std::pow(16.0, f)));
+    char name[64];
+    std::snprintf(name, sizeof name, "/c_%04d.csv", k * 100);
+    paths.push_back(dir + name);
+    struct stat st;
+    if (stat(paths.back().c_str(), &st) != 0)
+      write_snapshot_fast(paths.back(), make_plummer(std::max<std::size_t>(n, 1), c.opt.seed + 7919 * k));
+  }
+  return paths;
+}
+
+// "" when `got` is `want` integrated alike: every position within 1e-4 of the system's RMS radius.
+std::string state_error(const Bodies& got, const Bodies& want) {
+  if (got.size() != want.size())
+    return "the output has " + std::to_string(got.size()) + " bodies, not " + std::to_string(want.size());
+  double r2 = 0, worst = 0;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    r2 += double(want.x[i]) * want.x[i] + double(want.y[i]) * want.y[i] + double(want.z[i]) * want.z[i];
+    const double d =
+        std::hypot(double(got.x[i]) - want.x[i], double(got.y[i]) - want.y[i], double(got.z[i]) - want.z[i]);
+    if (!(d <= worst)) worst = d, at = i;  // NaN counts as the worst
+  }
+  const double bound = 1e-4 * std::sqrt(r2 / std::max<std::size_t>(want.size(), 1));
+  if (worst <= bound) return "";
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "body %zu ends %.3g from the sequential CPU's position (bound %.3g)", at, worst,
+                bound);
+  return buf;
+}
+
+void table_mode(Context& c, common::RowList& rows) {
+  const auto files = table_files(c);
+  Params p = c.params;
+  p.steps = c.opt.quick && !c.opt.was_given("steps")
+                ? 2
+                : static_cast<int>(c.opt.extra_int("steps", 1, (std::int64_t{1} << 31) - 1));
+  std::vector<long long> ns;
+  for (const auto& f : files) ns.push_back(static_cast<long long>(read_snapshot_csv(f).size()));
+  const std::size_t small = std::min_element(ns.begin(), ns.end()) - ns.begin();
+  const std::size_t large = std::max_element(ns.begin(), ns.end()) - ns.begin();  // the rows' n
+  const std::string tag = "files=" + std::to_string(files.size()) + " steps=" + std::to_string(p.steps);
+  // the sequential CPU's state after the smallest file: what every version is checked against
+  const Bodies start = read_snapshot_csv(files[small]);
+  Bodies expected = start;
+  const Version& seq = *find_version("cpu");
+  cpu_simulate(expected, p, seq.cpu);
+  int count = 0;
+  for (const auto& v : versions()) count += v.mode == Mode::Step && is_selected(c, v);
+  common::Progress progress(count, "nbody table");
+  for (const auto& v : versions()) {
+    if (v.mode != Mode::Step || !is_selected(c, v)) continue;
+    progress.step(v.name);
+    common::NvtxRange range(("table " + v.name).c_str());
+    std::vector<double> ms(files.size(), 0.0);
+    std::vector<bool> measured(files.size(), false);
+    ResultRow head = base_row(c, v, ns[large], "table", tag);
+    if (v.needs_gpu && !c.gpu) {
+      head.verdict = common::no_gpu_verdict();
+    } else {
+      common::run_guarded(head, v.needs_gpu, [&] {
+        head.verdict = check_forces(c, v, start);  // a stub says NOT IMPLEMENTED here, a wrong kernel fails
+        if (!common::is_pass(head)) return;
+        if (v.cpu) {
+          // read, integrate, write one file on the host (the sequential CPU: the smallest; OpenMP:
+          // every one); its reading and writing (linear in n) and its integration (n^2) apart
+          double io_ms = 0, compute_ms = 0;
+          auto one = [&](std::size_t k) {
+            common::WallTimer t;
+            Bodies b = read_snapshot_csv(files[k]);
+            const double read = t.elapsed_ms();
+            cpu_simulate(b, p, v.cpu);
+            const double compute = t.elapsed_ms() - read;
+            write_snapshot_fast(kTableOutputDir + files[k].substr(files[k].find_last_of('/')), b);
+            ms[k] = t.elapsed_ms();
+            measured[k] = true;
+            io_ms = ms[k] - compute, compute_ms = compute;
+            return b;
+          };
+          const Bodies got = one(small);
+          const double io_small = io_ms, compute_small = compute_ms;
+          auto extrapolated = [&](std::size_t k) {
+            const double r = double(ns[k]) / ns[small];
+            return io_small * r + compute_small * r * r;
+          };
+          if (v.role != common::Role::reference)  // cpu_openmp: every file
+            for (std::size_t k = 0; k < files.size(); ++k)
+              if (k != small) one(k);
+          const std::string wrong = state_error(got, expected);
+          head.verdict = common::Verdict::pass_if(wrong.empty(), wrong);
+          for (std::size_t k = 0; k < files.size(); ++k)
+            if (!measured[k]) ms[k] = extrapolated(k);
+        } else {
+          run_batch_sequential({files[small]}, p, v.gpu, "", false);  // warm-up: the first launch, the CSV code
+          const BatchResult res = run_batch_sequential(files, p, v.gpu, kTableOutputDir, true);
+          for (std::size_t k = 0; k < files.size(); ++k) ms[k] = res.file_ms[k], measured[k] = true;
+          const std::string wrong = state_error(res.final_states[small], expected);
+          head.verdict = common::Verdict::pass_if(wrong.empty(), wrong);
+        }
+      });
+    }
+    if (common::is_pass(head)) {
+      double total = 0, interactions = 0;
+      for (std::size_t k = 0; k < files.size(); ++k) {
+        total += ms[k];
+        interactions += double(ns[k]) * double(ns[k]) * p.steps;
+        ResultRow f = base_row(c, v, ns[k], "table_file",
+                               tag + " file=" + std::to_string(k) + " measured=" + (measured[k] ? "1" : "0"));
+        f.verdict = head.verdict;
+        f.stats = common::summarize({ms[k]});
+        rows.push_back(f);
+      }
+      head.stats = common::summarize(ms);  // per file: its median, min and max
+      head.metric = interactions / (total * 1e-3) / 1e9;
+      head.metric_unit = "Ginter/s";
+      const long long n_measured = std::count(measured.begin(), measured.end(), true);
+      head.add_metric("total", total, "ms").add_metric("mean_per_file", total / files.size(), "ms");
+      head.add_metric("files_measured", static_cast<double>(n_measured), "");
+    }
+    rows.push_back(head);
+  }
+}
+
 void scaling_mode(Context& c, common::RowList& rows) {
   const Version& v7 = mode_version("scaling");
   const auto sizes = c.opt.quick && !c.opt.was_given("scaling-n") ? std::vector<long long>{1 << 12}
@@ -618,15 +775,16 @@ int run(const common::CliOptions& opt) {
   if (!(c.params.eps > 0)) throw common::UsageError("--eps must be > 0");
   if (!(c.params.dt > 0)) throw common::UsageError("--dt must be > 0");
   std::vector<std::string> modes = common::split(c.opt.extra["mode"], ',');
-  if (std::find(modes.begin(), modes.end(), "all") != modes.end()) modes = {"step", "batch", "scaling", "drift"};
+  if (std::find(modes.begin(), modes.end(), "all") != modes.end())
+    modes = {"step", "batch", "table", "scaling", "drift"};
   for (const auto& m : modes)
-    if (m != "step" && m != "batch" && m != "scaling" && m != "drift" && m != "tune")
-      throw common::UsageError("--mode: unknown mode '" + m + "' (step, batch, scaling, drift, tune, all)");
+    if (m != "step" && m != "batch" && m != "table" && m != "scaling" && m != "drift" && m != "tune")
+      throw common::UsageError("--mode: unknown mode '" + m + "' (step, batch, table, scaling, drift, tune, all)");
   if (!c.selected.empty()) {
     // --version picks the modes that measure a selected version; a mode asked for by name must
     // measure one
     auto measures_selected = [&](const std::string& m) {
-      if (m != "step") return is_selected(c, mode_version(m));
+      if (m != "step" && m != "table") return is_selected(c, mode_version(m));
       return std::any_of(versions().begin(), versions().end(),
                          [&](const Version& v) { return v.mode == Mode::Step && is_selected(c, v); });
     };
@@ -635,9 +793,10 @@ int run(const common::CliOptions& opt) {
       if (measures_selected(m))
         kept.push_back(m);
       else if (c.opt.was_given("mode") && c.opt.extra["mode"] != "all")
-        throw common::UsageError("--mode " + m + " measures " +
-                                 (m == "step" ? std::string("the per-step versions") : mode_version(m).name) +
-                                 ", which --version leaves out");
+        throw common::UsageError(
+            "--mode " + m + " measures " +
+            (m == "step" || m == "table" ? std::string("the per-step versions") : mode_version(m).name) +
+            ", which --version leaves out");
     }
     if (kept.empty()) throw common::UsageError("--version: no mode of this run measures the versions given");
     modes = kept;
@@ -645,6 +804,8 @@ int run(const common::CliOptions& opt) {
   check_flags_used(c.opt, modes);
   if (std::find(modes.begin(), modes.end(), "batch") != modes.end())  // outputs checked before the run
     for (const char* d : {"results", "results/scratch", kBatchOutputDir}) common::make_output_dir(d, "batch");
+  if (std::find(modes.begin(), modes.end(), "table") != modes.end())
+    for (const char* d : {"results", "results/scratch", kTableOutputDir}) common::make_output_dir(d, "table");
 
   static_cast<common::Environment&>(c) = common::detect_environment();
   // the issue ceiling of the best kernel: one instruction per FP32 lane per clock over its
@@ -681,13 +842,14 @@ int run(const common::CliOptions& opt) {
     common::NvtxRange range(m.c_str());
     if (m == "step") step_mode(c, rows);
     if (m == "batch") batch_mode(c, rows);
+    if (m == "table") table_mode(c, rows);
     if (m == "scaling") scaling_mode(c, rows);
     if (m == "drift") drift_mode(c, rows);
     if (m == "tune") tune_mode(c, rows);
   }
   std::vector<ResultRow> shown;
   for (const auto& r : rows)
-    if (r.kind != "batch_file" && r.kind != "drift") shown.push_back(r);
+    if (r.kind != "batch_file" && r.kind != "drift" && r.kind != "table_file") shown.push_back(r);
   common::print_table(std::cout, shown);
   std::vector<ResultRow> drift_last;
   for (const auto& r : rows)

@@ -99,6 +99,57 @@ def _batch_plot(plt: ModuleType, save: Saver, device: str, rows: list[Row]) -> N
         save(fig, "batch_per_snapshot.png")
 
 
+def _table_files(rows: list[Row]) -> OrderedDict:
+    """{version: its table_file rows by file} of the versions that passed the table."""
+    out: OrderedDict = OrderedDict()
+    for r in rows:
+        if r.get("kind") == "table_file" and timed(r):
+            out.setdefault(r["version"], []).append(r)
+    for v in out:
+        out[v].sort(key=lambda r: int(r["params_d"]["file"]))
+    return out
+
+
+def _table_plot(plt: ModuleType, save: Saver, device: str, rows: list[Row], colors: dict[str, str]) -> None:
+    """The term project's table as a plot: each version's time per snapshot against its body count,
+    measured points filled, extrapolated ones hollow on a dashed line."""
+    per = _table_files(rows)
+    if not per:
+        return
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for v, rs in per.items():
+        c = colors.get(v)
+        ns, ms = [r["n"] for r in rs], [r["median_ms"] for r in rs]
+        extrapolated = [r["params_d"].get("measured") == "0" for r in rs]
+        ax.plot(ns, ms, color=c, linestyle="--" if any(extrapolated) else "-", linewidth=1, label=v)
+        ax.scatter(
+            [n for n, e in zip(ns, extrapolated) if not e],
+            [m for m, e in zip(ms, extrapolated) if not e],
+            color=c,
+            s=14,
+        )
+        if any(extrapolated):
+            ax.scatter(
+                [n for n, e in zip(ns, extrapolated) if e],
+                [m for m, e in zip(ms, extrapolated) if e],
+                facecolors="none",
+                edgecolors=c,
+                s=14,
+            )
+    first = next(iter(per.values()))[0]["params_d"]
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("bodies in the snapshot")
+    ax.set_ylabel("ms per snapshot (read + integrate + write)")
+    ax.set_title(
+        f"every version over {first.get('files')} snapshots x {first.get('steps')} steps, {device} "
+        "(hollow: extrapolated)"
+    )
+    ax.legend(fontsize=8, ncol=2)
+    ax.grid(True, which="both", alpha=0.3)
+    save(fig, "batch_table.png")
+
+
 def _ladder(
     plt: ModuleType, save: Saver, rows: list[Row], step: list[Row], colors: dict[str, str], issue: float
 ) -> None:
@@ -238,6 +289,7 @@ def plots(rows: list[Row], tune_rows: list[Row], out: str, args: Namespace | Non
         _interactions_plot(plt, save, rows, tune_rows, step, colors)
         _time_vs_n_plot(plt, save, device, step, colors)
     _batch_plot(plt, save, device, rows)
+    _table_plot(plt, save, device, rows, colors)
     _scaling_plot(plt, save, device, rows)
     _drift_plot(plt, save, rows)
     _tuning_plot(plt, save, tune_rows, issue)
@@ -269,6 +321,44 @@ def _step_tables(rows: list[Row]) -> list[str]:
                 f"{fmt(r['speedup_vs_library'], 1)} | {fmt(r['predicted_ms'], 3)} | {course_csv.status_text(r)} |"
             )
         lines.append("")
+    return lines
+
+
+def _version_table(rows: list[Row]) -> list[str]:
+    """The term project's headline table: every version over the snapshot set, per file and overall,
+    and the speed-up over the sequential code, with what was measured and what extrapolated said."""
+    heads = [r for r in rows if r.get("kind") == "table"]
+    per = _table_files(rows)
+    if not heads:
+        return []
+    p = heads[0]["params_d"]
+    ns = sorted({r["n"] for rs in per.values() for r in rs})
+    seq = next((r for r in heads if r["role"] == "reference" and timed(r)), None)
+    seq_total = seq["m"].get("total") if seq else None
+    lines = [
+        f"**every version over {p.get('files')} snapshots of "
+        + (f"{ns[0]:,} to {ns[-1]:,} bodies" if ns else "different sizes")
+        + f" x {p.get('steps')} steps**, each file end to end (read CSV, upload, integrate, download, write CSV; "
+        "the original project's table). The sequential CPU is measured on the smallest file and extrapolated "
+        "to the others (its reading and writing x n, its integration x n^2); every other row is measured on "
+        "every file.",
+        "",
+        "| version | files measured | ms per file, smallest | ms per file, largest | mean ms per file | "
+        "whole batch, ms | x sequential CPU | check |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for h in heads:
+        rs = per.get(h["version"], [])
+        m = h.get("m", {})
+        total = m.get("total")
+        measured = int(m.get("files_measured", 0)) if rs else 0
+        lines.append(
+            f"| `{h['version']}` | {measured} of {len(rs) or p.get('files')} | "
+            f"{fmt(rs[0]['median_ms'], 2) if rs else '-'} | {fmt(rs[-1]['median_ms'], 2) if rs else '-'} | "
+            f"{fmt(m.get('mean_per_file'), 2)} | {fmt(total, 1)} | "
+            f"{fmt(seq_total / total, 1) if seq_total and total else '-'} | {course_csv.status_text(h)} |"
+        )
+    lines.append("")
     return lines
 
 
@@ -373,6 +463,7 @@ def tables(rows: list[Row], tune_rows: list[Row]) -> str:
     lines.append("")
     lines += _step_tables(rows)
     lines += _batch_table(rows)
+    lines += _version_table(rows)
     lines += _scaling_table(rows)
     lines += _drift_line(rows)
     lines += _tuning_table(tune_rows)
