@@ -555,6 +555,7 @@ void table_mode(Context& c, common::RowList& rows) {
             io_ms = ms[k] - compute, compute_ms = compute;
             return b;
           };
+          one(small);  // warm-up, as the GPU versions get: OpenMP starts its threads, the file is cached
           const Bodies got = one(small);
           const double io_small = io_ms, compute_small = compute_ms;
           auto extrapolated = [&](std::size_t k) {
