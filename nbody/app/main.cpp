@@ -521,7 +521,7 @@ void table_mode(Context& c, common::RowList& rows) {
   // the sequential CPU's state after the smallest file: what every version is checked against
   const Bodies start = read_snapshot_csv(files[small]);
   Bodies expected = start;
-  const Version& seq = *find_version("cpu");
+  const Version& seq = *common::with_role(versions(), common::Role::reference);  // the sequential CPU
   cpu_simulate(expected, p, seq.cpu);
   int count = 0;
   for (const auto& v : versions()) count += v.mode == Mode::Step && is_selected(c, v);
