@@ -120,10 +120,10 @@ def _speed(g: VersionGrade, rule: VersionRule, cases: list[CaseResult], rubric: 
     timed = next(
         (c for c in cases if c.timed_ms is not None and not c.hidden and c.name in timed_case_names(rule)), None
     )
+    if not rule.speed:  # its time earns nothing, and its checks ran with --reps 1 beside others: not shown
+        return
     if timed:
         g.ms, g.timed_case = timed.timed_ms, timed.timed_case
-    if not rule.speed:
-        return
     ref = (reference or {}).get("cases", {}).get(timed.name) if timed else None
     if not timed:
         why = next((c.untimed for c in cases if c.untimed and not c.hidden and c.name in timed_case_names(rule)), "")

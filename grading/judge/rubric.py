@@ -135,6 +135,10 @@ def _version_rule(
         cases.extend(named_case(path, sub, name, i, e, own_args="args" in vconf))
     for i, h in enumerate(conf.get("hidden", [])):
         cases.extend(hidden_case(path, sub, name, i, h, secret, own_args="args" in vconf))
+    names = [c.name for c in cases]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:  # the reference record and the reports key a version's cases by name
+        raise RubricError(f"{path}: [{sub}.{name}]: two cases named '{dup}'")
     return VersionRule(
         subproject=sub,
         version=name,

@@ -232,6 +232,7 @@ def run_version(
     meta_out: dict[str, str] | None = None,
     only: list[int] | None = None,
     prior: list[CaseResult] | None = None,
+    sharing: int = 1,
 ) -> list[CaseResult]:
     """The cases of one version (visible first; a hidden case once some visible test passed), each
     a list of tests (runner_case). With a `reference`, a test its run calls correct is correct only
@@ -248,7 +249,7 @@ def run_version(
         if i > 0 and case.hidden and not any(t.status is Status.CORRECT for c in seen for t in c.tests):
             break
         ref = ref_cases.get(case.name)
-        spec = case_spec(job, rule, drivers, workdir, env, i, ref)
+        spec = case_spec(job, rule, drivers, workdir, env, i, ref, sharing)
         done = runner_case.run_case(spec, case, job.rubric, ref.get("tests") if ref else None)
         cr = done.result
         if meta_out is not None and not meta_out:
@@ -288,35 +289,48 @@ def run_all_versions(
     job: Job,
     rules: list[VersionRule],
     env: dict[str, str],
-    run_one: Callable[[VersionRule, list[int], list[CaseResult], bool], list[CaseResult]],
+    run_one: Callable[[VersionRule, list[int], list[CaseResult], int], list[CaseResult]],
 ) -> dict[str, list[CaseResult]]:
     """Every rule's cases, in two stages: first each speed version's timed case (rubric.timed_for_points),
     alone on the slot's GPU and one after another, as the reference's were timed; then every other
     case (the checks: edge inputs, hidden cases, the versions without speed points), up to
-    `parallel_runs` at once, since nothing is timed in them. `run_one(rule, indices, prior, alone)`
-    runs those cases of a rule. Returns each rule's cases in the rubric's order."""
+    `parallel_runs` at once, since nothing is timed in them; a check that fails there runs again
+    alone, and that run stands. `run_one(rule, indices, prior, sharing)` runs those cases of a rule,
+    `sharing` runs at once (1: alone). Returns each rule's cases in the rubric's order."""
     first: dict[str, list[CaseResult]] = {}
     rest: dict[str, list[int]] = {}
     for rule in rules:
         timed = [i for i, c in enumerate(rule.cases) if rubric_mod.timed_for_points(rule, c)]
         rest[rule.key] = [i for i in range(len(rule.cases)) if i not in timed]
-        first[rule.key] = run_one(rule, timed, [], True) if timed else []
+        first[rule.key] = run_one(rule, timed, [], 1) if timed else []
     later: dict[str, list[CaseResult]] = {}
     width = parallel_runs(job, env)
     todo = [r for r in rules if rest[r.key]]
     if width <= 1:
         for rule in todo:
-            later[rule.key] = run_one(rule, rest[rule.key], first[rule.key], False)
+            later[rule.key] = run_one(rule, rest[rule.key], first[rule.key], 1)
     else:
         with concurrent.futures.ThreadPoolExecutor(max_workers=width) as pool:
-            futures = {r.key: pool.submit(run_one, r, rest[r.key], first[r.key], False) for r in todo}
+            futures = {r.key: pool.submit(run_one, r, rest[r.key], first[r.key], width) for r in todo}
             for key, f in futures.items():
                 later[key] = f.result()
+        # a check that failed beside others runs again alone before it is charged: a sibling that
+        # filled the GPU's or the host's memory, or the shared memory limit, must not fail it
+        for rule in todo:
+            if any(_failed(c) for c in later[rule.key]):
+                later[rule.key] = run_one(rule, rest[rule.key], first[rule.key], 1)
     out = {}
     for rule in rules:
         order = {c.name: i for i, c in enumerate(rule.cases)}
         out[rule.key] = sorted(first[rule.key] + later.get(rule.key, []), key=lambda c: order.get(c.name, 0))
     return out
+
+
+def _failed(c: CaseResult) -> bool:
+    """Whether a case lost anything a rerun alone could give back (a stub's NOT IMPLEMENTED is not)."""
+    return any(t.status not in (Status.CORRECT, Status.UNWRITTEN) for t in c.tests) or (
+        not c.tests and c.status not in (Status.CORRECT, Status.UNWRITTEN)
+    )
 
 
 def parallel_runs(job: Job, env: dict[str, str]) -> int:
@@ -462,8 +476,11 @@ def case_spec(
     env: dict[str, str],
     i: int,
     ref: dict[str, Any] | None,
+    sharing: int = 1,
 ) -> run.RunSpec:
-    """The run of case i of a version: its driver, arguments, limits and sandbox."""
+    """The run of case i of a version: its driver, arguments, limits and sandbox. `sharing` runs of
+    the student at once share the slot's host memory limit (a check that passes the limit runs
+    again alone, with all of it: run_all_versions)."""
     lim = job.rubric.limits
     return run.RunSpec(
         driver=drivers[rule.driver],
@@ -474,7 +491,7 @@ def case_spec(
         env=env,
         # the reference was timed alone on its GPU: a GPU shared by K runs gives each K times the time
         time_limit_s=lim.time_limit(ref.get("seconds") if ref else None) * max(1, job.runs_per_gpu),
-        memory_limit_gb=lim.memory_limit_gb,
+        memory_limit_gb=lim.memory_limit_gb / max(1, sharing),
         output_limit_kb=lim.output_limit_kb,
         recorder=job.recorder if env.get("COURSE_GRADER_GPU") == "1" else "",
         sandbox=job.sandbox,
@@ -640,20 +657,24 @@ def reference_record(
     meta: dict[str, str] = {}  # the GPU's ceilings, measured by the first timed run, handed to the students' runs
     evs: dict[str, dict[str, dict[str, list[str]]]] = {r.key: {} for r in job.rules}
 
-    def one(rule: VersionRule, only: list[int], prior: list[CaseResult], alone: bool) -> list[CaseResult]:
+    def one(rule: VersionRule, only: list[int], prior: list[CaseResult], sharing: int) -> list[CaseResult]:
+        # the ceilings, measured by the first run alone on the GPU, handed to every later run (as to
+        # the students'); where no run went alone first, the first to finish measures them
+        measured = {} if sharing > 1 and meta else meta
         return run_version(
             job,
             rule,
             drivers,
             index,
             workdir,
-            env,
+            dict(env, **meta),
             reference=None,
             own_files=job.own_files(rule),
             evidence_out=evs[rule.key],
-            meta_out=meta if alone else None,  # measured alone on the GPU
+            meta_out=measured,
             only=only,
             prior=prior,
+            sharing=sharing,
         )
 
     ran = run_all_versions(job, job.rules, env, one)  # the students' cases run as these do
@@ -858,9 +879,11 @@ def grade_prepared(
         env = dict(env, COURSE_CEILINGS=reference["ceilings"])
     grades, runnable = _runnable(job, prep, reference)
 
-    def one(rule: VersionRule, only: list[int], prior: list[CaseResult], _alone: bool) -> list[CaseResult]:
+    def one(rule: VersionRule, only: list[int], prior: list[CaseResult], sharing: int) -> list[CaseResult]:
         ref = reference["versions"][rule.key]
-        return run_version(job, rule, prep.build.drivers, prep.index, work, env, reference=ref, only=only, prior=prior)
+        return run_version(
+            job, rule, prep.build.drivers, prep.index, work, env, reference=ref, only=only, prior=prior, sharing=sharing
+        )
 
     ran = run_all_versions(job, runnable, env, one)
     places = iter([i for i, g in enumerate(grades) if g is None])

@@ -91,7 +91,8 @@ def test_only_a_speed_versions_timed_case_keeps_its_reps(tmp_path, rubric_file):
 def test_timed_cases_run_alone_first_and_the_checks_beside_each_other(tmp_path):
     """run_all_versions: each speed version's timed case alone, one after another; then the other
     cases of every version at once (up to the width), each version's in its own order, a hidden case
-    only once a visible test passed (also one from the timed stage)."""
+    only once a visible test passed (also one from the timed stage); a check that failed beside
+    others runs again alone and that run stands."""
     import threading
     import time as _time
 
@@ -106,9 +107,10 @@ def test_timed_cases_run_alone_first_and_the_checks_beside_each_other(tmp_path):
     fast = rule("a", 1, [case("visible", timed=True), case("edge"), case("secret", hidden=True)])
     slow = rule("b", 0, [case("visible", timed=True), case("secret", hidden=True)])
     failing = rule("c", 2, [case("visible", timed=True), case("secret", hidden=True)])
+    crowded = rule("d", 0, [case("visible", timed=True)])  # fails only beside others (a sibling's memory)
     log, lock, running, most = [], threading.Lock(), [0], [0]
 
-    def one(r, only, prior, alone):
+    def one(r, only, prior, sharing):
         out = []
         for i in only:
             c = r.cases[i]
@@ -118,34 +120,48 @@ def test_timed_cases_run_alone_first_and_the_checks_beside_each_other(tmp_path):
             with lock:
                 running[0] += 1
                 most[0] = max(most[0], running[0])
-                log.append((r.version, c.name, alone))
+                log.append((r.version, c.name, sharing))
             _time.sleep(0.05)
             with lock:
                 running[0] -= 1
-            ok = r.version != "c"
+            ok = r.version != "c" and not (r.version == "d" and sharing > 1)
             res = CaseResult(name=c.name, hidden=c.hidden, status=Status.CORRECT if ok else Status.INCORRECT)
             res.tests = [types.SimpleNamespace(status=res.status)]
+            res.detail = f"sharing {sharing}"
             out.append(res)
         return out
 
     job = types.SimpleNamespace(rubric=types.SimpleNamespace(untimed_parallel=4), runs_per_gpu=1)
-    got = student.run_all_versions(job, [fast, slow, failing], {"COURSE_GRADER_CPUS": "0,1,2,3,4,5,6,7"}, one)
-    assert log[:2] == [("a", "visible", True), ("c", "visible", True)]  # alone, in the rubric's order
-    assert all(not alone for _, _, alone in log[2:]) and most[0] >= 2  # the checks beside each other
+    rules = [fast, slow, failing, crowded]
+    got = student.run_all_versions(job, rules, {"COURSE_GRADER_CPUS": "0,1,2,3,4,5,6,7"}, one)
+    assert log[:2] == [("a", "visible", 1), ("c", "visible", 1)]  # alone, in the rubric's order
+    assert most[0] >= 2  # the checks beside each other
     assert [c.name for c in got["stream_compaction/a"]] == ["visible", "edge", "secret"]
     assert [c.name for c in got["stream_compaction/b"]] == ["visible", "secret"]
     assert [c.name for c in got["stream_compaction/c"]] == ["visible"]  # its visible case failed: no hidden
+    assert log[-1] == ("d", "visible", 1)  # failed beside others, so run again alone
+    assert (
+        got["stream_compaction/d"][0].status is Status.CORRECT and got["stream_compaction/d"][0].detail == "sharing 1"
+    )
     job.rubric.untimed_parallel = 1
     log.clear()
     running[0] = most[0] = 0
     student.run_all_versions(job, [fast, slow], {}, one)
-    assert most[0] == 1 and len(log) == 5
+    assert most[0] == 1 and len(log) == 5 and all(s == 1 for _, _, s in log)
     assert (
         student.parallel_runs(types.SimpleNamespace(rubric=job.rubric, runs_per_gpu=1), {"COURSE_GRADER_CPUS": "0"})
         == 1
     )
     wide = types.SimpleNamespace(rubric=types.SimpleNamespace(untimed_parallel=4), runs_per_gpu=2)
     assert student.parallel_runs(wide, {"COURSE_GRADER_CPUS": ",".join(map(str, range(16)))}) == 2
+
+
+def test_a_rubric_with_two_cases_of_one_name_is_refused(tmp_path, rubric_file):
+    text = Path(rubric_file).read_text()
+    p = tmp_path / "dup.toml"
+    p.write_text(text.replace('name = "secret"', 'name = "visible"', 1))
+    with pytest.raises(rubric.RubricError, match="two cases named 'visible'"):
+        rubric.load(str(p), secret="s")
 
 
 def test_the_handouts_rubric_has_no_hidden_case(rubric_file):
