@@ -313,7 +313,11 @@ void step_mode(Context& c, common::RowList& rows) {
   }
 }
 
-std::vector<std::string> batch_files(Context& c) {
+// The snapshots a batch or table run reads: --batch-dir's as they are, else `files` generated
+// Plummer spheres, written once under results/scratch (named by their sizes): with spread 1 every
+// file has --batch-n bodies (the batch); with spread 16 they go from --batch-n / 16 to --batch-n in
+// equal ratios (the table: real snapshot sets differ in size).
+std::vector<std::string> snapshot_files(Context& c, const std::string& mode, double spread) {
   if (!c.opt.extra["batch-dir"].empty()) return list_snapshots(c.opt.extra["batch-dir"]);
   // explicit flags win over --quick's small defaults
   const int files =
@@ -323,15 +327,20 @@ std::vector<std::string> batch_files(Context& c) {
   // per body: the snapshot's state and its text (~100 B) on the host; the state, accelerations and
   // pinned staging of two streams on the device
   common::check_fits_in_memory("--batch-n " + std::to_string(n), 400.0 * n, 160.0 * n);
-  const std::string dir = "results/scratch/nbody_snapshots_" + std::to_string(n);
-  common::make_output_dir(dir, "batch");  // beside the output folder run() made
+  const std::string dir = spread == 1
+                              ? "results/scratch/nbody_snapshots_" + std::to_string(n)
+                              : "results/scratch/nbody_table_" + std::to_string(n) + "_" + std::to_string(files);
+  common::make_output_dir(dir, mode);  // beside the output folder run() made
   std::vector<std::string> paths;
   for (int k = 0; k < files; ++k) {
+    const double f = files == 1 ? 1.0 : static_cast<double>(k) / (files - 1);
+    const auto nk = std::max<long long>(1, std::llround(n / spread * std::pow(spread, f)));
     char name[64];
     std::snprintf(name, sizeof name, "/c_%04d.csv", k * 100);
     paths.push_back(dir + name);
     struct stat st;
-    if (stat(paths.back().c_str(), &st) != 0) write_snapshot_fast(paths.back(), make_plummer(n, c.opt.seed + 7919 * k));
+    if (stat(paths.back().c_str(), &st) != 0)
+      write_snapshot_fast(paths.back(), make_plummer(nk, c.opt.seed + 7919 * k));
   }
   return paths;
 }
@@ -364,7 +373,7 @@ std::vector<std::string> fresh_snapshots(const std::vector<std::string>& files) 
 
 void batch_mode(Context& c, common::RowList& rows) {
   const Version& v5 = mode_version("batch");
-  const auto files = batch_files(c);
+  const auto files = snapshot_files(c, "batch", 1);
   Params p = c.params;
   p.steps = c.opt.quick && !c.opt.was_given("steps")
                 ? 2
@@ -464,29 +473,6 @@ void batch_mode(Context& c, common::RowList& rows) {
 // Rows: kind "table_file" per version and file (params measured=1 or measured=0), kind "table"
 // per version (its mean per file and the whole batch); every GPU version's state after the
 // smallest file is checked against the sequential CPU's.
-std::vector<std::string> table_files(Context& c) {
-  if (!c.opt.extra["batch-dir"].empty()) return list_snapshots(c.opt.extra["batch-dir"]);
-  const int files =
-      static_cast<int>(c.opt.quick && !c.opt.was_given("files") ? 3 : c.opt.extra_int("files", 1, 100000));
-  const long long largest =
-      c.opt.quick && !c.opt.was_given("batch-n") ? 4096 : c.opt.extra_int("batch-n", 16, (std::int64_t{1} << 31) - 1);
-  common::check_fits_in_memory("--batch-n " + std::to_string(largest), 400.0 * largest, 160.0 * largest);
-  const std::string dir = "results/scratch/nbody_table_" + std::to_string(largest) + "_" + std::to_string(files);
-  common::make_output_dir(dir, "table");
-  std::vector<std::string> paths;
-  for (int k = 0; k < files; ++k) {
-    const double f = files == 1 ? 1.0 : static_cast<double>(k) / (files - 1);
-    const auto n = static_cast<std::size_t>(std::llround(largest / 16.0 * std::pow(16.0, f)));
-    char name[64];
-    std::snprintf(name, sizeof name, "/c_%04d.csv", k * 100);
-    paths.push_back(dir + name);
-    struct stat st;
-    if (stat(paths.back().c_str(), &st) != 0)
-      write_snapshot_fast(paths.back(), make_plummer(std::max<std::size_t>(n, 1), c.opt.seed + 7919 * k));
-  }
-  return paths;
-}
-
 // "" when `got` is `want` integrated alike: every position within 1e-4 of the system's RMS radius.
 std::string state_error(const Bodies& got, const Bodies& want) {
   if (got.size() != want.size())
@@ -508,7 +494,7 @@ std::string state_error(const Bodies& got, const Bodies& want) {
 }
 
 void table_mode(Context& c, common::RowList& rows) {
-  const auto files = table_files(c);
+  const auto files = snapshot_files(c, "table", 16);
   Params p = c.params;
   p.steps = c.opt.quick && !c.opt.was_given("steps")
                 ? 2
