@@ -117,11 +117,11 @@ def _status(g: VersionGrade, cases: list[CaseResult], static_findings: Sequence[
 
 def _speed(g: VersionGrade, rule: VersionRule, cases: list[CaseResult], rubric: Rubric, reference: dict | None) -> None:
     """A correct version's time and speed points against the reference's time of the same case."""
+    if not rule.speed:  # its time earns nothing, and its checks ran with --reps 1 beside others: not shown
+        return
     timed = next(
         (c for c in cases if c.timed_ms is not None and not c.hidden and c.name in timed_case_names(rule)), None
     )
-    if not rule.speed:  # its time earns nothing, and its checks ran with --reps 1 beside others: not shown
-        return
     if timed:
         g.ms, g.timed_case = timed.timed_ms, timed.timed_case
     ref = (reference or {}).get("cases", {}).get(timed.name) if timed else None

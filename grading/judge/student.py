@@ -327,7 +327,7 @@ def run_all_versions(
 
 
 def _failed(c: CaseResult) -> bool:
-    """Whether a case lost anything a rerun alone could give back (a stub's NOT IMPLEMENTED is not)."""
+    """Whether a case lost anything a rerun alone could give back (a handout starter body's NOT IMPLEMENTED is not)."""
     return any(t.status not in (Status.CORRECT, Status.UNWRITTEN) for t in c.tests) or (
         not c.tests and c.status not in (Status.CORRECT, Status.UNWRITTEN)
     )
@@ -658,9 +658,8 @@ def reference_record(
     evs: dict[str, dict[str, dict[str, list[str]]]] = {r.key: {} for r in job.rules}
 
     def one(rule: VersionRule, only: list[int], prior: list[CaseResult], sharing: int) -> list[CaseResult]:
-        # the ceilings, measured by the first run alone on the GPU, handed to every later run (as to
-        # the students'); where no run went alone first, the first to finish measures them
-        measured = {} if sharing > 1 and meta else meta
+        # the ceilings, measured by the first run (alone on the GPU where any version is timed),
+        # handed to every later run as to the students' (run_version fills `meta` once)
         return run_version(
             job,
             rule,
@@ -671,7 +670,7 @@ def reference_record(
             reference=None,
             own_files=job.own_files(rule),
             evidence_out=evs[rule.key],
-            meta_out=measured,
+            meta_out=meta,
             only=only,
             prior=prior,
             sharing=sharing,
@@ -877,7 +876,7 @@ def grade_prepared(
     work = os.path.join(work_dir(job, prep.name), "runs")
     if reference.get("ceilings"):  # measured once for this GPU: about a second saved on every run
         env = dict(env, COURSE_CEILINGS=reference["ceilings"])
-    grades, runnable = _runnable(job, prep, reference)
+    graded, runnable = _runnable(job, prep, reference)
 
     def one(rule: VersionRule, only: list[int], prior: list[CaseResult], sharing: int) -> list[CaseResult]:
         ref = reference["versions"][rule.key]
@@ -886,18 +885,18 @@ def grade_prepared(
         )
 
     ran = run_all_versions(job, runnable, env, one)
-    places = iter([i for i, g in enumerate(grades) if g is None])
-    for rule in runnable:  # the rubric's order; a second try of a speed point runs alone again
+    for rule in runnable:  # a second try of a speed point runs alone again
         ref, cases = reference["versions"][rule.key], ran[rule.key]
         g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))
         g = second_try(job, rule, prep, work, env, ref, cases, g)
         unread_reason(job, rule, prep.splice, g)
-        grades[next(places)] = g
+        graded[rule.key] = g
         progress(
             f"[grade] {prep.name}: {rule.key}: {g.status.value}"
             + (f" {g.ms:.4g} ms" if g.ms else "")
             + (f" ({g.detail[:160]})" if g.status not in (Status.CORRECT, Status.UNWRITTEN) else "")
         )
+    grades = [graded[r.key] for r in job.rules if r.key in graded]  # the rubric's order
     unchecked = memcheck_versions(job, prep, work, env, grades, progress)
     score.point_at_building_blocks(grades, job.rules)
     notes = list(prep.splice.problems) + unchecked
@@ -932,10 +931,10 @@ def grade_prepared(
     return rep
 
 
-def _runnable(job: Job, prep: Prepared, reference: dict[str, Any]) -> tuple[list[VersionGrade], list[VersionRule]]:
-    """The grades of the versions that do not run (refused, not built: graded now) with a None in
-    the place of each that runs, in the rubric's order, and the versions that run."""
-    grades: list[VersionGrade] = []
+def _runnable(job: Job, prep: Prepared, reference: dict[str, Any]) -> tuple[dict[str, VersionGrade], list[VersionRule]]:
+    """The grades of the versions that do not run (refused, not built: graded now), by key, and the
+    versions that run, in the rubric's order."""
+    graded: dict[str, VersionGrade] = {}
     runnable: list[VersionRule] = []
     for rule in job.rules:
         ref = reference["versions"].get(rule.key)
@@ -952,11 +951,10 @@ def _runnable(job: Job, prep: Prepared, reference: dict[str, Any]) -> tuple[list
         refused = refusal_of(rule, prep.splice)
         if refused or not prep.build.ok or broken:
             err = broken or prep.build.error
-            grades.append(score.grade_version(rule, [], job.rubric, ref, build_error=err, refused=refused))
-            continue
-        runnable.append(rule)
-        grades.append(None)  # type: ignore[arg-type]  # its place in the rubric's order, filled below
-    return grades, runnable
+            graded[rule.key] = score.grade_version(rule, [], job.rubric, ref, build_error=err, refused=refused)
+        else:
+            runnable.append(rule)
+    return graded, runnable
 
 
 def second_try(

@@ -523,7 +523,7 @@ void table_mode(Context& c, common::RowList& rows) {
       head.verdict = common::no_gpu_verdict();
     } else {
       common::run_guarded(head, v.needs_gpu, [&] {
-        head.verdict = check_forces(c, v, start);  // a stub says NOT IMPLEMENTED here, a wrong kernel fails
+        head.verdict = check_forces(c, v, start);  // a starter body says NOT IMPLEMENTED here, a wrong kernel fails
         if (!common::is_pass(head)) return;
         if (v.cpu) {
           // read, integrate, write one file on the host (the sequential CPU: the smallest; OpenMP:
