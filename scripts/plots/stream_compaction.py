@@ -136,6 +136,11 @@ def _stages_plot(
     plt, save = c.plt, c.save
     stages = [r for r in rows if kind(r) == "stage" and timed(r)]
     if stages:
+        # the GPU's staged versions when there are any: a CPU split (hundreds of ms at the largest
+        # size) would flatten their bars; it has its own table per size
+        on_gpu = {r["version"] for r in main if r.get("ceiling")}
+        if any(r["version"] in on_gpu for r in stages):
+            stages = [r for r in stages if r["version"] in on_gpu]
         n = max(r["n"] for r in stages)
         names = list(OrderedDict.fromkeys(r["version"] for r in stages if r["n"] == n))
         # the one-pass versions: the compaction rows after the first staged version (registry order)

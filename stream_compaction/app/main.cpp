@@ -221,45 +221,94 @@ void time_version(Context& c, const sc::Version& v, const SizeRun& s, int block,
   }
 }
 
+// The map -> scan -> scatter split of a staged compaction: each stage keeps its own samples, taken
+// under the stopping rule of every other row on the whole compaction. A GPU version's stages are
+// events its run records; a CPU version's, time points its body sets (Host::CompactStageClock).
+// A CPU body that sets none (a student's, say) still passes: it has no split, and says so.
 void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, int* d_out, std::int64_t* d_count,
                 int* d_in, sc::Device::ScratchTree& scratch, common::RowList& rows) {
-  sc::Device::CompactStageEvents ev{};
-  for (cudaEvent_t* e : {&ev.start, &ev.after_map, &ev.after_scan, &ev.after_scatter}) CUDA_CHECK(cudaEventCreate(e));
   common::StageTimes stages;
+  auto keep = [&](bool recording, const double(&ms)[3]) {
+    if (recording) {
+      stages.add("map", ms[0]);
+      stages.add("scan", ms[1]);
+      stages.add("scatter", ms[2]);
+    }
+    return ms[0] + ms[1] + ms[2];
+  };
   sc::RunArgs a;
   a.n = s.n;
-  a.out = d_out;
-  a.in = d_in;
-  a.count = d_count;
-  a.scratch = &scratch;
-  a.stream = c.stream;
   a.block = block;
-  a.stages = &ev;
-  const common::FreshInputs fresh = sc::Fresh::device_hooks(c.fresh, s.op, s.n, d_in, d_out, d_count, c.stream);
-  // the stopping rule of every other row, on the whole compaction; each stage keeps its samples
-  common::bench_loop(
-      [&](bool recording) {
-        v.run(a);
-        CUDA_CHECK(cudaEventSynchronize(ev.after_scatter));
-        float ms[3];
-        CUDA_CHECK(cudaEventElapsedTime(&ms[0], ev.start, ev.after_map));
-        CUDA_CHECK(cudaEventElapsedTime(&ms[1], ev.after_map, ev.after_scan));
-        CUDA_CHECK(cudaEventElapsedTime(&ms[2], ev.after_scan, ev.after_scatter));
-        if (recording) {
-          stages.add("map", ms[0]);
-          stages.add("scan", ms[1]);
-          stages.add("scatter", ms[2]);
-        }
-        return double(ms[0]) + ms[1] + ms[2];
-      },
-      c.bench, c.opt.fresh_inputs ? &fresh : nullptr);
+  if (v.needs_gpu) {
+    sc::Device::CompactStageEvents ev{};
+    for (cudaEvent_t* e : {&ev.start, &ev.after_map, &ev.after_scan, &ev.after_scatter}) CUDA_CHECK(cudaEventCreate(e));
+    a.out = d_out;
+    a.in = d_in;
+    a.count = d_count;
+    a.scratch = &scratch;
+    a.stream = c.stream;
+    a.stages = &ev;
+    const common::FreshInputs fresh = sc::Fresh::device_hooks(c.fresh, s.op, s.n, d_in, d_out, d_count, c.stream);
+    common::bench_loop(
+        [&](bool recording) {
+          v.run(a);
+          CUDA_CHECK(cudaEventSynchronize(ev.after_scatter));
+          float f[3];
+          CUDA_CHECK(cudaEventElapsedTime(&f[0], ev.start, ev.after_map));
+          CUDA_CHECK(cudaEventElapsedTime(&f[1], ev.after_map, ev.after_scan));
+          CUDA_CHECK(cudaEventElapsedTime(&f[2], ev.after_scan, ev.after_scatter));
+          return keep(recording, {f[0], f[1], f[2]});
+        },
+        c.bench, c.opt.fresh_inputs ? &fresh : nullptr);
+    for (cudaEvent_t e : {ev.start, ev.after_map, ev.after_scan, ev.after_scatter}) cudaEventDestroy(e);
+  } else {
+    using Clock = sc::Host::CompactStageClock::Clock;
+    std::vector<int> out(std::max<std::int64_t>(s.n, 1)), fresh_in;
+    std::int64_t count = 0;
+    sc::Host::CompactStageClock clock;
+    a.out = out.data();
+    a.in = s.input.data();
+    a.count = &count;
+    a.host_stages = &clock;
+    common::FreshInputs fresh;
+    if (c.opt.fresh_inputs) {
+      fresh_in.resize(std::max<std::int64_t>(s.n, 1));
+      a.in = fresh_in.data();
+      fresh = sc::Fresh::host_hooks(s.op, s.n, fresh_in.data(), out.data(), &count);
+    }
+    common::BenchOptions o = c.bench;
+    o.max_seconds = std::max(o.max_seconds, 0.5);  // as time_version's CPU rows
+    bool marked = true;
+    common::bench_loop(
+        [&](bool recording) {
+          clock = {};
+          clock.start = Clock::now();
+          v.run(a);
+          const auto end = Clock::now();
+          if (clock.after_map == Clock::time_point{} || clock.after_scan == Clock::time_point{} ||
+              clock.after_scatter == Clock::time_point{}) {
+            marked = false;
+            return std::chrono::duration<double, std::milli>(end - clock.start).count();
+          }
+          auto ms = [](Clock::time_point from, Clock::time_point to) {
+            return std::chrono::duration<double, std::milli>(to - from).count();
+          };
+          return keep(recording && marked, {ms(clock.start, clock.after_map), ms(clock.after_map, clock.after_scan),
+                                            ms(clock.after_scan, clock.after_scatter)});
+        },
+        o, c.opt.fresh_inputs ? &fresh : nullptr);
+    if (!marked) {
+      std::cerr << v.name << " n=" << s.n << ": its body sets no stage marks (CompactStageClock), so it has no "
+                << "map / scan / scatter split\n";
+      return;
+    }
+  }
   for (const auto& [stage, stats] : stages.summary()) {
     ResultRow r = base_row(c, v, s.n, params_of(v, block, "stage=" + stage), "stage");
     r.stats = stats;
     r.verdict = common::Verdict::pass();
     rows.push_back(r);
   }
-  for (cudaEvent_t e : {ev.start, ev.after_map, ev.after_scan, ev.after_scatter}) cudaEventDestroy(e);
 }
 
 void end_to_end_rows(Context& c, const std::vector<const sc::Version*>& vs, const SizeRun& s, int block,
@@ -496,7 +545,7 @@ int run(const common::CliOptions& opt) {
                 r.verdict = check_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch);
                 if (common::is_pass(r))
                   time_version(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, r);
-                if (common::is_pass(r) && v->has_stages && v->needs_gpu)
+                if (common::is_pass(r) && v->has_stages && s.n > 0)
                   stage_rows(c, *v, s, block, d_out.get(), d_count.get(), d_in.get(), scratch, stage);
               },
               v->needs);

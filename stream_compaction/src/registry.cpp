@@ -88,7 +88,7 @@ CostModel cost_onesweep_pairs(std::int64_t n, std::int64_t, int) { return {0, kI
 // ---- run adapters ----------------------------------------------------------------------------
 void run_cpu_scan(const RunArgs& a) { Host::scan(a.n, a.out, a.in); }
 void run_cpu_compact(const RunArgs& a) { *a.count = Host::compact_without_scan(a.n, a.out, a.in); }
-void run_cpu_compact_scan(const RunArgs& a) { *a.count = Host::compact_with_scan(a.n, a.out, a.in); }
+void run_cpu_compact_scan(const RunArgs& a) { *a.count = Host::compact_with_scan(a.n, a.out, a.in, a.host_stages); }
 void run_std_sort(const RunArgs& a) { Host::sort(a.n, a.out, a.in); }
 
 template <Device::ScanFn Scan>
@@ -131,7 +131,7 @@ const std::vector<Version>& versions() {
       {{"cub", "scan_cub", "src/library_cub.cu", "library: cub::DeviceScan::ExclusiveSum", Role::library, kOnGpu}, Op::Scan, kFixedBlock, kOnePiece, run_scan<scan_cub>, cost_single_pass},
 
       {{"cpu", "compact_cpu", "src/reference.cpp", "sequential loop keeping nonzeros, no scan", Role::reference, kOnCpu}, Op::Compact, kFixedBlock, kOnePiece, run_cpu_compact, cost_none},
-      {{"cpu-scan", "compact_cpu_scan", "src/cpu.cpp", "CPU map -> scan -> scatter (the GPU algorithm, sequentially)", Role::version, kOnCpu}, Op::Compact, kFixedBlock, kOnePiece, run_cpu_compact_scan, cost_none},
+      {{"cpu-scan", "compact_cpu_scan", "src/cpu.cpp", "CPU map -> scan -> scatter (the GPU algorithm, sequentially)", Role::version, kOnCpu}, Op::Compact, kFixedBlock, kStages, run_cpu_compact_scan, cost_none},
       {{"v1", "compact_naive", "src/compact_map_scan_scatter.cu", "map -> v1 naive scan -> scatter", Role::version, kOnGpu}, Op::Compact, kBlockTunable, kStages, run_compact<scan_naive>, cost_map_scan_scatter<cost_naive>},
       {{"v2", "compact_work_efficient", "src/compact_map_scan_scatter.cu", "map -> v2 work-efficient scan -> scatter", Role::version, kOnGpu}, Op::Compact, kBlockTunable, kStages, run_compact<scan_work_efficient>, cost_map_scan_scatter<cost_work_efficient>},
       {{"v3", "compact_shared_mem", "src/compact_map_scan_scatter.cu", "map -> v3 shared-memory scan -> scatter", Role::version, kOnGpu}, Op::Compact, kBlockTunable, kStages, run_compact<scan_shared_mem>, cost_map_scan_scatter<cost_shared>},

@@ -10,6 +10,7 @@
 #include "common/registry.hpp"
 #include "common/roofline.hpp"
 #include "stream_compaction/device.hpp"
+#include "stream_compaction/host.hpp"
 #include "stream_compaction/tuning.hpp"
 
 namespace StreamCompaction {
@@ -27,7 +28,8 @@ struct RunArgs {
   Device::ScratchTree* scratch = nullptr;
   cudaStream_t stream = nullptr;
   int block = 256;
-  const Device::CompactStageEvents* stages = nullptr;
+  const Device::CompactStageEvents* stages = nullptr;  // a staged GPU compaction's sub-timings
+  Host::CompactStageClock* host_stages = nullptr;      // a staged CPU compaction's
 };
 
 // Registry words for Version's two flags.
