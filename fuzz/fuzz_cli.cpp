@@ -33,6 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const double e = o.extra_double("eps", 0, 1e30);
     if (!(e >= 0 && e <= 1e30)) std::abort();
     common::reject_ignored_flags(o, "fuzz", {"cold", "input"});
+    common::reject_flags_beside_profile(o);
   } catch (const common::UsageError&) {}
   for (const auto& a : args) {  // every argument as a size and as a number
     try {

@@ -163,6 +163,7 @@ for i, args in enumerate(
         ["--seed", "2^40+7", "--quick", "--sweep"],
         ["--input=x.pcd", "--cold", "--list"],
         ["--eps", "-0.5e+2"],
+        ["--profile", "--version", "a,b", "--csv", "p.csv", "--seed", "7"],
     ]
 ):
     put("cli", f"args{i}", "\0".join(args))

@@ -203,7 +203,9 @@ def student_readme(text: str, subproject: str, exercises: dict[str, dict[str, An
         "`scripts/run_all.sh --student` runs every version on this GPU, draws the plots into",
         f"`images/{subproject}/` and writes the tables below: your ladder (each step's idea, predicted and",
         "measured time, or its verdict), your versions, then your times next to the committed reference",
-        "run of the closest GPU (`results/<gpu>/`). Commit them with your code.",
+        "run of the closest GPU (`results/<gpu>/`), and last the profile of each of your GPU versions",
+        f"(`{subproject} --profile`: Nsight Compute's view of its kernels, where `ncu` can read the GPU's",
+        "counters; each row says why where it cannot). Commit them with your code.",
         "",
         "<!-- BEGIN GENERATED LADDER -->",
         "_Not run yet: `scripts/run_all.sh --student` fills this block._",
@@ -212,6 +214,10 @@ def student_readme(text: str, subproject: str, exercises: dict[str, dict[str, An
         "<!-- BEGIN GENERATED RESULTS -->",
         "_Not run yet: `scripts/run_all.sh --student` fills this block._",
         "<!-- END GENERATED RESULTS -->",
+        "",
+        "<!-- BEGIN GENERATED PROFILE -->",
+        "_Not run yet: `scripts/run_all.sh --student` fills this block._",
+        "<!-- END GENERATED PROFILE -->",
         "",
     ]
     for sec in kept.get("plots", []):

@@ -128,6 +128,7 @@ bool CliOptions::was_given(const std::string& name) const {
   if (name == "evidence-fd") return evidence_fd >= 0;
   if (name == "version") return !versions.empty();
   if (name == "reps") return reps > 0;
+  if (name == "profile") return profile;
   return std::find(given.begin(), given.end(), name) != given.end();
 }
 
@@ -188,6 +189,9 @@ CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraF
     } else if (arg == "fresh-inputs") {
       no_value();
       o.fresh_inputs = true;
+    } else if (arg == "profile") {
+      no_value();
+      o.profile = true;
     } else if (arg == "version") {
       for (const auto& v : split(need_value(), ','))
         if (!v.empty()) o.versions.push_back(v);
@@ -245,6 +249,9 @@ std::string usage(const std::string& program, const std::string& summary, const 
        "  --fresh-inputs       every run timed on a new input (made untimed) and its output checked:\n"
        "                       a version cannot replay a remembered result (the grader passes it)\n"},
       {"evidence-fd", "  --evidence-fd N      write a record of every checked output to descriptor N (the grader's)\n"},
+      {"profile",
+       "  --profile            instead of the run: each GPU version under Nsight Compute (ncu) on this driver's\n"
+       "                       fixed small case, one profile row per version (time, DRAM, occupancy, stalls)\n"},
       {"input", "  --input FILE         read the input from FILE instead of generating it\n"}};
   for (const auto& [name, line] : common_flags)
     if (std::find(ignored.begin(), ignored.end(), name) == ignored.end()) os << line;
@@ -260,6 +267,19 @@ std::string usage(const std::string& program, const std::string& summary, const 
 void reject_ignored_flags(const CliOptions& o, const std::string& program, const std::vector<std::string>& ignores) {
   for (const auto& f : ignores)
     if (o.was_given(f)) throw UsageError("--" + f + " is not used by " + program + " (see --help)");
+}
+
+void reject_flags_beside_profile(const CliOptions& o) {
+  if (!o.profile) return;
+  std::vector<std::string> beside;
+  if (o.list) beside.push_back("list");
+  if (o.quick) beside.push_back("quick");
+  for (const char* f : {"n", "sweep", "reps", "cold", "fresh-inputs", "evidence-fd", "input"})
+    if (o.was_given(f)) beside.push_back(f);
+  for (const auto& f : o.given) beside.push_back(f);
+  if (!beside.empty())
+    throw UsageError("--profile runs every version on this driver's own fixed case, so --" + beside.front() +
+                     " does not apply to it (--profile takes --version, --csv and --seed)");
 }
 
 }  // namespace common

@@ -220,25 +220,20 @@ void write_csv_atomic(const std::string& path, const std::vector<ResultRow>& row
   });
 }
 
-std::vector<std::vector<std::string>> read_csv(const std::string& path) {
-  std::ifstream is(path);
-  if (!is) throw std::runtime_error("cannot read CSV '" + path + "'");
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> row;
   std::string field;
   bool quoted = false;
-  char c;
-  while (is.get(c)) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     if (quoted) {
-      if (c == '"') {
-        if (is.peek() == '"') {
-          field += '"';
-          is.get(c);
-        } else
-          quoted = false;
-      } else {
+      if (c != '"')
         field += c;
-      }
+      else if (i + 1 < text.size() && text[i + 1] == '"')
+        field += text[++i];
+      else
+        quoted = false;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -258,6 +253,14 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
     rows.push_back(row);
   }
   return rows;
+}
+
+std::vector<std::vector<std::string>> read_csv(const std::string& path) {
+  std::ifstream is(path, std::ios::binary);
+  if (!is) throw std::runtime_error("cannot read CSV '" + path + "'");
+  std::ostringstream text;
+  text << is.rdbuf();
+  return parse_csv(text.str());
 }
 
 ResultRow make_row(const std::string& subproject, const std::string& version, const std::string& idea, std::int64_t n,
@@ -409,7 +412,7 @@ std::string git_sha() {
   return s && *s ? s : "unknown";
 }
 
-static std::string fixed(double v, int prec) {
+std::string format_fixed(double v, int prec) {
   if (std::isnan(v)) return "-";
   std::ostringstream os;
   os << std::fixed << std::setprecision(prec) << v;
@@ -436,11 +439,12 @@ void print_table(std::ostream& os, const std::vector<ResultRow>& rows) {
     if (r.kind == "meta") continue;  // printed by the driver as its header
     const bool timed = r.stats.samples > 0;
     os << std::left << std::setw(24) << r.version << std::setw(10) << size_label(r.n) << std::setw(20) << r.params
-       << std::right << std::setw(11) << (timed ? fixed(r.stats.median_ms, 4) : "-") << std::setw(7)
-       << (timed ? fixed(100 * r.stats.noise, 1) + "%" : "-") << std::setw(11) << fixed(r.metric, 1) << std::setw(8)
-       << r.metric_unit << std::setw(8) << fixed(r.pct_of_ceiling, 1) << std::setw(9) << fixed(r.speedup_vs_cpu, 1)
-       << std::setw(8) << fixed(r.speedup_vs_prev, 2) << std::setw(7) << fixed(r.speedup_vs_library, 2) << std::setw(11)
-       << fixed(r.predicted_ms, 4) << "  " << r.verdict << "\n";
+       << std::right << std::setw(11) << (timed ? format_fixed(r.stats.median_ms, 4) : "-") << std::setw(7)
+       << (timed ? format_fixed(100 * r.stats.noise, 1) + "%" : "-") << std::setw(11) << format_fixed(r.metric, 1)
+       << std::setw(8) << r.metric_unit << std::setw(8) << format_fixed(r.pct_of_ceiling, 1) << std::setw(9)
+       << format_fixed(r.speedup_vs_cpu, 1) << std::setw(8) << format_fixed(r.speedup_vs_prev, 2) << std::setw(7)
+       << format_fixed(r.speedup_vs_library, 2) << std::setw(11) << format_fixed(r.predicted_ms, 4) << "  " << r.verdict
+       << "\n";
   }
 }
 

@@ -22,6 +22,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING, Any, Callable
 
+from . import checker_profile
 from .model import Status, TestResult, VersionGrade, to_json
 
 if TYPE_CHECKING:
@@ -186,6 +187,7 @@ def _md_grades(r: StudentReport) -> list[str]:
     if leaks:
         L += ["", "## Memory errors (compute-sanitizer memcheck, one small size)", ""]
         L += [f"- {md_code(g.version)}: {md(_truncate(g.memcheck, 400))}" for g in leaks]
+    L += _md_profiles(r)
     bad = [(g, k) for g in r.grades for c in g.cases for k in c.kernels if not k.allowed]
     if bad or any(g.static_findings for g in r.grades):
         L += ["", "## Work that is not the version's own", ""]
@@ -194,6 +196,45 @@ def _md_grades(r: StudentReport) -> list[str]:
         for g in r.grades:
             for f in g.static_findings:
                 L.append(f"- {md_code(g.version)}: {md(f)}")
+    return L
+
+
+def _md_number(p: dict[str, Any], key: str, digits: int) -> str:
+    v = p.get(key)
+    if not isinstance(v, (int, float)):
+        return ""
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.{digits}f}"
+
+
+def _md_profiles(r: StudentReport) -> list[str]:
+    """The profile of each graded GPU version (checker_profile): a table, for information."""
+    shown = [g for g in r.grades if g.profile]
+    if not shown:
+        return []
+    L = [
+        "",
+        "## Profile of each version (Nsight Compute on the grading GPU, for information: no points)",
+        "",
+        "| version | kernels | time (ms) | DRAM GB/s | % of copy | occupancy % (achieved / theoretical) | registers "
+        "| spills | shared B / block | largest stalls (cycles per issue) | heaviest kernel |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
+    ]
+    for g in shown:
+        p = g.profile
+        if p.get("status") != "profiled":
+            why = md(_truncate(f"{p.get('status', '')}: {p.get('detail', '')}", 300))
+            L.append(f"| {md_code(g.version)} | {why} |" + " |" * 9)
+            continue
+        occ = f"{_md_number(p, 'achieved_occupancy', 1)} / {_md_number(p, 'theoretical_occupancy', 1)}"
+        stalls = ", ".join(f"{md(reason)} {value:.2f}" for reason, value in p.get("stalls", []))
+        heavy = p.get("heaviest")
+        heavy_text = f"{md_code(heavy[0])} {heavy[1]:.0f}%" if heavy else ""
+        L.append(
+            f"| {md_code(g.version)} | {_md_number(p, 'kernels', 0)} | {_md_number(p, 'duration_ms', 4)} | "
+            f"{_md_number(p, 'dram_gbs', 1)} | {_md_number(p, 'dram_pct_of_copy', 1)} | {occ} | "
+            f"{_md_number(p, 'registers', 0)} | {_md_number(p, 'spill_instructions', 0)} | "
+            f"{_md_number(p, 'shared_memory', 0)} | {stalls} | {heavy_text} |"
+        )
     return L
 
 
@@ -277,6 +318,8 @@ def _gs_version(i: int, g: VersionGrade, max_output: int) -> list[dict[str, Any]
         out += f"\n{g.speed_note}"
     if g.memcheck:
         out += f"\nmemcheck: {g.memcheck}"
+    if g.profile:
+        out += f"\nprofile (Nsight Compute, for information): {checker_profile.line(g.profile)}"
     key = clean(f"{g.subproject}/{g.version}", newlines=False)
     tags = [clean(g.subproject, newlines=False), g.status.value]
     shown = shown_tests(g)

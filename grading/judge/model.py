@@ -91,6 +91,9 @@ class VersionGrade:
     cases: list = field(default_factory=list)  # [CaseResult]
     static_findings: list = field(default_factory=list)
     memcheck: str = ""  # the memory errors of its memcheck run, "" where clean or not run
+    # Nsight Compute's view of its kernels on the grading GPU (checker_profile; informational, no
+    # points): {} where it was not profiled or the reason is the student's note, said once
+    profile: dict = field(default_factory=dict)
 
     @property
     def key(self) -> str:

@@ -99,6 +99,10 @@ class Rubric:
     # `untimed_parallel` at once
     untimed_reps: int | None = None
     untimed_parallel: int = 1
+    # each graded GPU version's Nsight Compute profile on the grading GPU, informational (checker_profile):
+    # run after the graded cases, at most profile_timeout_s a version
+    profile: bool = True
+    profile_timeout_s: float = 120.0
 
     def select(self, subprojects: list[str] | None = None, versions: list[str] | None = None) -> list[VersionRule]:
         out = []
@@ -210,6 +214,7 @@ def load(path: str, secret: str | None = None) -> Rubric:
         memcheck_cost=float(g.get("memcheck_cost", 0.25)),
     )
     rub.untimed_reps, rub.untimed_parallel = _untimed(path, g)
+    rub.profile, rub.profile_timeout_s = _profile(path, g)
     if rub.memcheck not in ("off", "warning", "points") or not 0 <= rub.memcheck_cost <= 1:
         raise RubricError(f"{path}: [grading] memcheck must be off, warning or points, memcheck_cost in [0, 1]")
     containers = g.get("containers", DEFAULT_CONTAINERS)
@@ -233,6 +238,16 @@ def _untimed(path: str, g: dict[str, Any]) -> tuple[int | None, int]:
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= 64):
             raise RubricError(f"{path}: [grading] {k} = {v!r}: a whole number from 1 to 64")
     return g.get("untimed_reps"), g.get("untimed_parallel", 1)
+
+
+def _profile(path: str, g: dict[str, Any]) -> tuple[bool, float]:
+    """[grading] profile (true or false) and profile_timeout_s (seconds a version, 10 to 3600), checked."""
+    on, limit = g.get("profile", True), g.get("profile_timeout_s", 120)
+    if not isinstance(on, bool):
+        raise RubricError(f"{path}: [grading] profile = {on!r}: true or false")
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 10 <= limit <= 3600:
+        raise RubricError(f"{path}: [grading] profile_timeout_s = {limit!r}: seconds from 10 to 3600")
+    return on, float(limit)
 
 
 def timed_for_points(rule: VersionRule, case: Case) -> bool:

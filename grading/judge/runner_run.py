@@ -46,6 +46,9 @@ class RunSpec:
     gpu: bool = False  # the step sees the GPU's device nodes
     read_only: list = field(default_factory=list)  # what else the run reads (a data folder)
     wrapper: list = field(default_factory=list)  # a tool the driver runs under (compute-sanitizer)
+    # a graded run: --fresh-inputs, the evidence pipe, its rows read. False: a run for information
+    # only (--profile), whose CSV its caller reads with its own limits (checker_profile)
+    graded: bool = True
 
 
 @dataclass
@@ -186,9 +189,11 @@ def execute(spec: RunSpec) -> RawRun:
     for p in (out_csv, out_csv + ".partial", klog, klog + ".tmp"):
         remove_any(p)
     evidence = EvidencePipe()
-    cmd = [spec.driver, "--version", spec.version] + list(spec.args) + GRADED_RUN_FLAGS + ["--csv", out_csv]
+    flags = GRADED_RUN_FLAGS if spec.graded else []
+    cmd = [spec.driver, "--version", spec.version] + list(spec.args) + flags + ["--csv", out_csv]
     nonce = secrets.token_hex(16)  # the recorder's header proves its log is the recorder's (kernel_record_is_genuine)
-    wrapped, env = sandboxed(spec, spec.wrapper + cmd + ["--evidence-fd", str(evidence.write_fd)], klog, nonce)
+    pipe = ["--evidence-fd", str(evidence.write_fd)] if spec.graded else []
+    wrapped, env = sandboxed(spec, spec.wrapper + cmd + pipe, klog, nonce)
     t0 = time.time()
     try:
         proc = subprocess.Popen(
@@ -199,7 +204,7 @@ def execute(spec: RunSpec) -> RawRun:
             start_new_session=True,
             env=env,
             cwd=spec.workdir,
-            pass_fds=(evidence.write_fd,),
+            pass_fds=(evidence.write_fd,) if spec.graded else (),
         )
     finally:
         evidence.start()
@@ -232,8 +237,10 @@ def execute(spec: RunSpec) -> RawRun:
     capped.finish("$ " + " ".join(cmd) + "\n")
     if spec.recorder:
         drop_forged_record(klog, nonce)
+    rows, journal = [], False
     try:
-        rows, journal = course_csv.read_journal(out_csv)
+        if spec.graded:
+            rows, journal = course_csv.read_journal(out_csv)
     except course_csv.CsvError as e:  # the driver's file, overwritten by what ran in its process
         rows, journal = [], True
         with open(log, "a", encoding="utf-8") as fh:
@@ -274,7 +281,9 @@ def row_verdict(row: dict) -> tuple[RowStatus, str]:
 
 def exit_text(rc: int) -> str:
     """An exit status as a reader wants it: a shell (and bubblewrap) reports a process a signal
-    killed as 128 + the signal."""
+    killed as 128 + the signal, Python's subprocess (a run without the sandbox) as minus the signal."""
+    if rc < 0:
+        rc = 128 - rc
     if 128 < rc <= 128 + 64:
         try:
             return f"killed by signal {signal.Signals(rc - 128).name} (exit status {rc})"

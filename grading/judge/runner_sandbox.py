@@ -4,7 +4,7 @@ A step runs in its own user, PID, mount, IPC, UTS, cgroup and network namespaces
 view of only what it needs (the system's libraries and compilers, the CUDA toolkit, the paths the
 step names: the student's clean tree and objects, the driver, the kernel recorder) plus one
 writable folder (the step's own), a private /tmp, a minimal /dev with the NVIDIA device nodes
-when it uses the GPU, and an environment built from an allow-list: nothing of the grader's own
+and a private /dev/shm when it uses the GPU, and an environment built from an allow-list: nothing of the grader's own
 environment (COURSE_GRADING_SECRET above all) reaches it. Resource limits (CPU time, file size,
 open files, processes, address space for compiles) are set with prlimit before bubblewrap starts;
 when the grader runs as root, bubblewrap makes the namespaces (no user namespace needed) and the
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 # The environment a sandboxed step gets: these names, with values the grader sets (never copied
 # from its own environment except where listed in PASS_THROUGH).
-PASS_THROUGH = ("CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "CUDA_MODULE_LOADING", "COURSE_CEILINGS")
+PASS_THROUGH = ("CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS", "CUDA_MODULE_LOADING", "COURSE_CEILINGS", "COURSE_NCU")
 # What the instructor's build saw of the compiler's environment: a student's compile sees the same
 # (these steer nvcc and g++, they hold no secret; a path in them the step cannot see is dropped)
 COMPILER_ENV = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "CPATH", "LIBRARY_PATH", "CPLUS_INCLUDE_PATH")
@@ -142,6 +142,9 @@ class Sandbox:
         if gpu:
             for node in gpu_nodes():
                 cmd += ["--dev-bind", node, node]
+            # a private, writable /dev/shm (bubblewrap's is root's, read-only to a dropped uid): what the
+            # GPU tools share memory through (ncu with the program it profiles, NCCL's shm transport)
+            cmd += ["--perms", "1777", "--tmpfs", "/dev/shm"]
         for k, v in sorted((env or {}).items()):
             cmd += ["--setenv", k, v]
         cmd += ["--chdir", cwd, "--"]

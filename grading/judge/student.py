@@ -23,6 +23,7 @@ from . import checker_blocks as blocks
 from . import checker_evidence as evidence
 from . import checker_kernels as kernels
 from . import checker_memcheck as memcheck
+from . import checker_profile as profiles
 from . import checker_score as score
 from . import checker_splice as assemble
 from . import checker_symbols as symbols
@@ -452,6 +453,82 @@ def _apply_memcheck(
         mine = [e for e in found if memcheck.in_files(e, set(own))]
         if mine:
             score.apply_memcheck(by_key[rule.key], memcheck.summary(mine, size), job.rubric)
+
+
+def profile_versions(
+    job: Job,
+    prep: Prepared,
+    work: str,
+    env: dict[str, str],
+    grades: list[VersionGrade],
+    progress: Callable[[str], None] = print,
+) -> list[str]:
+    """Nsight Compute's view of each graded GPU version that ran kernels of its own, on the grading
+    GPU, after everything graded: one `--profile` run per driver (--version a,b,...) in the same
+    sandbox as the graded runs, bounded by the rubric's profile_timeout_s a version. Each profile is
+    attached to its version (VersionGrade.profile), for information only: nothing here moves a point.
+    Returns the report's notes: the one reason when no version could be profiled (ncu missing, the
+    counters not readable by the sandbox's uid), said once instead of under every version."""
+    if not getattr(job.rubric, "profile", False) or env.get("COURSE_GRADER_GPU") != "1":
+        return []
+    by_key = {g.key: g for g in grades}
+    groups: dict[str, list[VersionRule]] = {}
+    for rule in job.rules:
+        g = by_key.get(rule.key)
+        if g is not None and any(k.owner == "own" for c in g.cases for k in c.kernels):
+            groups.setdefault(rule.driver, []).append(rule)
+    if not groups:
+        return []
+    if getattr(job, "runs_per_gpu", 1) > 1:  # ncu replays each kernel with the GPU's counters to itself
+        return [
+            f"profile (Nsight Compute, for information): skipped: {job.runs_per_gpu} students' runs share each GPU "
+            "in this job, and a profile needs the GPU to itself"
+        ]
+    ncu = profiles.ncu_path(env)
+    if not ncu:
+        return ["profile (Nsight Compute, for information): skipped: ncu not found on the grading machine's PATH"]
+    for driver, rules in groups.items():
+        _profile_run(job, prep.build.drivers[driver], work, dict(env, COURSE_NCU=ncu), rules, by_key)
+        progress(f"[grade] {prep.name}: profile of {', '.join(r.version for r in rules)}")
+    profiled = [by_key[r.key] for rules in groups.values() for r in rules]
+    shared = profiles.shared_reason([g.profile for g in profiled])
+    if not shared:
+        return []
+    for g in profiled:
+        g.profile = {}
+    return [f"profile (Nsight Compute, for information): {shared}"]
+
+
+def _profile_run(
+    job: Job, driver: str, work: str, env: dict[str, str], rules: list[VersionRule], by_key: dict[str, VersionGrade]
+) -> None:
+    """One driver's --profile of `rules`' versions in the sandbox; each version's profile (or why
+    there is none) into its grade."""
+    versions = [r.version for r in rules]
+    limit = job.rubric.profile_timeout_s * len(versions)
+    spec = run.RunSpec(
+        driver=driver,
+        version=",".join(versions),
+        args=["--profile"],
+        workdir=work,
+        name=f"{rules[0].subproject}.profile",
+        env=env,
+        time_limit_s=limit,
+        memory_limit_gb=job.rubric.limits.memory_limit_gb,
+        output_limit_kb=job.rubric.limits.output_limit_kb,
+        sandbox=job.sandbox,
+        gpu=True,
+        read_only=profiles.ncu_folders(env["COURSE_NCU"]),
+        graded=False,
+    )
+    raw = run.execute(spec)
+    got, why = profiles.read(os.path.join(work, spec.name + ".csv"), versions)
+    if raw.timed_out:
+        why = f"the profile did not finish in {limit:.0f} s (killed)"
+    elif not got and raw.rc not in (0, 1):
+        why = f"{why}: {run.exit_text(raw.rc)}: {run.log_line(raw.log, -1)}"
+    for r in rules:
+        by_key[r.key].profile = got.get(r.version) or {"status": "skipped", "detail": why or "no row of it"}
 
 
 CEILINGS = ("copy_bandwidth", "fp32_fma_peak", "launch_latency")
@@ -899,7 +976,7 @@ def grade_prepared(
     grades = [graded[r.key] for r in job.rules if r.key in graded]  # the rubric's order
     unchecked = memcheck_versions(job, prep, work, env, grades, progress)
     score.point_at_building_blocks(grades, job.rules)
-    notes = list(prep.splice.problems) + unchecked
+    notes = list(prep.splice.problems) + unchecked + profile_versions(job, prep, work, env, grades, progress)
     if job.runs_per_gpu > 1 and env.get("COURSE_GRADER_GPU") == "1":
         notes.append(
             f"graded with {job.runs_per_gpu} students' runs sharing each GPU at once (a correctness pass): the "

@@ -20,6 +20,7 @@
 #include "common/environment.hpp"
 #include "common/lidar_sim.hpp"
 #include "common/nvtx.hpp"
+#include "common/profile.hpp"
 #include "common/results.hpp"
 #include "ground_seg/registry.hpp"
 #include "ground_seg/engine.hpp"
@@ -459,6 +460,7 @@ int run(const common::CliOptions& o) {
       std::find_if(selected.begin(), selected.end(), [](const Version* v) { return !v->make; });
   if (streamed_version != selected.end() && !inputs.empty()) {
     const Version& v5 = **streamed_version;
+    common::NvtxRange version_range(v5.name.c_str());  // what --profile keeps of the run
     const Input& in = inputs.back();
     Params p = base;
     const Result reference = segment_cpu(in.cloud, p);
@@ -525,5 +527,8 @@ int run(const common::CliOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return common::driver_main(argc, argv, {"ground_seg", kSummary, kExtraFlags, {"n", "sweep", "cold"}}, run);
+  common::DriverSpec spec{"ground_seg", kSummary, kExtraFlags, {"n", "sweep", "cold"}};
+  // --profile: --quick's inputs (one simulated scan, and SemanticKITTI's where the data folder has it)
+  spec.profile = common::profile_mode("ground_seg", versions(), std::vector<std::string>{"--quick", "--reps", "1"});
+  return common::driver_main(argc, argv, spec, run);
 }

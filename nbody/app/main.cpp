@@ -22,6 +22,7 @@
 #include "common/gpu_resources.hpp"
 #include "common/output_file.hpp"
 #include "common/nvtx.hpp"
+#include "common/profile.hpp"
 #include "common/progress.hpp"
 #include "common/results.hpp"
 #include "common/roofline.hpp"
@@ -373,6 +374,7 @@ std::vector<std::string> fresh_snapshots(const std::vector<std::string>& files) 
 
 void batch_mode(Context& c, common::RowList& rows) {
   const Version& v5 = mode_version("batch");
+  common::NvtxRange version_range(v5.name.c_str());  // what --profile keeps of the run
   const auto files = snapshot_files(c, "batch", 1);
   Params p = c.params;
   p.steps = c.opt.quick && !c.opt.was_given("steps")
@@ -588,6 +590,7 @@ void table_mode(Context& c, common::RowList& rows) {
 
 void scaling_mode(Context& c, common::RowList& rows) {
   const Version& v7 = mode_version("scaling");
+  common::NvtxRange version_range(v7.name.c_str());  // what --profile keeps of the run
   const auto sizes = c.opt.quick && !c.opt.was_given("scaling-n") ? std::vector<long long>{1 << 12}
                                                                   : parse_sizes(c.opt.extra["scaling-n"], "scaling-n");
   const int max_gpus = std::min(c.gpu ? device_count() : 0, static_cast<int>(c.opt.extra_int("gpus-max", 1, 1024)));
@@ -854,5 +857,13 @@ int run(const common::CliOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return common::driver_main(argc, argv, {"nbody", kSummary, kExtraFlags, {"cold"}}, run);
+  common::DriverSpec spec{"nbody", kSummary, kExtraFlags, {"cold"}};
+  // --profile: the per-step versions on one step of 2^16 bodies (a kernel of milliseconds); the
+  // streamed batch and the multi-GPU version in the modes that run them, at small sizes
+  spec.profile = common::profile_mode<Version>("nbody", versions(), [](const Version& v) -> std::vector<std::string> {
+    if (v.mode == Mode::Batch) return {"--mode", "batch", "--files", "2", "--batch-n", "16384", "--steps", "2"};
+    if (v.mode == Mode::MultiGpu) return {"--mode", "scaling", "--scaling-n", "2^16"};
+    return {"--mode", "step", "--n", "65536", "--reps", "1"};
+  });
+  return common::driver_main(argc, argv, spec, run);
 }

@@ -26,6 +26,7 @@
 #include "common/gpu_resources.hpp"
 #include "common/environment.hpp"
 #include "common/nvtx.hpp"
+#include "common/profile.hpp"
 #include "common/progress.hpp"
 #include "common/results.hpp"
 #include "common/roofline.hpp"
@@ -606,5 +607,10 @@ int run(const common::CliOptions& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return common::driver_main(argc, argv, {"stream_compaction", kSummary, kExtraFlags}, run);
+  common::DriverSpec spec{"stream_compaction", kSummary, kExtraFlags};
+  // --profile: each version on its own operation at 2^20 elements (4 MiB an array: far above a
+  // launch's latency, small enough that ncu's replays of every kernel take seconds)
+  spec.profile =
+      common::profile_mode("stream_compaction", sc::versions(), std::vector<std::string>{"--n", "2^20", "--reps", "1"});
+  return common::driver_main(argc, argv, spec, run);
 }

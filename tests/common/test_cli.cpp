@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "common/cli.hpp"
@@ -160,6 +161,40 @@ TEST(Cli, CommonFlagsADriverDoesNotUseAreErrors) {
 
 // A size beyond the machine's memory is a usage error naming the flag before anything is
 // allocated, not a bad_alloc or the OS killing the process.
+// --profile runs the driver's profile in place of its run, with the driver's own case: a flag that
+// would change the case is refused, and a program without a profile case has no --profile.
+TEST(Cli, ProfileRunsInPlaceOfTheRunWithItsOwnCase) {
+  common::DriverSpec spec{"prog", "does things", {{"op", "which op", true, "all"}}, {"cold"}};
+  auto call = [&](std::vector<const char*> args) {
+    args.insert(args.begin(), "prog");
+    return common::driver_main(static_cast<int>(args.size()), args.data(), spec,
+                               [](const common::CliOptions&) { return 3; });
+  };
+  EXPECT_EQ(call({"--profile"}), 2);  // no profile case: refused
+  EXPECT_EQ(common::usage("prog", "s", {}, {"profile"}).find("--profile"), std::string::npos);
+  std::vector<std::string> seen;
+  spec.profile = [&](const common::CliOptions& o) {
+    seen = o.versions;
+    return 5;
+  };
+  EXPECT_EQ(call({"--profile", "--version", "a,b", "--seed", "7"}), 5);
+  EXPECT_NO_THROW(common::reject_flags_beside_profile(parse({"--profile", "--csv", "p.csv", "--seed", "7"})));
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(call({}), 3);  // without --profile: the run
+  for (std::vector<const char*> beside : std::vector<std::vector<const char*>>{
+           {"--n", "2^20"}, {"--quick"}, {"--reps", "3"}, {"--sweep"}, {"--fresh-inputs"}, {"--op", "scan"}}) {
+    beside.insert(beside.begin(), "--profile");
+    EXPECT_EQ(call(beside), 2) << beside[1];
+  }
+  try {
+    common::reject_flags_beside_profile(parse({"--profile", "--op", "scan"}, {{"op", "which op", true, "all"}}));
+    ADD_FAILURE() << "--profile --op accepted";
+  } catch (const common::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--op does not apply"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(common::usage("prog", "s").find("--profile"), std::string::npos);
+}
+
 TEST(Cli, SizesBeyondTheMachinesMemoryAreUsageErrors) {
   try {
     common::check_fits_in_memory("--n 2^50", 1e18, 0);

@@ -139,6 +139,8 @@ def numbers_and_sizes(d: Drivers) -> None:
     case(
         "ndt_graph --launch-bench with alignment flags", ndt, ["--launch-bench", "--resolution", "2"], 2, "--resolution"
     )
+    case("ndt_graph --graph-study with --images", ndt, ["--graph-study", "--images", "x"], 2, "--images is not read")
+    case("ndt_graph --graph-study, --version", ndt, ["--graph-study", "--version", "v4"], 2, "--version is not read")
 
 
 def flags(d: Drivers) -> None:
@@ -410,6 +412,43 @@ def failing_versions(d: Drivers) -> None:
         skip("a version that poisons the GPU", "no CUDA device" if sc else "this tree does not hold stream_compaction")
 
 
+NO_PERMISSION = "no permission to read GPU performance counters (NVreg_RestrictProfilingToAdminUsers)"
+
+
+def profile(d: Drivers) -> None:
+    """--profile runs the driver's own case only, and every version it cannot profile says why."""
+    w = d.w
+    print("-- --profile: the driver's own case; every row that is not a profile says why")
+    case("--profile with --n (the case is the driver's)", d.sc, ["--profile", "--n", "2^10"], 2, "--n does not apply")
+    case("nbody --profile with --mode", d.nb, ["--profile", "--mode", "step"], 2, "--mode does not apply")
+    case("--profile takes no value", d.gs, ["--profile=1"], 2, "--profile takes no value")
+    case("ndt_graph --profile with --quick", d.ndt, ["--profile", "--quick"], 2, "--quick does not apply")
+    # no ncu anywhere it looks (an empty PATH, no $COURSE_NCU): without a GPU the usual skip comes first
+    empty = os.path.join(w, "no_ncu_here")
+    os.makedirs(empty, exist_ok=True)
+    denied = "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters"
+    fake = write(os.path.join(w, "ncu_denied"), f"#!/bin/sh\necho '{denied} on the target device 0.'\nexit 1\n")
+    os.chmod(fake, 0o755)
+    no_ncu = "no CUDA device" if not d.gpu else "ncu not found on PATH"
+    situations = [("without ncu", {"PATH": empty, "COURSE_NCU": ""}, no_ncu)]
+    if d.gpu:  # ncu refuses to read the counters: every version says so, after one try
+        situations.append(("where ncu may not read the counters", {"COURSE_NCU": fake}, NO_PERMISSION))
+    for binary, versions in ((d.sc, "scan_naive,compact_lookback"), (d.nb, "v1_naive,v5_streams"),
+                             (d.gs, "v1_naive,v4_graph"), (d.ndt, "v1_naive,v4_graph_batch")):  # fmt: skip
+        if binary is None:
+            continue
+        name = os.path.basename(binary)
+        for what, env, reason in situations:
+            out_csv = os.path.join(w, f"{name}_profile.csv")
+            case(f"{name} --profile {what}", binary, ["--profile", "--version", versions, "--csv", out_csv], 0, reason,
+                 env=env)  # fmt: skip
+            rows = [r for r in read_rows(out_csv) if r["kind"] != "meta"] if os.path.exists(out_csv) else []
+            if sorted(r["version"] for r in rows) != sorted(versions.split(",")) or any(
+                r["kind"] != "profile" or r["status"] != "skipped" or not r["detail"].startswith(reason) for r in rows
+            ):
+                failures.append(f"{name} --profile {what}: its rows are not one skipped profile row a version: {rows}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--stream-compaction")
@@ -438,6 +477,7 @@ def main():
     scan, pcd = readers(d)
     writers(d, scan, pcd)
     failing_versions(d)
+    profile(d)
 
     print(f"\n{passed} passed, {len(failures)} failed, {skipped} skipped")
     for f in failures:

@@ -62,6 +62,19 @@ def test_a_step_sees_nothing_of_the_grader_but_what_it_is_given(tmp_path):
     assert "No such file" in p.stdout or "cannot access" in p.stdout
 
 
+def test_a_gpu_step_has_a_private_writable_dev_shm(tmp_path):
+    # ncu shares memory with the program it profiles there: a dropped uid must be able to write it,
+    # and nothing written there outlives the step or reaches the next one
+    def shm(gpu):
+        cmd = BOX.command(["/bin/sh", "-c", "echo x > /dev/shm/mine && ls /dev/shm"], env=BOX.step_env({}), gpu=gpu)
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+    first = shm(True)
+    assert first.returncode == 0 and first.stdout.split() == ["mine"], first.stderr
+    again = shm(True)
+    assert again.stdout.split() == ["mine"]  # a fresh, empty one: only this step's file
+
+
 def test_read_only_paths_cannot_be_written_and_the_step_folder_can(tmp_path):
     tree = tmp_path / "tree"
     tree.mkdir()

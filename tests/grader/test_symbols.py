@@ -267,7 +267,9 @@ def test_the_instructors_objects_pass_and_the_references_are_the_checkers():
     # c++filt writes "int const*", CUDA's cu++filt (used where it is on PATH) "const int *"
     names = {n.replace(" ", "").replace("intconst*", "constint*") for n in checker_kernels.demangle(sorted(h.checker))}
     assert "StreamCompaction::Host::compact_without_scan(long,int*,constint*)" in names
-    exercise = "StreamCompaction::Host::compact_with_scan(long,int*,constint*,StreamCompaction::Host::CompactStageClock*)"
+    exercise = (
+        "StreamCompaction::Host::compact_with_scan(long,int*,constint*,StreamCompaction::Host::CompactStageClock*)"
+    )
     assert exercise not in names  # the exercise
     reach = set(checker_kernels.demangle(sorted(h.reaches)))
     assert "StreamCompaction::versions()" in reach  # its table runs the CPU references

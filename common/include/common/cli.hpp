@@ -1,6 +1,6 @@
 // Command line shared by every driver: --list, --version, --n / sizes, --sweep, --reps, --csv,
-// --seed, --quick, --input, --cold, --fresh-inputs, --evidence-fd, plus flags a sub-project adds. Bad arguments throw
-// UsageError; drivers print usage and exit with status 2.
+// --seed, --quick, --input, --cold, --fresh-inputs, --evidence-fd, --profile, plus flags a sub-project adds. Bad
+// arguments throw UsageError; drivers print usage and exit with status 2.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -25,6 +25,8 @@ struct ExtraFlag {
 
 struct CliOptions {
   bool help = false, list = false, sweep = false, quick = false, cold = false;
+  // every GPU version profiled with Nsight Compute on the driver's fixed case (profile.hpp), in place of the run
+  bool profile = false;
   // every timed run on an input no earlier run saw, its output checked (bench.hpp's FreshInputs):
   // what the grader passes, so that a version cannot be timed replaying a remembered result
   bool fresh_inputs = false;
@@ -40,7 +42,7 @@ struct CliOptions {
   std::vector<std::string> given;            // the ExtraFlags on the command line, in order
 
   // A flag set on the command line: a common one ("n", "sweep", "cold", "input", "version",
-  // "reps", "fresh-inputs") or an ExtraFlag.
+  // "reps", "fresh-inputs", "profile") or an ExtraFlag.
   bool was_given(const std::string& name) const;
 
   bool flag(const std::string& name) const;  // a boolean ExtraFlag
@@ -65,9 +67,9 @@ CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraF
 std::string usage(const std::string& program, const std::string& summary, const std::vector<ExtraFlag>& extras = {},
                   const std::vector<std::string>& ignored = {});
 
-// The shape of every driver's main(): parse the command line, answer --help with the usage, run,
-// and turn a UsageError (from parsing or from the run) into the message + usage + exit 2 and any
-// other exception into one "<name>: error: ..." line + exit 1.
+// The shape of every driver's main(): parse the command line, answer --help with the usage, run
+// (or, with --profile, profile), and turn a UsageError (from parsing or from the run) into the
+// message + usage + exit 2 and any other exception into one "<name>: error: ..." line + exit 1.
 struct DriverSpec {
   std::string name;
   std::string summary;
@@ -76,9 +78,16 @@ struct DriverSpec {
   // "fresh-inputs"):
   // giving one is a usage error instead of a flag silently ignored.
   std::vector<std::string> ignores = {};
+  // --profile: what the driver runs in place of its run (common::profile_mode, profile.hpp: each
+  // GPU version under Nsight Compute on the driver's fixed case). Empty: the program has no
+  // --profile (its usage leaves it out, giving it is a usage error).
+  std::function<int(const CliOptions&)> profile = {};
 };
 // UsageError when `o` holds one of the common flags in `ignores` (see DriverSpec).
 void reject_ignored_flags(const CliOptions& o, const std::string& program, const std::vector<std::string>& ignores);
+// UsageError when --profile comes with a flag it does not read: the profile case is the driver's
+// own (the same for every run, so profiles compare), only --version, --csv and --seed go with it.
+void reject_flags_beside_profile(const CliOptions& o);
 int driver_main(int argc, const char* const* argv, const DriverSpec& spec,
                 const std::function<int(const CliOptions&)>& run);
 

@@ -114,7 +114,12 @@ std::string to_csv_line(const ResultRow& r);
 void write_csv_atomic(const std::string& path, const std::vector<ResultRow>& rows);
 // Parses a CSV written by write_csv_atomic (used by tests and to merge runs).
 std::vector<std::vector<std::string>> read_csv(const std::string& path);
+// The same parser on text in memory (quoted fields, doubled quotes, commas and newlines inside
+// quotes, CRLF): every line one row of fields. Also what reads Nsight Compute's CSV (profile.hpp).
+std::vector<std::vector<std::string>> parse_csv(const std::string& text);
 void print_table(std::ostream& os, const std::vector<ResultRow>& rows);
+// A number in a console table: `prec` decimals, "-" for kNoValue.
+std::string format_fixed(double v, int prec);
 // A row with the identity columns filled (device, CUDA version, $COURSE_GIT_SHA).
 ResultRow make_row(const std::string& subproject, const std::string& version, const std::string& idea, std::int64_t n,
                    const std::string& params, const std::string& device, const std::string& role = "",
