@@ -67,6 +67,8 @@ step "compute-sanitizer racecheck: ground_seg GPU tests" "$logs/racecheck_ground
   compute-sanitizer --tool racecheck --error-exitcode 9 "$build/tests/ground_seg_tests" --gtest_filter='GroundSegGpu.Edge*:GroundSegGpu.EveryVersionMatchesTheCpuOnSim*'
 step "compute-sanitizer memcheck: ndt_graph GPU tests" "$logs/memcheck_ndt_graph.log" \
   compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='NdtGpu.*:Ndt/NdtGpuVersion.*:-NdtGpu.CooperativeLaunchTooLarge*'
+step "compute-sanitizer memcheck: ndt_graph graph study (explicit nodes, graph updates)" "$logs/memcheck_ndt_graph_study.log" \
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='GraphStudyGpu.*'
 # This test provokes cudaErrorCooperativeLaunchTooLarge on purpose and asserts it; memory errors
 # are still reported, the API return code it checks is not.
 step "compute-sanitizer memcheck: ndt_graph oversized cooperative launch" "$logs/memcheck_ndt_graph_coop.log" \
@@ -110,6 +112,7 @@ if command -v ncu >/dev/null; then  # the instruction counts behind nbody's cost
 fi
 step "ground_seg driver, quick" "$logs/ground_seg_quick.log" "$build/ground_seg/ground_seg" --quick --csv "$logs/ground_seg_quick.csv"
 step "ndt_graph driver, quick" "$logs/ndt_graph_quick.log" "$build/ndt_graph/ndt_graph" --quick --csv "$logs/ndt_graph_quick.csv"
+step "ndt_graph graph study, quick" "$logs/ndt_graph_study_quick.log" "$build/ndt_graph/ndt_graph" --graph-study --quick --csv "$logs/ndt_graph_study_quick.csv"
 # as the grader runs them: every timed run on a new input, its output checked (a replay fails)
 for sub in stream_compaction nbody ground_seg ndt_graph; do
   step "$sub driver, quick, fresh inputs" "$logs/${sub}_fresh.log" "$build/$sub/$sub" --quick --fresh-inputs \

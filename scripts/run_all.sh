@@ -3,10 +3,12 @@
 # on its default inputs, write the CSV, draw the plots and the README tables.
 #
 #   scripts/run_all.sh                     every driver's default run (about 3 minutes on an H100,
-#                                          build excluded); CSV, console logs and plots into
-#                                          results/scratch/ (the README tables are left alone), then
-#                                          your tables next to the committed reference run of the
-#                                          closest GPU (scripts/compare.py)
+#                                          build excluded), then on a GPU each driver's --profile (every
+#                                          GPU version under Nsight Compute; rows that say why not where
+#                                          ncu is missing or may not read the counters); CSV, console logs
+#                                          and plots into results/scratch/ (the README tables are left
+#                                          alone), then your tables next to the committed reference run
+#                                          of the closest GPU (scripts/compare.py)
 #   scripts/run_all.sh --full              the full benchmark sweeps (every size, block sizes, end to
 #                                          end, tile-shape and launch-shape tuning): what the
 #                                          reference runs are made of; about 10 minutes on an H100
@@ -18,7 +20,8 @@
 #   scripts/run_all.sh --student           a student's handout: the default run into results/student/, the
 #                                          plots into images/<sub>/ and the README's results block filled
 #                                          with your tables next to the closest GPU's reference run
-#   scripts/run_all.sh --quick             small sizes only (CI smoke run); everything into results/scratch/
+#   scripts/run_all.sh --quick             small sizes only (CI smoke run), no profiles; everything into
+#                                          results/scratch/
 #   --only nbody,ground_seg                with any of them: only those sub-projects' drivers and plots
 #                                          (the others' results are left as they are)
 #
@@ -159,6 +162,22 @@ if want ndt_graph; then
   q=""; [ "$mode" = quick ] && q=--quick
   add ndt_graph 40 "$bin/ndt_graph/ndt_graph $q --images $images/ndt_graph --trace-csv $out/ndt_graph_trace.csv --csv $out/ndt_graph.csv"
   add ndt_graph_launch 10 "$bin/ndt_graph/ndt_graph --launch-bench $q --csv $out/ndt_graph_launch.csv"
+  # the CUDA-graph plan measured (unroll sweep, graph build/update, kernel split, cooperative grids):
+  # 7 s on an H200, so in every mode but the smoke run
+  [ "$mode" != quick ] && add ndt_graph_study 15 "$bin/ndt_graph/ndt_graph --graph-study --csv $out/ndt_graph_graph_study.csv"
+fi
+# the profiles (every mode but the smoke run, on a GPU): each GPU version under ncu, one process a
+# version, each bounded by the driver (common/profile.hpp), the whole driver by PROFILE_TIMEOUT
+# seconds; a CSV left by an earlier run is removed first, so the plots never show a stale profile.
+# SECONDS: estimates, not yet measured (the next run on this machine times them)
+profiled=0
+if [ -n "$gpu" ] && [ "$mode" != quick ]; then
+  profiled=1
+  for entry in stream_compaction:240 nbody:90 ground_seg:60 ndt_graph:90; do
+    sub=${entry%%:*}
+    want "$sub" || continue
+    add "${sub}_profile" "${entry#*:}" "rm -f $out/${sub}_profile.csv $out/${sub}_profile.csv.partial; timeout --kill-after=10 ${PROFILE_TIMEOUT:-1800} $bin/$sub/$sub --profile --csv $out/${sub}_profile.csv"
+  done
 fi
 # the registries (the README's ladder table), the plots and README tables (from the CSVs only)
 for sub in stream_compaction nbody ground_seg ndt_graph; do
@@ -170,7 +189,10 @@ plot_cmd() {  # SUB [extra plot.py args]: one sub-project's plots (and README ta
   local readme=""
   [ "$readme_flag" = 1 ] && readme="--readme $sub/README.md --registry $out/${sub}_versions.csv"
   [ "$student" = 1 ] && readme="--readme $sub/README.md --registry $out/${sub}_versions.csv --compare results"
-  echo "python3 scripts/plot.py --csv $out/$sub.csv --out $images/$sub $readme $*"
+  # the profile where its step wrote one (a profile killed before its CSV leaves the README's as it was)
+  local prof="$out/${sub}_profile.csv" profile=""
+  [ "$profiled" = 1 ] && profile="\$([ -f $prof ] && echo --profile-csv $prof)"
+  echo "python3 scripts/plot.py --csv $out/$sub.csv --out $images/$sub $readme $profile $*"
 }
 if want stream_compaction; then
   tune=""; [ "$mode" = full ] && tune="--tune-csv $out/stream_compaction_tune.csv"
@@ -181,7 +203,10 @@ if want nbody; then
   add nbody_plots 10 "$(plot_cmd nbody "$tune")"
 fi
 want ground_seg && add ground_seg_plots 15 "$(plot_cmd ground_seg --topdown-dir "$topdown")"
-want ndt_graph && add ndt_graph_plots 10 "$(plot_cmd ndt_graph --trace-csv "$out/ndt_graph_trace.csv")"
+if want ndt_graph; then
+  study=""; [ "$mode" != quick ] && study="--tune-csv $out/ndt_graph_graph_study.csv"
+  add ndt_graph_plots 10 "$(plot_cmd ndt_graph --trace-csv "$out/ndt_graph_trace.csv" "$study")"
+fi
 
 # ---- run them: each step's time is kept for the next run's estimates
 times=$scratch/run_all_times_$mode.txt

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "common/nvtx.hpp"
+#include "common/profile.hpp"
 #include "common/output_file.hpp"
 #include "common/progress.hpp"
 
@@ -27,12 +28,10 @@
 #include "common/lidar_sim.hpp"
 #include "common/png.hpp"
 #include "common/results.hpp"
+#include "driver.hpp"
 #include "ndt_graph/registry_detail.hpp"
 
-using common::ResultRow;
-using namespace ndt;
-
-namespace {
+namespace ndt::driver {
 
 const char* const kSummary =
     "NDT scan registration (PCL 1.13-exact): every version checked against the reference, timed per alignment and "
@@ -59,21 +58,10 @@ const std::vector<common::ExtraFlag> kExtraFlags = {
     {"no-batch", "skip the batched-alignment and multi-hypothesis rows", false, ""},
     {"launch-bench", "run only the launch-strategy micro-benchmark (5 empty dependent kernels per iteration)", false,
      ""},
-};
-
-struct Case {
-  std::string name;
-  std::string target_file, source_file;
-  common::PointCloud target, source;  // filtered
-  std::size_t target_raw = 0, source_raw = 0;
-  NdtParams params;
-  double guess[6] = {};
-  bool have_truth = false;
-  double truth[4][4] = {};  // ground truth (simulated pairs)
-  bool have_pcl = false;
-  PclRecord pcl{};        // PCL's recorded result (reference README)
-  VoxelMap map;           // built once per case
-  AlignResult reference;  // the CPU reference's result
+    {"graph-study",
+     "run only the CUDA-graph study: evaluations per graph swept, graph build and update costs, where an evaluation's "
+     "time goes next to its limits, cooperative-grid coverage (a minute or two; --quick: seconds)",
+     false, ""},
 };
 
 NdtParams params_from(const common::CliOptions& o) {
@@ -103,22 +91,44 @@ common::PointCloud load_filtered(const std::string& path, Filter f, float leaf, 
   return out;
 }
 
-Case simulated_case(const std::string& name, std::uint64_t seed, const double (&sensor)[3],
-                    const double (&perturb)[6]) {
+// `points` evenly spread points of `in` (which holds at least that many), in their order.
+common::PointCloud evenly_spaced(const common::PointCloud& in, std::size_t points) {
+  common::PointCloud out;
+  for (std::size_t i = 0; i < points; ++i) {
+    const std::size_t k = i * in.size() / points;
+    out.x.push_back(in.x[k]);
+    out.y.push_back(in.y[k]);
+    out.z.push_back(in.z[k]);
+  }
+  return out;
+}
+
+// A pair simulated from one seed at two sensor poses, the target VoxelGrid-filtered at 0.2 m. The
+// source likewise, or with `source_points` > 0 unfiltered: a denser scan (more azimuth steps)
+// thinned evenly to exactly that many points.
+Case simulated_case(const std::string& name, std::uint64_t seed, const double (&sensor)[3], const double (&perturb)[6],
+                    std::size_t source_points) {
   Case c;
   c.name = name;
   common::LidarSimParams a, b;
   b.sensor_x = static_cast<float>(sensor[0]);
   b.sensor_y = static_cast<float>(sensor[1]);
   b.sensor_yaw = static_cast<float>(sensor[2]);
-  const auto ta = common::simulate_lidar_scan(a, seed), tb = common::simulate_lidar_scan(b, seed);
+  const auto ta = common::simulate_lidar_scan(a, seed);
+  auto tb = common::simulate_lidar_scan(b, seed);
+  while (tb.cloud.size() < source_points) {  // about 93% of the rays hit something
+    b.azimuth_steps =
+        static_cast<int>(b.azimuth_steps * (1.1 * source_points / std::max<std::size_t>(1, tb.cloud.size())));
+    tb = common::simulate_lidar_scan(b, seed);
+  }
   c.target_file = "simulator seed " + std::to_string(seed) + " at (0, 0, 0)";
   c.source_file = "simulator seed " + std::to_string(seed) + " at (" + std::to_string(sensor[0]) + ", " +
-                  std::to_string(sensor[1]) + ", yaw " + std::to_string(sensor[2]) + ")";
+                  std::to_string(sensor[1]) + ", yaw " + std::to_string(sensor[2]) + ")" +
+                  (source_points ? ", " + std::to_string(b.azimuth_steps) + " azimuth steps" : "");
   c.target_raw = ta.cloud.size();
   c.source_raw = tb.cloud.size();
   c.target = voxel_grid_filter(ta.cloud, 0.2f);
-  c.source = voxel_grid_filter(tb.cloud, 0.2f);
+  c.source = source_points ? evenly_spaced(tb.cloud, source_points) : voxel_grid_filter(tb.cloud, 0.2f);
   const double truth_pose[6] = {sensor[0], sensor[1], 0, 0, 0, sensor[2]};
   pose_to_matrix4(truth_pose, c.truth);  // source-frame points -> target frame
   c.have_truth = true;
@@ -128,8 +138,7 @@ Case simulated_case(const std::string& name, std::uint64_t seed, const double (&
 
 std::vector<Case> default_cases(const common::CliOptions& o, const NdtParams& base) {
   std::vector<Case> cases;
-  const double s1[3] = {1.2, 0.3, 0.05}, p1[6] = {0.15, -0.1, 0.05, 0.01, -0.01, 0.03};
-  cases.push_back(simulated_case("sim_street", o.seed, s1, p1));
+  cases.push_back(simulated_case("sim_street", o.seed, kStreetSensor, kStreetPerturb));
   if (!o.quick) {
     const double s2[3] = {-2.0, 0.8, -0.12}, p2[6] = {-0.25, 0.2, 0.0, 0.0, 0.02, -0.05};
     cases.push_back(simulated_case("sim_street_b", o.seed + 1, s2, p2));
@@ -187,7 +196,7 @@ Case command_line_case(const common::CliOptions& o, const NdtParams& base) {
   return c;
 }
 
-std::string fmt(double v, int prec = 3) {
+std::string fmt(double v, int prec) {
   char b[64];
   std::snprintf(b, sizeof b, "%.*f", prec, v);
   return b;
@@ -223,38 +232,6 @@ void draw_topdown(const std::string& path, const Case& c, const double (&T)[4][4
   for (int y = 0; y < H; ++y) img.set(W / 2, y, 0, 0, 0);
   common::write_png(path, img);
 }
-
-// Everything a mode needs: the options, the machine, the timing policy, the cases and the outputs
-// that are written whole at the end.
-struct Context {
-  const common::CliOptions& opt;
-  common::Environment env;
-  common::BenchOptions bench;
-  NdtParams base;
-  bool single = false;  // one pair from --target/--source instead of the default set
-  std::vector<const Version*> chosen;
-  std::vector<Case> cases;
-  std::string images;
-  std::ostringstream pose_out, trace_csv;
-  double launch_us = common::kNoValue;
-  bool any_fail = false;
-
-  explicit Context(const common::CliOptions& o) : opt(o) {}
-  bool selected(const Version& v) const { return std::find(chosen.begin(), chosen.end(), &v) != chosen.end(); }
-  // Whether the CPU reference and the map builds are timed: in every run but one whose --version
-  // leaves the reference out (a grader's run of one GPU version, a student's of theirs), where the
-  // reference still aligns each case once, checked, as the versions' yardstick. Its timed runs were
-  // most of such a run: each a whole CPU alignment on a moved map (--fresh-inputs), 1.5 s of the
-  // 2.7 s a graded GPU version took on an H200.
-  bool times_reference() const {
-    return opt.versions.empty() ||
-           std::any_of(chosen.begin(), chosen.end(), [](const Version* v) { return v->role == Role::reference; });
-  }
-  void record(common::RowList& rows, const ResultRow& r) {
-    any_fail = any_fail || common::is_fail(r);
-    rows.push_back(r);
-  }
-};
 
 // --launch-bench: the launch-strategy micro-benchmark alone.
 int launch_bench_mode(const common::CliOptions& o) {
@@ -370,6 +347,21 @@ common::Verdict check_reference(const Case& c, const AlignResult& res, ResultRow
   return verdict;
 }
 
+// A result judged against `own` (the result it should have, named `own_name`): the library within
+// PCL's tolerances of the reference, a version within the course's.
+common::Verdict within_tolerance(const AlignResult& res, const AlignResult& own, const std::string& own_name,
+                                 bool library) {
+  double e_cm = 0, e_deg = 0;
+  pose_error(res.T, own.T, e_cm, e_deg);
+  e_cm *= 100;
+  const double tol_cm = library ? 0.5 : 1.0, tol_deg = library ? 0.05 : 0.1;
+  const int tol_it = library ? 1 : 2;
+  if (e_cm > tol_cm || e_deg > tol_deg || std::abs(res.iterations - own.iterations) > tol_it)
+    return common::Verdict::fail(fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) + " deg, " + std::to_string(res.iterations) +
+                                 " vs " + std::to_string(own.iterations) + " iterations from " + own_name);
+  return common::Verdict::pass();
+}
+
 // Any other version judged against the CPU reference (or, with its own line search, against the
 // CPU running that line search); its distance from PCL's path (the reference) is reported too.
 common::Verdict check_version(const Case& c, const Version& v, const Problem& p, const AlignResult& res, ResultRow& r) {
@@ -388,13 +380,7 @@ common::Verdict check_version(const Case& c, const Version& v, const Problem& p,
         .add_metric("reference_evaluations", c.reference.evaluations, "");
     r.add_metric("err_own_ref", e_cm, "cm").add_metric("err_own_ref_rotation", e_deg, "deg");
   }
-  const bool library = v.role == Role::library;
-  const double tol_cm = library ? 0.5 : 1.0, tol_deg = library ? 0.05 : 0.1;
-  const int tol_it = library ? 1 : 2;
-  if (e_cm > tol_cm || e_deg > tol_deg || std::abs(res.iterations - own.iterations) > tol_it)
-    return common::Verdict::fail(fmt(e_cm, 3) + " cm, " + fmt(e_deg, 4) + " deg, " + std::to_string(res.iterations) +
-                                 " vs " + std::to_string(own.iterations) + " iterations from " + own_name);
-  return common::Verdict::pass();
+  return within_tolerance(res, own, own_name, v.role == Role::library);
 }
 
 // --fresh-inputs for timed alignments. A version that remembered its last problem could hand back
@@ -518,7 +504,7 @@ class FreshMaps {
 // Times a checked runner and fills the row: per alignment, per iteration, the kernel's share and
 // the launch-latency floor. With `fresh`, every run is on a moved problem and checked (FreshMaps).
 common::Verdict time_version(const Context& x, const Version& v, Runner& runner, const AlignResult& res, ResultRow& r,
-                             const common::FreshInputs* fresh = nullptr) {
+                             const common::FreshInputs* fresh) {
   std::vector<double> kernel_ms;  // each timed run's own kernel time, where the version measures it
   const common::BenchStats stats = common::bench_runner(runner, x.bench, &kernel_ms, false, fresh);
   const AlignResult again = runner.result();
@@ -566,6 +552,17 @@ void write_outputs(Context& x, const Case& c, const Version& v, const AlignResul
     }
 }
 
+// The problem version `v` gets for case `c` (its own solver options on the case's parameters).
+Problem problem_for(const Case& c, const Version& v) {
+  Problem p;
+  p.map = &c.map;
+  p.target = &c.target;
+  p.source = &c.source;
+  p.params = v.params_for(c.params);
+  std::copy(c.guess, c.guess + 6, p.guess);
+  return p;
+}
+
 // One version aligning one case: prepared, run, checked, timed, one row.
 void align_version(Context& x, Case& c, const Version& v, const std::string& base_params, common::RowList& rows) {
   common::NvtxRange version_range(v.name.c_str());
@@ -581,12 +578,7 @@ void align_version(Context& x, Case& c, const Version& v, const std::string& bas
     rows.push_back(r);
     return;
   }
-  Problem p;
-  p.map = &c.map;
-  p.target = &c.target;
-  p.source = &c.source;
-  p.params = v.params_for(c.params);
-  std::copy(c.guess, c.guess + 6, p.guess);
+  const Problem p = problem_for(c, v);
   decltype(v.make()) runner;
   bool unfit = false;  // the case does not suit this version (an InputError from prepare)
   const bool prepared = common::run_guarded(
@@ -648,10 +640,8 @@ void align_version(Context& x, Case& c, const Version& v, const std::string& bas
   if (v.role == Role::reference && res.status != Status::converged) std::cout << "  note: " << res.reason() << "\n";
 }
 
-// One case: its map, its map-build rows, every selected version's alignment (the reference always),
-// the ratios among them and the top-down image.
-void case_mode(Context& x, Case& c, common::RowList& rows) {
-  common::NvtxRange case_range(("case " + c.name).c_str());
+// A case's target map (printed with its inputs).
+void build_case_map(Case& c) {
   std::cout << "\n== " << c.name << ": target " << c.target_file << " (" << c.target_raw << " -> " << c.target.size()
             << " pts), source " << c.source_file << " (" << c.source_raw << " -> " << c.source.size() << " pts)\n";
   try {
@@ -661,6 +651,13 @@ void case_mode(Context& x, Case& c, common::RowList& rows) {
   }
   std::cout << "target voxels: " << c.map.occupied << " occupied, " << c.map.voxels.size() << " searchable (>= 6 pts), "
             << c.map.valid << " valid\n";
+}
+
+// One case: its map, its map-build rows, every selected version's alignment (the reference always),
+// the ratios among them and the top-down image.
+void case_mode(Context& x, Case& c, common::RowList& rows) {
+  common::NvtxRange case_range(("case " + c.name).c_str());
+  build_case_map(c);
   const std::string base_params = "case=" + c.name + " search=" + search_name(c.params.search);
   if (x.times_reference()) map_build_rows(x, c, base_params, rows);
   const std::size_t first_align = rows.size();
@@ -689,6 +686,7 @@ const Case* find_case(const Context& x, const std::string& name) {
 
 // Batched alignments of one case (KITTI's where present) at growing batch sizes.
 void batch_mode(Context& x, const Version& batched, common::RowList& rows) {
+  common::NvtxRange version_range(batched.name.c_str());  // what --profile keeps of this version
   const Case* koide = find_case(x, "koide_vg02_both");
   const Case& bc = koide ? *koide : x.cases.front();
   const AlignResult& ref = bc.reference;
@@ -875,15 +873,8 @@ void set_up(Context& x) {
   x.launch_us = x.env.gpu ? x.env.ceilings.launch_us : common::kNoValue;
 }
 
-int run(const common::CliOptions& o) {
-  if (o.list)
-    return common::list_versions<Version>(versions(), o.csv, [](const Version& v) {
-      return v.make || v.batched ? std::string() : "  [" + v.unavailable + "]";
-    });
-  if (o.flag("launch-bench")) return launch_bench_mode(o);
-  Context x(o);
-  set_up(x);
-  common::RowList rows;
+// The run's metadata record (the device, its ceilings, the alignment parameters) and its console header.
+void start_rows(const Context& x, common::RowList& rows) {
   rows.push_back(common::meta_row("ndt_graph", x.env));
   rows.back()
       .add_metric("resolution", x.base.resolution, "m")
@@ -891,10 +882,23 @@ int run(const common::CliOptions& o) {
       .add_metric("epsilon", x.base.epsilon, "")
       .add_metric("max_iterations", x.base.max_iterations, "")
       .add_metric("outlier_ratio", x.base.outlier_ratio, "");
-  rows.back().params = "seed=" + std::to_string(o.seed);  // exact: a 64-bit seed is not a double
+  rows.back().params = "seed=" + std::to_string(x.opt.seed);  // exact: a 64-bit seed is not a double
   std::cout << "ndt_graph: resolution " << x.base.resolution << " m, step " << x.base.step_size << ", eps "
             << x.base.epsilon << ", max " << x.base.max_iterations << " iterations, outlier " << x.base.outlier_ratio
-            << ", search " << search_name(x.base.search) << " (seed " << o.seed << ")\n";
+            << ", search " << search_name(x.base.search) << " (seed " << x.opt.seed << ")\n";
+}
+
+int run(const common::CliOptions& o) {
+  if (o.list)
+    return common::list_versions<Version>(versions(), o.csv, [](const Version& v) {
+      return v.make || v.batched ? std::string() : "  [" + v.unavailable + "]";
+    });
+  if (o.flag("launch-bench")) return launch_bench_mode(o);
+  if (o.flag("graph-study")) return graph_study_mode(o);
+  Context x(o);
+  set_up(x);
+  common::RowList rows;
+  start_rows(x, rows);
   common::Progress progress(static_cast<int>(x.cases.size()), "ndt_graph cases");
   for (auto& c : x.cases) {
     case_mode(x, c, rows);
@@ -917,15 +921,19 @@ int run(const common::CliOptions& o) {
   return common::finish_run(std::cout, "ndt_graph", rows, o.csv);
 }
 
-}  // namespace
+}  // namespace ndt::driver
 
 int main(int argc, char** argv) {
-  return common::driver_main(argc, argv, {"ndt_graph", kSummary, kExtraFlags, {"n", "sweep", "cold", "input"}},
-                             [](const common::CliOptions& o) {
-                               try {
-                                 return run(o);
-                               } catch (const InputError& e) {
-                                 throw std::runtime_error(e.what());
-                               }
-                             });
+  using namespace ndt;
+  using namespace ndt::driver;
+  common::DriverSpec spec{"ndt_graph", kSummary, kExtraFlags, {"n", "sweep", "cold", "input"}};
+  // --profile (common/profile.hpp): every GPU version on --quick's cases
+  spec.profile = common::profile_mode("ndt_graph", versions(), std::vector<std::string>{"--quick", "--reps", "1"});
+  return common::driver_main(argc, argv, spec, [](const common::CliOptions& o) {
+    try {
+      return run(o);
+    } catch (const InputError& e) {
+      throw std::runtime_error(e.what());
+    }
+  });
 }

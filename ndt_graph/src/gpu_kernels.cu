@@ -32,9 +32,7 @@ __global__ void init_kernel(SolverState* states, const double* guesses, KernelCl
   double g[6];
   for (int k = 0; k < 6; ++k) g[k] = guesses[6 * a + k];
   solver_init(states[a], g);
-  clocks[a].eval_start = ~0ull;
-  clocks[a].eval_end = 0;
-  clocks[a].total_ns = 0;
+  clocks[a] = KernelClock{~0ull, 0, 0, 0, 0, 0, 0};
 }
 
 // Block (x, y): evaluation block x of pass slot y % slots of alignment y / slots; slots past the
@@ -60,11 +58,26 @@ __device__ void step_alignment(const double* partials, int blocks, SolverState* 
                                TraceRow* traces, int trace_stride, KernelClock* clocks, int a, int slots, bool& done) {
   __shared__ StepShared sh;
   const unsigned long long t0 = global_ns();
+  const long long c0 = clock64();
   done = step_block(partials + static_cast<std::size_t>(a) * slots * blocks * kSums, blocks, states[a], cfg[a],
                     traces + static_cast<std::size_t>(a) * trace_stride, sh);
   if (threadIdx.x == 0) {
+    // The step's span on the global timer, split in proportion to thread 0's cycle counts (its
+    // SM's clock, exact for one thread; the ratio converts at the clock rate the step ran at,
+    // which boost moves). The cost: three clock reads in one thread and four more adds to the
+    // record this thread already reads and writes, against a step of several microseconds.
+    const long long c1 = clock64();
+    const double step_ns = static_cast<double>(global_ns() - t0);
+    const double ns_per_cycle = c1 > c0 ? step_ns / static_cast<double>(c1 - c0) : 0.0;
+    const double reduce_ns = ns_per_cycle * static_cast<double>(sh.done_at[1] - sh.done_at[0]);
+    const double solve_ns = ns_per_cycle * static_cast<double>(sh.done_at[2] - sh.done_at[1]);
     KernelClock& k = clocks[a];
-    k.total_ns += static_cast<double>(k.eval_end - k.eval_start) + static_cast<double>(global_ns() - t0);
+    const double eval_ns = static_cast<double>(k.eval_end - k.eval_start);
+    k.total_ns += eval_ns + step_ns;
+    k.eval_ns += eval_ns;
+    k.reduce_ns += reduce_ns;
+    k.solve_ns += solve_ns;
+    k.copy_ns += step_ns - reduce_ns - solve_ns;
     k.eval_start = ~0ull;
     k.eval_end = 0;
   }
@@ -101,20 +114,24 @@ __global__ void loop_control_kernel(const SolverState* states, int alignments, c
 
 }  // namespace
 
-template <int MIN_BLOCKS>
+int eval_blocks_per_sm(EvalShape shape) {
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, shape == EvalShape::latency ? eval_kernel<3> : eval_kernel<4>, kBlock, 0));
+  return per_sm;
+}
+
+template <EvalShape SHAPE>
 int resident_eval_blocks() {
-  static const int resident = [] {
-    int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, eval_kernel<MIN_BLOCKS>, kBlock, 0));
-    return std::max(1, per_sm) * common::current_sm_count();
-  }();
+  static const int resident = std::max(1, eval_blocks_per_sm(SHAPE)) * common::current_sm_count();
   return resident;
 }
 
 int eval_blocks_for(int points, Search search, int evaluations, EvalShape shape) {
   // One wave of evaluation blocks shared by the evaluations of a pass (the occupancy API says how
   // many fit per SM), and no more blocks than there are chunks of points.
-  const int resident = shape == EvalShape::latency ? resident_eval_blocks<3>() : resident_eval_blocks<4>();
+  const int resident = shape == EvalShape::latency ? resident_eval_blocks<EvalShape::latency>()
+                                                   : resident_eval_blocks<EvalShape::throughput>();
   const int per_chunk = points_per_chunk(cells_per_point(search));
   const long long chunks = (static_cast<long long>(points) + per_chunk - 1) / per_chunk;
   const long long wave = std::max(1, resident / std::max(1, evaluations));
@@ -124,6 +141,24 @@ int eval_blocks_for(int points, Search search, int evaluations, EvalShape shape)
 void launch_init(SolverState* states, const double* guesses, KernelClock* clocks, int alignments, cudaStream_t stream) {
   init_kernel<<<(alignments + 127) / 128, 128, 0, stream>>>(states, guesses, clocks, alignments);
   CUDA_CHECK_LAST();
+}
+
+KernelNode eval_node(const MapView& m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,
+                     const SolverConfig* cfg, double* partials, KernelClock* clocks, int blocks, int alignments) {
+  return KernelNode(eval_kernel<3>, dim3(blocks, alignments), dim3(kBlock), m, xyz, slots, states, cfg, partials,
+                    clocks, blocks, 1);
+}
+
+KernelNode step_node(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg, TraceRow* traces,
+                     int trace_stride, KernelClock* clocks, int alignments) {
+  return KernelNode(step_kernel, dim3(alignments), dim3(kStepThreads), partials, blocks, states, cfg, traces,
+                    trace_stride, clocks, 1);
+}
+
+cudaFuncAttributes eval_kernel_attributes(EvalShape shape) {
+  cudaFuncAttributes a{};
+  CUDA_CHECK(cudaFuncGetAttributes(&a, shape == EvalShape::latency ? eval_kernel<3> : eval_kernel<4>));
+  return a;
 }
 
 void launch_eval(const MapView& m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,

@@ -1,9 +1,15 @@
 // The device pieces every GPU version is assembled from: the device copy of the map, the
 // evaluation of one block's share of the points (the shared per-point math + the 30-value block
 // reduction), the step (reduce the per-block partials in a fixed order, advance the solver state
-// machine in one thread), their launchers, and a device clock that measures the kernels' own time.
+// machine in one thread), their launchers (and the same launches as graph kernel nodes, for graphs
+// built node by node), and a device clock that measures the kernels' own time and splits the step's.
 #pragma once
 #include <cuda_runtime.h>
+
+#include <memory>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "common/block_primitives.cuh"
 #include "common/device_buffer.hpp"
@@ -26,10 +32,13 @@ void upload_map(const VoxelMap& map, DeviceMap& d, cudaStream_t s);
 
 // Kernel time, read from %globaltimer: the evaluation's first block start to its last block end,
 // plus the step kernel's own span, summed over a run. The gaps between kernels (launch latency,
-// host round trips) are what this leaves out.
+// host round trips) are what this leaves out. The split of total_ns (KernelSplit): the
+// evaluations, and the steps' reduction, solve and state copies (copy_ns also holds the step's
+// few clock reads and writes).
 struct KernelClock {
   unsigned long long eval_start, eval_end;
   double total_ns;
+  double eval_ns, reduce_ns, solve_ns, copy_ns;
 };
 
 // Per-alignment inputs of the device loop (one entry per alignment; a single alignment is a batch
@@ -169,6 +178,9 @@ struct StepShared {
   SolverState st;
   double part[kStepThreads];
   double sums[kMaxCandidates * kSums];
+  // thread 0's clock64 when the state copy, the reduction and the solve were done: the step's
+  // split (step_alignment reads it; the cooperative kernel leaves it)
+  long long done_at[3];
 };
 
 // Copies a trivially copyable struct between global and shared memory with the whole block, 8
@@ -181,13 +193,20 @@ __device__ __forceinline__ void block_copy(T& to, const T& from) {
   for (int k = threadIdx.x; k < static_cast<int>(sizeof(T) / 8); k += blockDim.x) d[k] = s[k];
 }
 
+// Groups of threads that share the partials of one value in the step's reduction (at most 8), and
+// the loads one thread issues at once: see reduce_partials.
+__host__ __device__ constexpr int partial_groups(int values, int threads) {
+  return threads / values < 1 ? 1 : threads / values > 8 ? 8 : threads / values;
+}
+constexpr int kPartialBatch = 32;
+
 // The totals of each of the pass's evaluations (sh.st.requests of them) in sh.sums: thread
 // (value, group) adds every `groups`-th block of one value of one evaluation, then the groups are
 // added in order, so the order is fixed (deterministic).
 __device__ __forceinline__ void reduce_partials(const double* partials, int nblocks, StepShared& sh) {
   const int tid = threadIdx.x;
   const int values = sh.st.requests * kSums;
-  const int groups = max(1, min(static_cast<int>(blockDim.x) / values, 8));
+  const int groups = partial_groups(values, static_cast<int>(blockDim.x));
   if (tid < groups * values) {
     const int v = tid % values, g = tid / values, k = v / kSums, j = v % kSums;
     const double* p = partials + static_cast<std::size_t>(k) * nblocks * kSums + j;
@@ -195,7 +214,7 @@ __device__ __forceinline__ void reduce_partials(const double* partials, int nblo
     // round trip (~770 cycles on the H200, clock64 in the step); batches of 32 predicated loads
     // make that two round trips instead of seven (a plain `unroll 32` left a remainder loop that
     // issued its loads one round trip at a time: 10.1 us per step against 8.5).
-    constexpr int kBatch = 32;
+    constexpr int kBatch = kPartialBatch;
     double t = 0;
     for (int base = g; base < nblocks; base += kBatch * groups) {
       double v[kBatch];
@@ -230,11 +249,14 @@ __device__ __forceinline__ bool step_block(const double* partials, int nblocks, 
   const SolverConfig cfg = c;  // loaded here, its latency under the copy and the reduction
   block_copy(sh.st, state);
   __syncthreads();
+  if (tid == 0) sh.done_at[0] = clock64();
   reduce_partials(partials, nblocks, sh);
   bool done = false;
   if (tid == 0) {
+    sh.done_at[1] = clock64();
     solver_advance(sh.st, cfg, sh.sums, true, trace);
     done = solver_done(sh.st);
+    sh.done_at[2] = clock64();
   }
   __syncthreads();
   block_copy(state, sh.st);
@@ -256,6 +278,7 @@ __device__ __forceinline__ bool step_block(const double* partials, int nblocks, 
 enum class EvalShape { latency, throughput };
 int eval_blocks_for(int points, Search search, int evaluations = 1,
                     EvalShape shape = EvalShape::latency);  // blocks per evaluation
+int eval_blocks_per_sm(EvalShape shape);                    // the occupancy query at kBlock threads
 void launch_eval(const MapView& m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,
                  const SolverConfig* cfg, double* partials, KernelClock* clocks, int blocks, int alignments,
                  cudaStream_t stream, int slots_per_alignment = 1, EvalShape shape = EvalShape::latency,
@@ -269,6 +292,41 @@ void launch_step_conditional(const double* partials, int blocks, SolverState* st
                              TraceRow* traces, KernelClock* clocks, cudaGraphConditionalHandle handle,
                              cudaStream_t stream, int slots_per_alignment = 1);
 void launch_init(SolverState* states, const double* guesses, KernelClock* clocks, int alignments, cudaStream_t stream);
+
+// A kernel launch as the parameters of a graph kernel node (the explicit node API): the kernel,
+// its grid and its arguments, each converted to the kernel's parameter type (so a wrong argument
+// is a compile error, not a corrupt launch) and held where the parameters point; the graph copies
+// them when the node is added or its parameters set.
+class KernelNode {
+ public:
+  template <typename... KArgs, typename... Args>
+  KernelNode(void (*kernel)(KArgs...), dim3 grid, dim3 block, Args&&... args) {
+    static_assert(sizeof...(KArgs) == sizeof...(Args), "one argument per kernel parameter");
+    auto held = std::make_shared<std::tuple<KArgs...>>(std::forward<Args>(args)...);
+    pointers_ = std::apply([](auto&... a) { return std::vector<void*>{static_cast<void*>(&a)...}; }, *held);
+    held_ = held;
+    params_.func = reinterpret_cast<void*>(kernel);
+    params_.gridDim = grid;
+    params_.blockDim = block;
+  }
+  cudaKernelNodeParams params() const {
+    cudaKernelNodeParams p = params_;
+    p.kernelParams = const_cast<void**>(pointers_.data());
+    return p;
+  }
+
+ private:
+  std::shared_ptr<void> held_;
+  std::vector<void*> pointers_;
+  cudaKernelNodeParams params_{};
+};
+// The launches launch_eval and launch_step make (not programmatic), as kernel nodes.
+KernelNode eval_node(const MapView& m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,
+                     const SolverConfig* cfg, double* partials, KernelClock* clocks, int blocks, int alignments);
+KernelNode step_node(const double* partials, int blocks, SolverState* states, const SolverConfig* cfg, TraceRow* traces,
+                     int trace_stride, KernelClock* clocks, int alignments);
+// The registers and static shared memory of the evaluation kernel in either register budget.
+cudaFuncAttributes eval_kernel_attributes(EvalShape shape);
 
 // The device-resident state of the device versions: map, sources, per-alignment solver states,
 // configs, traces, partials and clocks, pinned readback. A single alignment (v2-v6, v8) is a batch
@@ -289,6 +347,15 @@ class DeviceAlignment {
   void download(cudaStream_t s, bool with_clocks = true);
   AlignResult result(int a = 0) const;
   double kernel_ns() const { return h_clock_[0].total_ns; }
+  KernelSplit kernel_split() const {
+    const KernelClock& k = h_clock_[0];
+    KernelSplit out;
+    out.eval_ms = k.eval_ns / 1e6;
+    out.reduce_ms = k.reduce_ns / 1e6;
+    out.solve_ms = k.solve_ns / 1e6;
+    out.bookkeeping_ms = k.copy_ns / 1e6;
+    return out;
+  }
   bool done_on_host() const { return solver_done(h_state_[0]); }
 
   DeviceMap map;
@@ -326,6 +393,7 @@ class DeviceRunner : public Runner {
   void wait() override { CUDA_CHECK(cudaStreamSynchronize(a_.stream.get())); }
   AlignResult result() override { return a_.result(); }
   double kernel_ms() const override { return a_.kernel_ns() / 1e6; }
+  KernelSplit kernel_split() const override { return a_.kernel_split(); }
 
  protected:
   DeviceAlignment a_;

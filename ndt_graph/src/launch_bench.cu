@@ -18,6 +18,8 @@ namespace ndt {
 namespace gpu {
 namespace {
 
+constexpr int kKernels = 5;  // dependent kernels per iteration (the design's K1..K5)
+
 __global__ void tiny_kernel(int* counter) {
   if (threadIdx.x == 0) counter[0] += 1;
 }
@@ -38,7 +40,7 @@ __global__ void cooperative_tiny_kernel(int* counter, int iterations) {
   namespace cg = cooperative_groups;
   cg::grid_group grid = cg::this_grid();
   for (int it = 0; it < iterations; ++it)
-    for (int k = 0; k < 5; ++k) {
+    for (int k = 0; k < kKernels; ++k) {
       if (blockIdx.x == 0 && threadIdx.x == 0) counter[0] += 1;
       grid.sync();
     }
@@ -69,34 +71,35 @@ std::vector<LaunchStrategyResult> launch_strategy_benchmark(int iterations, int 
       const double ms = t.elapsed_ms();
       int count = 0;
       CUDA_CHECK(cudaMemcpy(&count, counter.get(), sizeof(int), cudaMemcpyDeviceToHost));
-      if (count != 5 * iterations)
+      if (count != kKernels * iterations)
         throw std::runtime_error("launch benchmark " + name + ": " + std::to_string(count) +
-                                 " kernel steps ran, expected " + std::to_string(5 * iterations));
+                                 " kernel steps ran, expected " + std::to_string(kKernels * iterations));
       if (r > 0) samples.push_back(ms);  // the first run warms up (module load, graph upload)
     }
     LaunchStrategyResult res;
     res.name = name;
     res.idea = idea;
     res.blocks = blocks;
+    res.kernels_per_iteration = kKernels;
     res.stats = common::summarize(samples);
     res.us_per_iteration = 1e3 * res.stats.median_ms / iterations;
     out.push_back(res);
   };
   measure("stream_sync", "5 stream launches + 4-byte flag copy + host sync per iteration", 1, [&] {
     for (int it = 0; it < iterations; ++it) {
-      for (int k = 0; k < 5; ++k) tiny_kernel<<<1, 32, 0, s>>>(counter.get());
+      for (int k = 0; k < kKernels; ++k) tiny_kernel<<<1, 32, 0, s>>>(counter.get());
       CUDA_CHECK(cudaMemcpyAsync(flag.get(), counter.get(), sizeof(int), cudaMemcpyDeviceToHost, s));
       stream.sync();
     }
   });
   measure("stream_nosync", "5 stream launches per iteration, one sync at the end", 1, [&] {
     for (int it = 0; it < iterations; ++it)
-      for (int k = 0; k < 5; ++k) tiny_kernel<<<1, 32, 0, s>>>(counter.get());
+      for (int k = 0; k < kKernels; ++k) tiny_kernel<<<1, 32, 0, s>>>(counter.get());
   });
   common::GraphExec unrolled;
   unrolled.capture(s, [&](cudaStream_t cs) {
     for (int it = 0; it < 8; ++it)
-      for (int k = 0; k < 5; ++k) tiny_kernel<<<1, 32, 0, cs>>>(counter.get());
+      for (int k = 0; k < kKernels; ++k) tiny_kernel<<<1, 32, 0, cs>>>(counter.get());
     CUDA_CHECK(cudaMemcpyAsync(flag.get(), counter.get(), sizeof(int), cudaMemcpyDeviceToHost, cs));
   });
   measure("graph_x8", "graph of 8 unrolled iterations, flag copy + host sync between graphs", 1, [&] {
@@ -110,7 +113,7 @@ std::vector<LaunchStrategyResult> launch_strategy_benchmark(int iterations, int 
       loop, s,
       [&](cudaStream_t cs, cudaGraphConditionalHandle) { set_kernel<<<1, 32, 0, cs>>>(remaining.get(), iterations); },
       [&](cudaStream_t cs, cudaGraphConditionalHandle h) {
-        for (int k = 0; k < 4; ++k) tiny_kernel<<<1, 32, 0, cs>>>(counter.get());
+        for (int k = 0; k < kKernels - 1; ++k) tiny_kernel<<<1, 32, 0, cs>>>(counter.get());
         tiny_last_kernel<<<1, 32, 0, cs>>>(counter.get(), remaining.get(), h);
       });
   measure("graph_while", "conditional WHILE node: the loop ends on the device, one launch + one sync (+1 set kernel)",

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/bench.hpp"
 #include "ndt_graph/ndt.hpp"
 
 namespace ndt {
@@ -70,7 +71,7 @@ void evaluate_cpu(const MapView& m, const float* xyz, std::size_t n, const EvalR
 }
 
 AlignResult align_interleaved(const VoxelMap& map, const std::vector<float>& xyz, const NdtParams& p,
-                              const double (&guess)[6], bool parallel) {
+                              const double (&guess)[6], bool parallel, double* solve_ms) {
   p.validate();
   const std::size_t n = xyz.size() / 3;
   if (n == 0) throw InputError("source cloud is empty");
@@ -83,7 +84,9 @@ AlignResult align_interleaved(const VoxelMap& map, const std::vector<float>& xyz
   while (!solver_done(s)) {
     for (int k = 0; k < s.requests; ++k)
       evaluate_cpu(view, xyz.data(), n, request_at(s, k), cfg.gauss, sums + k * kSums, parallel);
+    const common::WallTimer t;
     solver_advance(s, cfg, sums, s.req.need_hessian != 0, trace.data());
+    if (solve_ms) *solve_ms += t.elapsed_ms();
   }
   return result_from_state(s, trace.data());
 }

@@ -83,6 +83,8 @@ class CooperativeRunner : public DeviceRunner {
     // EXERCISE END
   }
   double kernel_ms() const override { return stop_.since(start_); }
+  // One kernel: its evaluation and step parts have no clock of their own (kernel_ms is the whole).
+  KernelSplit kernel_split() const override { return {}; }
 
  private:
   int forced_blocks_ = 0, blocks_ = 0;
@@ -96,5 +98,6 @@ std::unique_ptr<Runner> make_v3_cooperative() { return std::make_unique<gpu::Coo
 std::unique_ptr<Runner> make_v3_cooperative_oversized() {
   return std::make_unique<gpu::CooperativeRunner>(gpu::max_cooperative_blocks() + 1);
 }
+int v3_cooperative_resident_blocks() { return gpu::max_cooperative_blocks(); }
 
 }  // namespace ndt

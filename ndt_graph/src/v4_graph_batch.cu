@@ -5,6 +5,8 @@
 // inside a graph consecutive kernels start ~1-2 us apart, so ~3-4 us per evaluation plus
 // ~10 us per graph (launch + sync) / 8, and at most 7 no-op evaluations at the end.
 #include <cstddef>
+#include <stdexcept>
+#include <string>
 
 #include "gpu_kernels.cuh"
 #include "ndt_graph/registry_detail.hpp"
@@ -56,11 +58,15 @@ class GraphBatchRunner : public DeviceRunner {
 }  // namespace
 
 std::unique_ptr<Runner> make_graph_batch_runner(int unrolled, bool programmatic) {
+  if (unrolled < 1) throw std::invalid_argument("a graph of " + std::to_string(unrolled) + " evaluations (at least 1)");
   return std::make_unique<GraphBatchRunner>(unrolled, programmatic);
 }
 
 }  // namespace gpu
 
-std::unique_ptr<Runner> make_v4_graph_batch() { return gpu::make_graph_batch_runner(8, false); }
+std::unique_ptr<Runner> make_v4_graph_batch() { return make_v4_graph_batch_unrolled(kGraphBatchUnrolled); }
+std::unique_ptr<Runner> make_v4_graph_batch_unrolled(int unrolled) {
+  return gpu::make_graph_batch_runner(unrolled, false);
+}
 
 }  // namespace ndt

@@ -13,6 +13,11 @@
 
 namespace ndt {
 
-std::unique_ptr<Runner> make_v8_programmatic_launch() { return gpu::make_graph_batch_runner(8, true); }
+std::unique_ptr<Runner> make_v8_programmatic_launch() {
+  return make_v8_programmatic_launch_unrolled(kGraphBatchUnrolled);
+}
+std::unique_ptr<Runner> make_v8_programmatic_launch_unrolled(int unrolled) {
+  return gpu::make_graph_batch_runner(unrolled, true);
+}
 
 }  // namespace ndt

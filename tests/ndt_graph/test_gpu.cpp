@@ -13,28 +13,14 @@
 #include "common/device_info.hpp"
 #include "common/lidar_sim.hpp"
 #include "ndt_graph/registry_detail.hpp"
+#include "sim_pair.hpp"
 
 using namespace ndt;
 
 namespace {
 
-struct Pair {
-  common::PointCloud target, source;
-  double guess[6];
-};
-
-Pair sim_pair() {
-  common::LidarSimParams a, b;
-  b.sensor_x = 1.0f;
-  b.sensor_y = -0.4f;
-  b.sensor_yaw = 0.06f;
-  Pair p;
-  p.target = voxel_grid_filter(common::simulate_lidar_scan(a, 11).cloud, 0.2f);
-  p.source = voxel_grid_filter(common::simulate_lidar_scan(b, 11).cloud, 0.2f);
-  const double g[6] = {1.15, -0.3, 0.03, 0.0, 0.01, 0.09};
-  std::copy(g, g + 6, p.guess);
-  return p;
-}
+using ndt_test::Pair;
+using ndt_test::sim_pair;
 
 // NDT_TEST_VERSIONS=v2_device_step,v4_graph_batch limits the GPU versions (the GPU check runs
 // racecheck per launch style); unset: all of them.

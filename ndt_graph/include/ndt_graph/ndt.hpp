@@ -92,8 +92,9 @@ AlignResult align_cpu(const VoxelMap& map, const common::PointCloud& source, con
 AlignResult align_cpu_openmp(const VoxelMap& map, const common::PointCloud& source, const NdtParams& p,
                              const double (&guess)[6]);
 // The same on a source already interleaved (x y z per point), as a prepared version holds it.
+// `solve_ms`, when given, receives the host time of the solver's steps (solver_advance) alone.
 AlignResult align_interleaved(const VoxelMap& map, const std::vector<float>& xyz, const NdtParams& p,
-                              const double (&guess)[6], bool parallel);
+                              const double (&guess)[6], bool parallel, double* solve_ms = nullptr);
 // One evaluation on the CPU (score, gradient, Hessian sums) at a request: used by the reference,
 // by tests (finite differences) and by the trace replay.
 void evaluate_cpu(const MapView& m, const float* xyz, std::size_t n, const EvalRequest& req, GaussConstants g,

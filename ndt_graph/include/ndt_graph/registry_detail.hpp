@@ -14,10 +14,14 @@ std::unique_ptr<Runner> make_v2_device_step();
 std::unique_ptr<Runner> make_v3_cooperative();
 // v3 with one block more than can be resident: its run() throws the too-large-launch error.
 std::unique_ptr<Runner> make_v3_cooperative_oversized();
+// The most blocks v3's cooperative grid may have on this GPU (its occupancy query x the SMs).
+int v3_cooperative_resident_blocks();
 std::unique_ptr<Runner> make_v4_graph_batch();
+std::unique_ptr<Runner> make_v4_graph_batch_unrolled(int unrolled);
 std::unique_ptr<Runner> make_v5_graph_while();
 std::unique_ptr<Runner> make_v6_parallel_line_search();
 std::unique_ptr<Runner> make_v8_programmatic_launch();
+std::unique_ptr<Runner> make_v8_programmatic_launch_unrolled(int unrolled);
 bool pcl_available();
 
 }  // namespace ndt

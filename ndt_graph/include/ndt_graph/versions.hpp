@@ -4,6 +4,7 @@
 // source upload included, ending with the result on the host), then read back.
 #pragma once
 #include <functional>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -25,9 +26,19 @@ struct Problem {
   double guess[6] = {};
 };
 
+// Where the last run's kernel time went (ms, summed over its evaluations; NaN where a version does
+// not measure it): the evaluation kernels, and the step kernels' reduction of the per-block
+// partials, their solve (one thread's solver_advance) and their bookkeeping (the solver state
+// copied in and out). The four add up to kernel_ms().
+struct KernelSplit {
+  double eval_ms = std::numeric_limits<double>::quiet_NaN(), reduce_ms = std::numeric_limits<double>::quiet_NaN();
+  double solve_ms = std::numeric_limits<double>::quiet_NaN(), bookkeeping_ms = std::numeric_limits<double>::quiet_NaN();
+};
+
 // kernel_ms(): the device time of the last run's kernels, NaN where not measured.
 class Runner : public common::Runner<Problem, AlignResult> {
  public:
+  virtual KernelSplit kernel_split() const { return {}; }
   // --fresh-inputs: the prepared problem with other data of the same shape (a map with as many
   // voxels and slots, clouds with as many points, the same parameters), copied into what the next
   // enqueue reads by the harness's code. Never the version's own prepare: a version that saw its
@@ -39,6 +50,10 @@ class Runner : public common::Runner<Problem, AlignResult> {
 };
 
 using Role = common::Role;
+
+// Evaluations per graph launch of v4 and v8 (the plan's knob, between 4 and 8; --graph-study
+// sweeps it).
+constexpr int kGraphBatchUnrolled = 8;
 
 struct Version : common::Entry {
   double predicted_us_per_eval;                   // the launch/sync cost model: what each evaluation should cost
@@ -54,6 +69,13 @@ struct Version : common::Entry {
   // Many alignments in one launch (make_batch_runner): the batch and multi-hypothesis rows, not
   // the per-alignment table (make is null).
   bool batched = false;
+  // A version whose graph unrolls a number of evaluations per launch: its runner with `unrolled`
+  // of them (make() is its own number; --graph-study sweeps it). Null for the others.
+  std::function<std::unique_ptr<Runner>(int unrolled)> make_unrolled = nullptr;
+  // The design's claim for this version, which --graph-study measures: `claimed_speedup` times the
+  // speed of the version named `claimed_over` (0: none).
+  double claimed_speedup = 0;
+  std::string claimed_over = "";
   NdtParams params_for(NdtParams base) const {
     base.line_search_candidates = line_search_candidates;
     return base;
@@ -97,7 +119,8 @@ common::PointCloud voxel_grid_filter_gpu(const common::PointCloud& in, float lea
 struct LaunchStrategyResult {
   std::string name, idea;
   int blocks = 1;
-  common::BenchStats stats;  // per whole run of `iterations`
+  int kernels_per_iteration = 0;  // the dependent kernels (or grid syncs) of one iteration
+  common::BenchStats stats;       // per whole run of `iterations`
   double us_per_iteration = 0;
 };
 std::vector<LaunchStrategyResult> launch_strategy_benchmark(int iterations, int repeats);
