@@ -59,8 +59,10 @@ def _row_line(r: Row) -> str:
     stall_text = ", ".join(f"{reason} {fmt(v)}" for reason, v in stalls(r)) or "-"
     heavy = heaviest(r)
     heavy_text = f"`{heavy[0]}` {fmt(heavy[1], 0)}%" if heavy else "-"
+    whole = " (whole graphs)" if r["params_d"].get("graphs") == "whole" else ""
     return (
-        f"| `{r['version']}` | {fmt(m.get('kernels'), 0)} | {fmt(m.get('duration'), 4)} | {fmt(r['metric'], 1)} | "
+        f"| `{r['version']}`{whole} | {fmt(m.get('kernels'), 0)} | {fmt(m.get('duration'), 4)} | "
+        f"{fmt(r['metric'], 1)} | "
         f"{fmt(r['pct_of_ceiling'], 1)} | {occ} | {fmt(m.get('registers'), 0)} | {fmt(m.get('spill_instructions'), 0)} "
         f"| {fmt(m.get('shared_memory'), 0)} | {stall_text} | {heavy_text} |"
     )
@@ -92,6 +94,13 @@ def markdown(rows: list[Row], image: str | None = None) -> str:
     ]
     lines += [_row_line(r) for r in prof]
     lines.append("")
+    if any(r["params_d"].get("graphs") == "whole" for r in prof):
+        lines += [
+            "_(whole graphs)_: the version's kernels run only inside a conditional WHILE graph node, which ncu "
+            "does not profile node by node; it was profiled again with `--graph-profiling graph`, each result one "
+            "whole graph launch (its kernels together), so its kernel count is graph launches.",
+            "",
+        ]
     driver = prof[0]["subproject"]
     for args, versions in cases(prof):
         who = f" ({', '.join(f'`{v}`' for v in versions)})" if len(cases(prof)) > 1 else ""

@@ -243,10 +243,11 @@ class FakeNcu : public ::testing::Test {
     std::filesystem::create_directories(dir_);
     ncu_ = dir_ + "/ncu";
     std::ofstream(ncu_) << R"SH(#!/bin/sh
-echo "$*" > "$FAKE_NCU_SEEN"; echo "ceilings=$COURSE_CEILINGS" >> "$FAKE_NCU_SEEN"
-report=""; csv=""; version=""; import=""
+echo "$*" >> "$FAKE_NCU_SEEN"; echo "ceilings=$COURSE_CEILINGS" >> "$FAKE_NCU_SEEN"
+report=""; csv=""; version=""; import=""; graphs=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --graph-profiling) graphs="$2"; shift ;;
     --export) report="$2"; shift ;;
     --csv) [ -z "$import" ] && csv="$2"; shift ;;
     --version) version="$2"; shift ;;
@@ -263,6 +264,7 @@ case "$FAKE_NCU_MODE" in
   fail) row fail "12 of 1048576 elements differ"; : > "$report.ncu-rep"; exit 1 ;;
   skipped) row skipped "needs sm_90 (TMA bulk copy); this GPU is sm_86" ;;
   nokernel) row pass ""; echo "==WARNING== No kernels were profiled." ;;
+  whilegraph) row pass ""; if [ "$graphs" = graph ]; then : > "$report.ncu-rep"; else echo "==WARNING== No kernels were profiled."; fi ;;
   crash) echo "Segmentation fault (core dumped)"; exit 139 ;;
   usage) printf 'nbody: --mode step measures the per-step versions\n\nusage: nbody [flags]\n  --list  list\n'; exit 2 ;;
   hang) sleep 30 ;;
@@ -338,6 +340,21 @@ TEST_F(FakeNcu, NoKernelInTheRangeIsASkip) {
   EXPECT_EQ(got.verdict.status, common::Status::skipped);
   EXPECT_NE(got.verdict.detail.find("no kernel inside its NVTX range 'scan_shared_mem'"), std::string::npos)
       << got.verdict.detail;
+}
+
+TEST_F(FakeNcu, KernelsOnlyInsideConditionalNodesAreProfiledAsWholeGraphs) {
+  common::ProfileOutcome got = profile("whilegraph");
+  ASSERT_TRUE(got.verdict.ok()) << got.verdict.text();
+  EXPECT_TRUE(got.summary.whole_graphs);
+  EXPECT_NE(seen().find("--graph-profiling graph "), std::string::npos) << seen();  // the second try
+  got = profile("pass");
+  EXPECT_FALSE(got.summary.whole_graphs);
+}
+
+TEST_F(FakeNcu, TheReportIsReadWithThePlainKernelNames) {
+  ASSERT_TRUE(profile("pass").verdict.ok());
+  EXPECT_NE(seen().find("--import "), std::string::npos) << seen();
+  EXPECT_NE(seen().find("--print-kernel-base function"), std::string::npos) << seen();
 }
 
 TEST_F(FakeNcu, ACrashFailsWithWhatItPrinted) {

@@ -98,6 +98,9 @@ struct ProfileSummary {
   std::string heaviest;                                    // the kernel with the largest summed time
   double heaviest_share = kNoValue;                        // its % of the time
   std::vector<std::pair<std::string, double>> top_stalls;  // at most two, largest first
+  // profiled as whole graph launches (--graph-profiling graph): the version's kernels run only
+  // inside conditional (WHILE) graph nodes, which ncu does not profile node by node
+  bool whole_graphs = false;
 };
 
 // The version's kernels as one: times summed, occupancies and stalls weighted by each kernel's
@@ -126,11 +129,13 @@ struct ProfileOutcome {
   Verdict verdict;
   ProfileSummary summary;      // when it passed
   bool no_permission = false;  // ncu cannot read the counters: the same for every later version
+  bool no_kernel = false;      // ncu profiled nothing inside the version's range
 };
 
 // The ncu command line of one version (what profile_version runs).
+// `graphs`: ncu's --graph-profiling, "node" (each kernel of a graph on its own) or "graph".
 std::vector<std::string> ncu_command(const ProfileRun& run, const std::string& version, const std::string& report,
-                                     const std::string& child_csv);
+                                     const std::string& child_csv, const std::string& graphs = "node");
 
 // Runs one version under ncu and reads its report back. The verdict: the child's own when its row
 // of the version did not pass (a FAIL is "the profiled run failed: ..."), a skip when ncu says it
