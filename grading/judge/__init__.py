@@ -16,3 +16,12 @@ checker_*  what decides, from outside the sandbox, with instructor code the stud
 the rest   the rubric, the typed results (model), the report formats, the scheduler over GPUs and
            Slurm, the grader's own inputs and state (intake, integrity), the CLI, the test class
 """
+
+import os
+import sys
+
+# the course's scripts (course_csv, exercise_markers): the judge reads the drivers' CSV and the
+# exercise markers with the same code the course does, whichever of its modules is imported first
+_SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts")
+if _SCRIPTS not in sys.path:
+    sys.path.insert(0, _SCRIPTS)

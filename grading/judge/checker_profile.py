@@ -49,13 +49,22 @@ def ncu_path(env: dict[str, str]) -> str:
 def ncu_folders(ncu: str) -> list[str]:
     """What the sandbox must show of an ncu installation: the folder of the real program (a
     standalone Nsight Compute keeps its libraries beside it) and, for the toolkit's bin/ncu
-    wrapper, the toolkit above it (its nsight-compute-* folder)."""
+    wrapper, the toolkit above it and where its nsight-compute-* folders really are (a container's
+    toolkit may link them to /opt/nvidia, the wrapper's other place to look: bound too)."""
     real = os.path.dirname(os.path.realpath(ncu))
     out = [real]
     for d in (os.path.dirname(os.path.abspath(ncu)), real):
         if os.path.basename(d) == "bin":
-            out.append(os.path.dirname(d))
-    return sorted(set(out))
+            root = os.path.dirname(d)
+            out.append(root)
+            try:
+                entries = os.listdir(root)
+            except OSError:
+                entries = []
+            out += [os.path.realpath(os.path.join(root, e)) for e in entries if e.startswith("nsight-compute")]
+    if os.path.isdir("/opt/nvidia/nsight-compute"):
+        out.append("/opt/nvidia/nsight-compute")
+    return sorted({d for d in out if os.path.isdir(d)})
 
 
 def _number(text: object, lo: float, hi: float) -> float | None:

@@ -13,16 +13,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HERE = os.path.join(ROOT, "scripts")  # exercise_markers.py
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
-import exercise_markers as em  # noqa: E402
+import exercise_markers as em  # scripts/, on the path from the package's __init__  # noqa: E402
 
 from . import checker_blocks, intake  # noqa: E402
 

@@ -268,3 +268,17 @@ def test_the_rubric_turns_the_profile_off_and_bounds_it(tmp_path):
         p.write_text(f"[grading]\n{bad}\n" + base)
         with pytest.raises(rubric.RubricError, match="profile"):
             rubric.load(str(p), secret="")
+
+
+def test_the_sandbox_sees_the_toolkits_nsight_compute_where_it_really_is(tmp_path):
+    # a container's toolkit: bin/ncu is the wrapper, nsight-compute-* a link to another folder
+    toolkit, elsewhere = tmp_path / "cuda-13.0", tmp_path / "opt" / "nsight-compute" / "2025.3.1"
+    (toolkit / "bin").mkdir(parents=True)
+    elsewhere.mkdir(parents=True)
+    (toolkit / "bin" / "ncu").write_text("#!/bin/sh\n")
+    (toolkit / "nsight-compute-2025.3.1").symlink_to(elsewhere)
+    (tmp_path / "cuda").symlink_to(toolkit)
+    folders = profiles.ncu_folders(str(tmp_path / "cuda" / "bin" / "ncu"))
+    assert str(toolkit) in folders and str(toolkit / "bin") in folders
+    assert str(elsewhere) in folders  # the wrapper looks through the link: its target must be there
+    assert all(os.path.isdir(f) for f in folders)
