@@ -79,7 +79,10 @@ def markdown(rows: list[Row], image: str | None = None) -> str:
     intro = (
         f"Nsight Compute on {device_of(rows)}, commit `{sha}`: each version's first {launches} kernels inside its "
         "own NVTX range, caches flushed before each kernel (ncu's default), the card at its own clocks. Time is "
-        "the kernels' summed duration; DRAM is bytes read + written over that time and its share of the measured "
+        "the kernels' summed duration: several runs of the version (its check, warm-up and timed run) up to the "
+        f"{launches}-kernel cap, so compare the rates across versions (DRAM share, occupancy, stalls), not the "
+        "times (the driver's tables time one run); DRAM is bytes read + written over that time and its share of the "
+        "measured "
         "copy bandwidth; occupancy (achieved / theoretical) and stalls are weighted by each kernel's time; "
         "registers and shared memory are the most any kernel uses, spills the spill instructions executed."
     )
