@@ -118,10 +118,10 @@ def parse_metrics(text: str | None) -> dict[str, float]:
     """The metrics column, "name[unit]=value;...", as {name: value} (the units are for readers)."""
     out: dict[str, float] = {}
     for item in filter(None, (text or "").split(";")):
-        if "[" not in item or "]=" not in item:
+        name, bracket, rest = item.partition("[")
+        _, closed, value = rest.partition("]=")
+        if not bracket or not closed:  # not an item (e.g. "x]=[y": its "]=" before its "["): left out
             continue
-        name, rest = item.split("[", 1)
-        _, value = rest.split("]=", 1)
         try:
             out[name] = float(value) if value else math.nan
         except ValueError:

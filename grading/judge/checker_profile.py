@@ -40,28 +40,28 @@ STATUS_WORDS = {"pass": "profiled", "skipped": "skipped", "fail": "failed", "not
 
 def ncu_path(env: dict[str, str]) -> str:
     """The ncu the profile runs: $COURSE_NCU of the grader's environment, else ncu on its PATH ("" for none)."""
-    given = env.get("COURSE_NCU", "")
-    if given:
-        return given if os.path.isfile(given) and os.access(given, os.X_OK) else ""
-    return shutil.which("ncu", path=env.get("PATH")) or ""
+    given = env.get("COURSE_NCU", "") or shutil.which("ncu", path=env.get("PATH")) or ""
+    # the real program, absolute: a link to it (~/bin/ncu) would show nothing in the sandbox, where
+    # only the folders ncu_folders names are, and a relative PATH entry means nothing there
+    real = os.path.realpath(given) if given else ""
+    return real if real and os.path.isfile(real) and os.access(real, os.X_OK) else ""
 
 
 def ncu_folders(ncu: str) -> list[str]:
-    """What the sandbox must show of an ncu installation: the folder of the real program (a
-    standalone Nsight Compute keeps its libraries beside it) and, for the toolkit's bin/ncu
-    wrapper, the toolkit above it and where its nsight-compute-* folders really are (a container's
-    toolkit may link them to /opt/nvidia, the wrapper's other place to look: bound too)."""
+    """What the sandbox must show of an ncu installation (`ncu`: the real program, ncu_path): its
+    folder (a standalone Nsight Compute keeps its libraries beside it) and, for the toolkit's bin/ncu
+    wrapper, the toolkit's nsight-compute-* folders where they really are (links followed) and
+    /opt/nvidia/nsight-compute, the wrapper's other place to look (a container's toolkit keeps it
+    there). Never the folder above a bin/ as a whole: for ~/bin/ncu that would be the grader's home."""
     real = os.path.dirname(os.path.realpath(ncu))
     out = [real]
-    for d in (os.path.dirname(os.path.abspath(ncu)), real):
-        if os.path.basename(d) == "bin":
-            root = os.path.dirname(d)
-            out.append(root)
-            try:
-                entries = os.listdir(root)
-            except OSError:
-                entries = []
-            out += [os.path.realpath(os.path.join(root, e)) for e in entries if e.startswith("nsight-compute")]
+    if os.path.basename(real) == "bin":
+        root = os.path.dirname(real)
+        try:
+            entries = os.listdir(root)
+        except OSError:
+            entries = []
+        out += [os.path.realpath(os.path.join(root, e)) for e in entries if e.startswith("nsight-compute")]
     if os.path.isdir("/opt/nvidia/nsight-compute"):
         out.append("/opt/nvidia/nsight-compute")
     return sorted({d for d in out if os.path.isdir(d)})
@@ -163,7 +163,11 @@ def read(path: str, versions: list[str]) -> tuple[dict[str, dict[str, Any]], str
         out: dict[str, dict[str, Any]] = {}
         for r in rows:
             if r.get("kind") == "profile" and r.get("version") in versions and r["version"] not in out:
-                out[r["version"]] = _row(r)
+                try:
+                    out[r["version"]] = _row(r)
+                except Exception as e:  # noqa: BLE001 - a row no reader foresaw: its reason, never a crash
+                    why_not = f"its row could not be read ({type(e).__name__})"
+                    out[r["version"]] = {"status": "failed", "detail": why_not}
         return out, "" if out else "its CSV has no profile row of these versions"
     return {}, "it wrote no CSV"
 

@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import course_csv
 from course_csv import Status as RowStatus
@@ -120,7 +120,7 @@ class CappedLog:
 
     def finish(self, header: str) -> None:
         self.thread.join(timeout=5)
-        with open(self.path, "wb") as fh:
+        with open_fresh(self.path) as fh:
             fh.write(header.encode())
             fh.write(bytes(self.head))
             dropped = self.total - len(self.head) - len(self.tail)
@@ -243,8 +243,8 @@ def execute(spec: RunSpec) -> RawRun:
             rows, journal = course_csv.read_journal(out_csv)
     except course_csv.CsvError as e:  # the driver's file, overwritten by what ran in its process
         rows, journal = [], True
-        with open(log, "a", encoding="utf-8") as fh:
-            fh.write(f"grade: {e}\n")
+        with os.fdopen(os.open(log, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW), "a", encoding="utf-8") as fh:
+            fh.write(f"grade: {e}\n")  # the log open_fresh just wrote (nothing of the student's runs now)
     return RawRun(
         rc=rc,
         timed_out=timed_out,
@@ -324,6 +324,14 @@ def drop_forged_record(path: str, nonce: str) -> None:
     file, a folder or a link the run made itself): the case then has no record of what ran."""
     if not kernel_record_is_genuine(path, nonce):
         remove_any(path)
+
+
+def open_fresh(path: str) -> BinaryIO:
+    """A new file at `path` for the grader to write, after the step's processes are gone: whatever
+    the step left there (a file, or a link a student planted to have the grader, maybe root, write
+    the log elsewhere) is removed first, and the open neither follows a link nor reuses a file."""
+    remove_any(path)
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644), "wb")
 
 
 def remove_any(path: str) -> None:

@@ -17,6 +17,7 @@ every report then says so (Sandbox.describe)."""
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import shutil
@@ -127,7 +128,11 @@ class Sandbox:
         else:  # an unprivileged bubblewrap: a user namespace, the grader's uid mapped
             cmd = pin + self._limits(lim) + [self.bwrap, "--unshare-all"]
         cmd += ["--die-with-parent", "--new-session", "--clearenv"]
-        cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+        # the step's RAM-backed folders hold at most file_mb each where bubblewrap can size them: what
+        # is written there is memory no process's resident size counts, so unsized (half the host's
+        # RAM each) a step could fill the host's memory beside everyone's runs
+        size = tmpfs_size_args(self.bwrap, lim.file_mb)
+        cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777"] + size + ["--tmpfs", "/tmp"]
         system = system_paths() + list(self.extra_ro)
         cmd += ancestors(system + list(ro) + list(rw))
         for p in system:
@@ -144,7 +149,7 @@ class Sandbox:
                 cmd += ["--dev-bind", node, node]
             # a private, writable /dev/shm (bubblewrap's is root's, read-only to a dropped uid): what the
             # GPU tools share memory through (ncu with the program it profiles, NCCL's shm transport)
-            cmd += ["--perms", "1777", "--tmpfs", "/dev/shm"]
+            cmd += ["--perms", "1777"] + size + ["--tmpfs", "/dev/shm"]
         for k, v in sorted((env or {}).items()):
             cmd += ["--setenv", k, v]
         cmd += ["--chdir", cwd, "--"]
@@ -264,9 +269,27 @@ def uid_tasks(uid: int) -> int:
     return n
 
 
+@functools.lru_cache(maxsize=None)
+def bwrap_sizes_tmpfs(bwrap: str) -> bool:
+    """Whether this bubblewrap takes --size for a tmpfs (0.8 and later)."""
+    try:
+        out = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--size" in out.stdout + out.stderr
+
+
+def tmpfs_size_args(bwrap: str, megabytes: int) -> list[str]:
+    """bubblewrap's arguments that size the next --tmpfs to `megabytes` (none when it cannot, or 0)."""
+    if megabytes <= 0 or not bwrap or not bwrap_sizes_tmpfs(bwrap):
+        return []
+    return ["--size", str(megabytes << 20)]
+
+
 def open_for_step(path: str) -> None:
     """A folder a step writes: writable by the step's uid (an unprivileged one when the grader is
-    root); nothing else of the grader's is bound into the step, so this exposes nothing."""
+    root). It is bound into the step, so a student's later runs read what the earlier ones left
+    there (their own logs and rows); the profile step gets a folder of its own, away from them."""
     os.makedirs(path, exist_ok=True)
     os.chmod(path, 0o777)
 

@@ -503,14 +503,30 @@ def _profile_run(
     job: Job, driver: str, work: str, env: dict[str, str], rules: list[VersionRule], by_key: dict[str, VersionGrade]
 ) -> None:
     """One driver's --profile of `rules`' versions in the sandbox; each version's profile (or why
-    there is none) into its grade."""
+    there is none) into its grade. For information only, so nothing here may fail a grade: an
+    error the reading did not foresee becomes each version's reason."""
+    try:
+        _profile_driver(job, driver, work, env, rules, by_key)
+    except Exception as e:  # noqa: BLE001
+        why = f"the grader could not read it ({type(e).__name__})"
+        for r in rules:
+            by_key[r.key].profile = {"status": "skipped", "detail": why}
+
+
+def _profile_driver(
+    job: Job, driver: str, work: str, env: dict[str, str], rules: list[VersionRule], by_key: dict[str, VersionGrade]
+) -> None:
     versions = [r.version for r in rules]
     limit = job.rubric.profile_timeout_s * len(versions)
+    # a folder of its own, empty: the graded runs' logs and CSVs (the hidden cases' arguments among
+    # them) stay out of what the profiled process, the student's code, can read
+    folder = os.path.join(work, "profile", rules[0].subproject)
+    run.remove_any(folder)
     spec = run.RunSpec(
         driver=driver,
         version=",".join(versions),
         args=["--profile"],
-        workdir=work,
+        workdir=folder,
         name=f"{rules[0].subproject}.profile",
         env=env,
         time_limit_s=limit,
@@ -518,11 +534,11 @@ def _profile_run(
         output_limit_kb=job.rubric.limits.output_limit_kb,
         sandbox=job.sandbox,
         gpu=True,
-        read_only=profiles.ncu_folders(env["COURSE_NCU"]),
+        read_only=profiles.ncu_folders(env["COURSE_NCU"]),  # COURSE_NCU: the real program (ncu_path)
         graded=False,
     )
     raw = run.execute(spec)
-    got, why = profiles.read(os.path.join(work, spec.name + ".csv"), versions)
+    got, why = profiles.read(os.path.join(folder, spec.name + ".csv"), versions)
     if raw.timed_out:
         why = f"the profile did not finish in {limit:.0f} s (killed)"
     elif not got and raw.rc not in (0, 1):

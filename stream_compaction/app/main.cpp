@@ -286,8 +286,9 @@ void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, i
           clock.start = Clock::now();
           v.run(a);
           const auto end = Clock::now();
-          if (clock.after_map == Clock::time_point{} || clock.after_scan == Clock::time_point{} ||
-              clock.after_scatter == Clock::time_point{}) {
+          // all three, in order, inside the call: else (unset, or set out of order) there is no split
+          if (!(clock.start <= clock.after_map && clock.after_map <= clock.after_scan &&
+                clock.after_scan <= clock.after_scatter && clock.after_scatter <= end)) {
             marked = false;
             return std::chrono::duration<double, std::milli>(end - clock.start).count();
           }
@@ -299,8 +300,8 @@ void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, i
         },
         o, c.opt.fresh_inputs ? &fresh : nullptr);
     if (!marked) {
-      std::cerr << v.name << " n=" << s.n << ": its body sets no stage marks (CompactStageClock), so it has no "
-                << "map / scan / scatter split\n";
+      std::cerr << v.name << " n=" << s.n << ": its body does not set its three stage marks in order "
+                << "(CompactStageClock), so it has no map / scan / scatter split\n";
       return;
     }
   }

@@ -119,6 +119,14 @@ def test_values_out_of_range_and_names_that_are_not_identifiers_are_left_out(tmp
     assert profiles.line(got["scan_naive"]) == "stalls ok_reason 3.00 cycles/issue"
 
 
+def test_metrics_that_are_not_items_are_left_out_never_an_exception(tmp_path):
+    # "x]=[y" has a "[" and a "]=", in the wrong order; "a]=1[" likewise: neither is an item
+    csv = write(tmp_path / "p.csv", HEAD + line("scan_naive", metrics="x]=[y;a]=1[;[]=;kernels[]=3"))
+    got, why = profiles.read(csv, ["scan_naive"])
+    assert why == "" and got["scan_naive"]["status"] == "profiled", why
+    assert got["scan_naive"]["kernels"] == 3.0
+
+
 def grade(version, profile=None, points=4.0):
     g = VersionGrade("stream_compaction", version, Status.CORRECT, "1 cases passed", points, 4.0, 0.0, 0.0)
     g.profile = profile or {}
@@ -278,7 +286,23 @@ def test_the_sandbox_sees_the_toolkits_nsight_compute_where_it_really_is(tmp_pat
     (toolkit / "bin" / "ncu").write_text("#!/bin/sh\n")
     (toolkit / "nsight-compute-2025.3.1").symlink_to(elsewhere)
     (tmp_path / "cuda").symlink_to(toolkit)
-    folders = profiles.ncu_folders(str(tmp_path / "cuda" / "bin" / "ncu"))
-    assert str(toolkit) in folders and str(toolkit / "bin") in folders
+    ncu = profiles.ncu_path({"COURSE_NCU": str(tmp_path / "cuda" / "bin" / "ncu")})
+    assert ncu == ""  # not executable: no ncu
+    (toolkit / "bin" / "ncu").chmod(0o755)
+    ncu = profiles.ncu_path({"COURSE_NCU": str(tmp_path / "cuda" / "bin" / "ncu")})
+    assert ncu == str(toolkit / "bin" / "ncu")  # the real program, the links followed
+    folders = profiles.ncu_folders(ncu)
+    assert str(toolkit / "bin") in folders
     assert str(elsewhere) in folders  # the wrapper looks through the link: its target must be there
+    assert str(toolkit) not in folders and str(tmp_path) not in folders  # never a whole tree above bin/
     assert all(os.path.isdir(f) for f in folders)
+
+
+def test_a_personal_bin_never_shows_the_home_folder(tmp_path):
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    (home / ".ssh").mkdir()
+    (home / "bin" / "ncu").write_text("#!/bin/sh\n")
+    (home / "bin" / "ncu").chmod(0o755)
+    folders = profiles.ncu_folders(profiles.ncu_path({"COURSE_NCU": str(home / "bin" / "ncu")}))
+    assert str(home) not in folders and str(home / "bin") in folders

@@ -75,6 +75,19 @@ def test_a_gpu_step_has_a_private_writable_dev_shm(tmp_path):
     assert again.stdout.split() == ["mine"]  # a fresh, empty one: only this step's file
 
 
+def test_the_steps_ram_folders_hold_at_most_the_largest_file_a_step_may_write(tmp_path):
+    # what a step writes to /tmp or /dev/shm is memory no process's resident size counts: each is
+    # sized to Limits.file_mb where bubblewrap can size a tmpfs
+    if not runner_sandbox.bwrap_sizes_tmpfs(BOX.bwrap):
+        pytest.skip("this bubblewrap cannot size a tmpfs (--size: 0.8 and later)")
+    lim = runner_sandbox.Limits(file_mb=8)
+    script = "df -k /tmp /dev/shm | tail -n 2"
+    cmd = BOX.command(["/bin/sh", "-c", script], env=BOX.step_env({}), gpu=True, limits=lim)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    sizes = [int(line.split()[1]) for line in p.stdout.splitlines()]
+    assert sizes == [8 * 1024, 8 * 1024], p.stdout + p.stderr
+
+
 def test_read_only_paths_cannot_be_written_and_the_step_folder_can(tmp_path):
     tree = tmp_path / "tree"
     tree.mkdir()
@@ -272,3 +285,30 @@ def test_a_read_only_path_under_a_system_folder_is_given_as_it_is_there(tmp_path
     p = step([tool, "--version"], tmp_path, ro=[tool])
     assert p.returncode == 0, p.stderr
     assert "Can't mkdir" not in p.stderr
+
+
+def test_a_link_planted_at_the_log_path_is_not_followed(tmp_path):
+    # the step's folder is the student's: a link at the name the grader writes the run's log to
+    # would have the grader (root, in a class's job) write the student's output anywhere
+    victim = tmp_path / "victim"
+    victim.write_text("the grader's file\n")
+    driver = tmp_path / "driver.sh"
+    driver.write_text(f"#!/bin/sh\nln -sf {victim} x.v.0.log\necho 'ssh-ed25519 AAAA student'\n")
+    driver.chmod(0o755)
+    spec = runner_run.RunSpec(
+        driver=str(driver),
+        version="v",
+        args=[],
+        workdir=str(tmp_path / "runs"),
+        name="x.v.0",
+        time_limit_s=20,
+        memory_limit_gb=4,
+        output_limit_kb=64,
+        env=dict(os.environ),
+        sandbox=BOX,
+    )
+    raw = runner_run.execute(spec)
+    assert victim.read_text() == "the grader's file\n"
+    assert not os.path.islink(raw.log)
+    with open(raw.log) as fh:
+        assert "student" in fh.read()

@@ -251,7 +251,7 @@ COURSE_TEST(GraphStudyGpu, EveryUnrollCountAlignsAsTheReference) {
   }
 }
 
-COURSE_TEST(GraphStudyGpu, TheStepSplitAddsUpToTheKernelTime) {
+COURSE_TEST(GraphStudyGpu, TheStepSplitLeavesOnlyTheStateCopiesToBookkeeping) {
   REQUIRE_GPU();
   const StudyPair p = study_pair();
   auto r = make_v4_graph_batch();
@@ -264,8 +264,10 @@ COURSE_TEST(GraphStudyGpu, TheStepSplitAddsUpToTheKernelTime) {
   }
   EXPECT_GT(s.eval_ms, 0);
   EXPECT_GT(s.solve_ms, 0);
-  const double sum = s.eval_ms + s.reduce_ms + s.solve_ms + s.bookkeeping_ms;
-  EXPECT_NEAR(sum, r->kernel_ms(), 1e-6 * r->kernel_ms());
+  // the bookkeeping is what the step's span leaves after its stamped reduction and solve (the
+  // state copies, ~0.35 us on an H200 against ~5 us): stamps in the wrong places would leave the
+  // reduction's or the solve's time in it
+  EXPECT_LT(s.bookkeeping_ms, s.reduce_ms + s.solve_ms);
   auto coop = make_v3_cooperative();  // one kernel: no split, but its time
   if (common::unmet(common::needs_cooperative()).empty()) {
     coop->prepare(problem(p, p.source));
