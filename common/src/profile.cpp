@@ -247,8 +247,11 @@ std::string exit_text(const ProcessEnd& e) {
 // The verdict of `version`'s rows in a driver CSV: a FAIL first, else a pass, else the first
 // other verdict (a skip, a starter body); none when the file or the version's rows are missing.
 std::optional<Verdict> version_verdict(const std::string& csv, const std::string& version) {
-  if (!std::filesystem::exists(csv)) return std::nullopt;
-  const auto rows = read_csv(csv);
+  // the final CSV, or the row journal of a run that ended before writing it (a crash after the
+  // version's row: its verdict is there)
+  const std::string path = std::filesystem::exists(csv) ? csv : journal_path(csv);
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  const auto rows = read_csv(path);
   if (rows.empty()) return std::nullopt;
   const auto& header = rows[0];
   auto col = [&](const char* name) {

@@ -266,6 +266,7 @@ case "$FAKE_NCU_MODE" in
   nokernel) row pass ""; echo "==WARNING== No kernels were profiled." ;;
   whilegraph) row pass ""; if [ "$graphs" = graph ]; then : > "$report.ncu-rep"; else echo "==WARNING== No kernels were profiled."; fi ;;
   crash) echo "Segmentation fault (core dumped)"; exit 139 ;;
+  crashlate) row fail "element 7 differs"; mv "$csv" "$csv.partial"; echo "Segmentation fault (core dumped)"; exit 139 ;;
   usage) printf 'nbody: --mode step measures the per-step versions\n\nusage: nbody [flags]\n  --list  list\n'; exit 2 ;;
   hang) sleep 30 ;;
 esac
@@ -355,6 +356,13 @@ TEST_F(FakeNcu, TheReportIsReadWithThePlainKernelNames) {
   ASSERT_TRUE(profile("pass").verdict.ok());
   EXPECT_NE(seen().find("--import "), std::string::npos) << seen();
   EXPECT_NE(seen().find("--print-kernel-base function"), std::string::npos) << seen();
+}
+
+TEST_F(FakeNcu, ACrashAfterTheVersionsRowFailsWithThatRowsReason) {
+  // the run's row journal (the CSV's .partial) holds the row written before the crash
+  const common::ProfileOutcome got = profile("crashlate");
+  EXPECT_EQ(got.verdict.status, common::Status::fail);
+  EXPECT_EQ(got.verdict.detail, "the profiled run failed: element 7 differs");
 }
 
 TEST_F(FakeNcu, ACrashFailsWithWhatItPrinted) {
