@@ -2,9 +2,12 @@
 // GPU, from its limits, by CUDA's own occupancy calculator (a header of host code: it runs without
 // a GPU, so the table for GPUs nobody here has is computed, and tested, on the CI machine).
 #include <cuda_occupancy.h>
+#include <cuda_runtime_api.h>  // CUDART_VERSION
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "common/bench.hpp"
 #include "ndt_graph/graph_study.hpp"
@@ -72,10 +75,14 @@ Residency resident_blocks(const GpuLimits& gpu, const KernelResources& kernel, i
                                 std::to_string(static_cast<int>(e)) + ")");
   Residency r;
   r.blocks_per_sm = result.activeBlocksPerMultiprocessor;
-  const std::pair<unsigned, const char*> factors[] = {
-      {OCC_LIMIT_REGISTERS, "registers"}, {OCC_LIMIT_SHARED_MEMORY, "shared memory"},
-      {OCC_LIMIT_WARPS, "warps"},         {OCC_LIMIT_BLOCKS, "blocks"},
-      {OCC_LIMIT_BARRIERS, "barriers"},   {OCC_LIMIT_VIRTUAL_RESOURCES, "virtual resources"}};
+  std::vector<std::pair<unsigned, const char*>> factors = {{OCC_LIMIT_REGISTERS, "registers"},
+                                                           {OCC_LIMIT_SHARED_MEMORY, "shared memory"},
+                                                           {OCC_LIMIT_WARPS, "warps"},
+                                                           {OCC_LIMIT_BLOCKS, "blocks"},
+                                                           {OCC_LIMIT_BARRIERS, "barriers"}};
+#if CUDART_VERSION >= 13000  // CUDA 13's calculator also names this limit; CUDA 12.4's has no such bit
+  factors.push_back({OCC_LIMIT_VIRTUAL_RESOURCES, "virtual resources"});
+#endif
   for (const auto& [bit, name] : factors)
     if (result.limitingFactors & bit) r.limited_by += (r.limited_by.empty() ? "" : ", ") + std::string(name);
   return r;
