@@ -51,6 +51,9 @@ EXCLUDE_FILES = {
     # warp): a solution, and no exercise of its own (check_handout's signatures found it)
     "stream_compaction/src/multi_gpu_sort.cu",
     "stream_compaction/app/multi_gpu_sort.cpp",
+    # --graph-study builds v4's graph itself (its launches, the flag copy, the launch loop): the
+    # v4_graph_batch exercise restated; the handout builds graph_builds_missing.cpp instead
+    "ndt_graph/src/graph_builds.cu",
 }
 # The sections of the one README outline (problem, versions, results, plots, questions, ...) a
 # student's README keeps.

@@ -93,6 +93,12 @@ double one_thread_solve_us(const double (&hessian)[6][6], const double (&gradien
 // the problem loaded last, built and changed every way the study times. Each call returns its own
 // host time in ms; build_* leave a graph staged, instantiate() turns the staged graph into the live
 // one, the update_* calls change the live one to the problem loaded since.
+// Whether this build holds v4's graph for the study (src/graph_builds.cu): a handout does not (it
+// restates an exercise), and there the study's graph-build rows are skipped, saying why.
+bool graph_builds_available();
+constexpr const char* kGraphBuildsMissing =
+    "v4's graph, built and changed by the study, restates the v4_graph_batch exercise: not in the handout";
+
 class GraphBuilds {
  public:
   explicit GraphBuilds(int unrolled);
