@@ -294,7 +294,8 @@ class TempDir {
  public:
   TempDir() {
     const char* base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/course_profile_XXXXXX";
+    // mkdtemp replaces the template's last six characters, which must be 'X'
+    std::string templ = std::string(base && *base ? base : "/tmp") + "/course_profile_" + std::string(6, 'X');
     if (!mkdtemp(templ.data()))
       throw std::runtime_error("--profile: cannot make a temporary folder '" + templ + "': " + std::strerror(errno));
     path_ = templ;

@@ -344,6 +344,12 @@ def parallel_runs(job: Job, env: dict[str, str]) -> int:
     )
 
 
+def ran_own_kernels(cases: list) -> bool:
+    """Whether any of these graded cases launched a kernel of the student's own (the kernel record):
+    what memcheck and the profile look at; a version of library calls only has nothing of theirs."""
+    return any(k.owner == "own" for c in cases for k in c.kernels)
+
+
 def memcheck_versions(
     job: Job,
     prep: Prepared,
@@ -366,7 +372,7 @@ def memcheck_versions(
     for rule in job.rules:
         g = by_key.get(rule.key)
         small = memcheck.small_args(rule.cases[0].args)
-        if g is None or small is None or not any(k.owner == "own" for c in g.cases[:1] for k in c.kernels):
+        if g is None or small is None or not ran_own_kernels(g.cases[:1]):
             continue
         groups.setdefault((rule.driver, tuple(small)), []).append(rule)
     attempt = 0  # each instrumented run's own name
@@ -475,7 +481,7 @@ def profile_versions(
     groups: dict[str, list[VersionRule]] = {}
     for rule in job.rules:
         g = by_key.get(rule.key)
-        if g is not None and any(k.owner == "own" for c in g.cases for k in c.kernels):
+        if g is not None and ran_own_kernels(g.cases):
             groups.setdefault(rule.driver, []).append(rule)
     if not groups:
         return []

@@ -50,6 +50,13 @@ common::BenchOptions graph_api_bench(const Context& x) {
   return b;
 }
 
+// A study row of version v on case c (params "case=NAME" and `more`), of `kind`.
+ResultRow case_row(const Context& x, const Case& c, const Version& v, const std::string& kind,
+                   const std::string& more = "") {
+  return common::make_row("ndt_graph", v.name, v.idea, static_cast<std::int64_t>(c.source.size()),
+                          "case=" + c.name + more, x.env.device_label, common::role_name(v.role), kind);
+}
+
 // Prepares `runner` for case c as version v gets it, runs it once and checks the result (into
 // `res`): the row's verdict, and whether it passed (a version that fails its check is not timed).
 bool run_checked(const Case& c, const Version& v, Runner& runner, AlignResult& res, ResultRow& r) {
@@ -66,10 +73,8 @@ bool run_checked(const Case& c, const Version& v, Runner& runner, AlignResult& r
 // `baseline_ms` and `first_ms` (the count-1 graph of the same version): the speed-ups, where timed.
 ResultRow unroll_row(Context& x, const Case& c, const Version& v, int unrolled, double baseline_ms, double first_ms) {
   const bool baseline = unrolled == 0;
-  ResultRow r =
-      common::make_row("ndt_graph", v.name, v.idea, static_cast<std::int64_t>(c.source.size()),
-                       "case=" + c.name + (baseline ? std::string() : " unroll=" + std::to_string(unrolled)),
-                       x.env.device_label, common::role_name(v.role), baseline ? "unroll_baseline" : "unroll");
+  ResultRow r = case_row(x, c, v, baseline ? "unroll_baseline" : "unroll",
+                         baseline ? std::string() : " unroll=" + std::to_string(unrolled));
   common::run_guarded(
       r, true,
       [&] {
@@ -310,8 +315,7 @@ std::vector<SplitSummary> kernel_split_rows(Context& x, const Case& c, common::R
   std::vector<SplitSummary> full;
   for (const auto& v : versions()) {
     if (!v.needs_gpu || !v.make || v.batched) continue;
-    ResultRow r = common::make_row("ndt_graph", v.name, v.idea, static_cast<std::int64_t>(c.source.size()),
-                                   "case=" + c.name, x.env.device_label, common::role_name(v.role), "kernel_split");
+    ResultRow r = case_row(x, c, v, "kernel_split");
     SplitSummary s;
     common::run_guarded(
         r, true,
@@ -566,8 +570,7 @@ void large_cloud_rows(Context& x, common::RowList& rows) {
   big.reference = align_cpu(big.map, big.source, big.params, big.guess);
   for (const auto& v : versions()) {
     if (!v.make || !(v.needs.cooperative || v.make_unrolled)) continue;
-    ResultRow r = common::make_row("ndt_graph", v.name, v.idea, static_cast<std::int64_t>(big.source.size()),
-                                   "case=" + big.name, x.env.device_label, common::role_name(v.role), "coop_case");
+    ResultRow r = case_row(x, big, v, "coop_case");
     common::run_guarded(
         r, true,
         [&] {

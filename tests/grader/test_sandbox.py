@@ -62,6 +62,22 @@ def test_a_step_sees_nothing_of_the_grader_but_what_it_is_given(tmp_path):
     assert "No such file" in p.stdout or "cannot access" in p.stdout
 
 
+def sandboxed_run(driver, tmp_path):
+    """A case of `driver` (a fake driver script) as the grader runs it, in the sandbox."""
+    return runner_run.RunSpec(
+        driver=str(driver),
+        version="v",
+        args=[],
+        workdir=str(tmp_path / "runs"),
+        name="x.v.0",
+        time_limit_s=20,
+        memory_limit_gb=4,
+        output_limit_kb=64,
+        env=dict(os.environ),
+        sandbox=BOX,
+    )
+
+
 def test_a_gpu_step_has_a_private_writable_dev_shm(tmp_path):
     # ncu shares memory with the program it profiles there: a dropped uid must be able to write it,
     # and nothing written there outlives the step or reaches the next one
@@ -183,18 +199,7 @@ def test_a_driver_run_is_sandboxed_end_to_end(tmp_path, monkeypatch):
         "echo 'x,version,v,version,idea,5,,1,1,1,0,1,,,,,,,,,,pass,,cpu,13.0,abc' >> \"$out\"\n"
     )
     driver.chmod(driver.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    spec = runner_run.RunSpec(
-        driver=str(driver),
-        version="v",
-        args=[],
-        workdir=str(tmp_path / "runs"),
-        name="x.v.0",
-        time_limit_s=20,
-        memory_limit_gb=4,
-        output_limit_kb=64,
-        env=dict(os.environ),
-        sandbox=BOX,
-    )
+    spec = sandboxed_run(driver, tmp_path)
     raw = runner_run.execute(spec)
     with open(raw.log) as fh:
         log = fh.read()
@@ -295,18 +300,7 @@ def test_a_link_planted_at_the_log_path_is_not_followed(tmp_path):
     driver = tmp_path / "driver.sh"
     driver.write_text(f"#!/bin/sh\nln -sf {victim} x.v.0.log\necho 'ssh-ed25519 AAAA student'\n")
     driver.chmod(0o755)
-    spec = runner_run.RunSpec(
-        driver=str(driver),
-        version="v",
-        args=[],
-        workdir=str(tmp_path / "runs"),
-        name="x.v.0",
-        time_limit_s=20,
-        memory_limit_gb=4,
-        output_limit_kb=64,
-        env=dict(os.environ),
-        sandbox=BOX,
-    )
+    spec = sandboxed_run(driver, tmp_path)
     raw = runner_run.execute(spec)
     assert victim.read_text() == "the grader's file\n"
     assert not os.path.islink(raw.log)

@@ -175,7 +175,8 @@ TEST(GraphStudyGpu, TheCalculatorReproducesTheRuntimesOccupancyOnThisGpu) {
 
 TEST(GraphStudyGpu, TheExplicitGraphAndEveryUpdateAlignAsTheReference) {
   REQUIRE_GPU();
-  if (!graph_builds_available()) GTEST_SKIP() << kGraphBuildsMissing;  // a handout
+  if (!graph_builds_available())
+    GTEST_SKIP() << "no src/graph_builds.cu in this build (a handout leaves it out): " << kGraphBuildsMissing;
   const StudyPair p = study_pair();
   const Problem whole = problem(p, p.source), other = problem(p, p.thinned);
   const AlignResult ref_whole = align_cpu(p.map, p.source, NdtParams{}, p.guess);
@@ -210,7 +211,8 @@ TEST(GraphStudyGpu, TheExplicitGraphAndEveryUpdateAlignAsTheReference) {
 
 TEST(GraphStudyGpu, AGraphLeftPointingAtTheOtherScanIsCaught) {
   REQUIRE_GPU();
-  if (!graph_builds_available()) GTEST_SKIP() << kGraphBuildsMissing;  // a handout
+  if (!graph_builds_available())
+    GTEST_SKIP() << "no src/graph_builds.cu in this build (a handout leaves it out): " << kGraphBuildsMissing;
   const StudyPair p = study_pair();
   GraphBuilds g(kGraphBatchUnrolled);
   g.load(problem(p, p.source));
@@ -225,7 +227,8 @@ TEST(GraphStudyGpu, AGraphLeftPointingAtTheOtherScanIsCaught) {
 
 TEST(GraphStudyGpu, MisuseIsALogicError) {
   REQUIRE_GPU();
-  if (!graph_builds_available()) GTEST_SKIP() << kGraphBuildsMissing;  // a handout
+  if (!graph_builds_available())
+    GTEST_SKIP() << "no src/graph_builds.cu in this build (a handout leaves it out): " << kGraphBuildsMissing;
   EXPECT_THROW(GraphBuilds(0), std::invalid_argument);
   GraphBuilds g(2);
   EXPECT_THROW(g.capture(), std::logic_error);  // nothing loaded
