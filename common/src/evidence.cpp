@@ -69,10 +69,23 @@ std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t h) {
   return h;
 }
 
+std::uint64_t digest(const void* data, std::size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  std::uint64_t h = 0xcbf29ce484222325ull ^ bytes;
+  std::size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {  // a word a multiply: fnv1a's byte loop took 0.35 s for 256 MiB
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;  // the high bits of a product reach the low ones, which the next word's xor meets
+  }
+  return fnv1a(p + i, bytes - i, h);
+}
+
 void exact(const std::string& version, const std::string& key, const void* data, std::size_t bytes) {
   if (!enabled()) return;
   char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(data, bytes)));
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(digest(data, bytes)));
   emit(head("exact", version, key) + "\t" + std::to_string(bytes) + "\t" + hex);
 }
 

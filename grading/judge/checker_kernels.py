@@ -14,6 +14,8 @@ the version "not its own work"."""
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import os
 import re
 import subprocess
@@ -358,3 +360,94 @@ def symbol_owners(plan: Plan, libraries: Sequence[str]) -> dict[str, tuple[str, 
             if kind == "T" and s.startswith("_Z") and "__device_stub__" not in s:
                 out.setdefault(s, (src, lib))
     return out
+
+
+# A process that runs several versions (runner_case.run_group): the recorder, given
+# COURSE_KERNEL_RANGES=1, also lists the NVTX ranges the process pushed and every kernel's GPU
+# interval. Each kernel belongs to the version whose range (on the one thread that pushes version
+# ranges) holds its start; a kernel in none is the harness's between versions. The grader trusts
+# that split only where the process's ranges are exactly the reference's (the same version ranges,
+# in the same order, at the same depth, on one thread) and its kernels between versions are kernels
+# the reference also ran there; anything else, and the versions run one process each again.
+@dataclass
+class RangeRecord:
+    pushes: list[tuple[int, int, str]]  # (thread, depth, name) of every version range, in push order
+    per_version: dict[str, list[tuple[str, int, int]]]  # version -> [(mangled, launches, ns)]
+    outside: list[tuple[str, int, int]]  # kernels in no version's range
+    problem: str  # "" when the split can be trusted as far as the record alone tells
+
+
+def _parse_ranges(lines: list[str]) -> tuple[list, dict[int, str], list, str]:
+    """The R, N and K lines of a record: (ranges, kernel names by index, intervals, problem)."""
+    ranges, names, intervals = [], {}, []
+    for line in lines:
+        if line.startswith("# over the cap"):
+            return [], {}, [], "the record is over the recorder's cap"
+        parts = line.split("\t")
+        try:
+            if parts[0] == "R" and len(parts) >= 6:
+                ranges.append((int(parts[1]), int(parts[2]), int(parts[3]), int(parts[4]), "\t".join(parts[5:])))
+            elif parts[0] == "N" and len(parts) >= 3:
+                names[int(parts[1])] = "\t".join(parts[2:])
+            elif parts[0] == "K" and len(parts) == 4:
+                intervals.append((int(parts[1]), int(parts[2]), int(parts[3])))
+        except ValueError:
+            return [], {}, [], "a malformed line in the record"
+    if any(idx not in names for _, _, idx in intervals):
+        return [], {}, [], "a kernel interval names no kernel"
+    return ranges, names, intervals, ""
+
+
+def _range_problem(mine: list[tuple[int, int, int, int, str]]) -> str:
+    """What makes a process's version ranges unusable for attribution ("" when nothing does)."""
+    if not mine:
+        return "no version ranges in the record (was it made with COURSE_KERNEL_RANGES?)"
+    if len({r[0] for r in mine}) != 1:
+        return "version ranges on more than one thread"
+    if any(pop == 0 or pop < push for _, _, push, pop, _ in mine):
+        return "a version range never closed"
+    spans = sorted((push, pop) for _, _, push, pop, _ in mine)
+    if any(spans[i + 1][0] < spans[i][1] for i in range(len(spans) - 1)):
+        return "a version range inside another"
+    return ""
+
+
+def split_by_version(path: str, versions: Collection[str]) -> RangeRecord:
+    """The recorder's ranges and intervals of a process that ran `versions`, split by version."""
+    empty = RangeRecord([], {v: [] for v in versions}, [], "")
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").split("\n")
+    except OSError:
+        return dataclasses.replace(empty, problem="no kernel record")
+    ranges, names, intervals, problem = _parse_ranges(lines)
+    if problem:
+        return dataclasses.replace(empty, problem=problem)
+    mine = [r for r in ranges if r[4] in set(versions)]
+    spans = sorted((push, pop, name) for _, _, push, pop, name in mine)
+    starts = [sp[0] for sp in spans]
+    per: dict[str, dict[str, list[int]]] = {v: {} for v in versions}
+    out: dict[str, list[int]] = {}
+    for start, end, idx in intervals:
+        i = bisect.bisect_right(starts, start) - 1
+        into = per[spans[i][2]] if i >= 0 and start <= spans[i][1] else out
+        tot = into.setdefault(names[idx], [0, 0])
+        tot[0] += 1
+        tot[1] += max(0, end - start)
+
+    def entries(d: dict[str, list[int]]) -> list[tuple[str, int, int]]:
+        return [(n, c, ns) for n, (c, ns) in sorted(d.items())]
+
+    pushes = [(t, d, name) for t, d, _, _, name in mine]
+    return RangeRecord(pushes, {v: entries(d) for v, d in per.items()}, entries(out), _range_problem(mine))
+
+
+def write_log(path: str, entries: list[tuple[str, int, int]], origin: str) -> None:
+    """A kernel record in the recorder's format (read_log_entries) for one version's share of a
+    process that ran several, written by the grader after the process is gone (never following a
+    link the run left there)."""
+    from .runner_run import open_fresh
+
+    with open_fresh(path) as fh:
+        fh.write(f"# course kernel record ({origin}): launches, total ns, mangled name\n".encode())
+        for name, launches, ns in entries:
+            fh.write(f"{launches}\t{ns}\t{name}\n".encode())

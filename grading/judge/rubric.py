@@ -103,6 +103,10 @@ class Rubric:
     # run after the graded cases, at most profile_timeout_s a version
     profile: bool = True
     profile_timeout_s: float = 120.0
+    # the timed cases of a driver's versions with the same arguments in one process, each kernel
+    # attributed by the version's NVTX range (runner_case.run_group); a version whose share is not
+    # wholly clean runs alone again
+    group_timed: bool = True
 
     def select(self, subprojects: list[str] | None = None, versions: list[str] | None = None) -> list[VersionRule]:
         out = []
@@ -215,6 +219,7 @@ def load(path: str, secret: str | None = None) -> Rubric:
     )
     rub.untimed_reps, rub.untimed_parallel = _untimed(path, g)
     rub.profile, rub.profile_timeout_s = _profile(path, g)
+    rub.group_timed = _flag(path, g, "group_timed", True)
     if rub.memcheck not in ("off", "warning", "points") or not 0 <= rub.memcheck_cost <= 1:
         raise RubricError(f"{path}: [grading] memcheck must be off, warning or points, memcheck_cost in [0, 1]")
     containers = g.get("containers", DEFAULT_CONTAINERS)
@@ -240,11 +245,17 @@ def _untimed(path: str, g: dict[str, Any]) -> tuple[int | None, int]:
     return g.get("untimed_reps"), g.get("untimed_parallel", 1)
 
 
+def _flag(path: str, g: dict[str, Any], key: str, default: bool) -> bool:
+    """A true-or-false setting of [grading], checked."""
+    v = g.get(key, default)
+    if not isinstance(v, bool):
+        raise RubricError(f"{path}: [grading] {key} = {v!r}: true or false")
+    return v
+
+
 def _profile(path: str, g: dict[str, Any]) -> tuple[bool, float]:
     """[grading] profile (true or false) and profile_timeout_s (seconds a version, 10 to 3600), checked."""
-    on, limit = g.get("profile", True), g.get("profile_timeout_s", 120)
-    if not isinstance(on, bool):
-        raise RubricError(f"{path}: [grading] profile = {on!r}: true or false")
+    on, limit = _flag(path, g, "profile", True), g.get("profile_timeout_s", 120)
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 10 <= limit <= 3600:
         raise RubricError(f"{path}: [grading] profile_timeout_s = {limit!r}: seconds from 10 to 3600")
     return on, float(limit)

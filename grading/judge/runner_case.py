@@ -7,6 +7,7 @@ that case only (checker_tests). At most MAX_TIMEOUTS of a case's processes may t
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -252,3 +253,113 @@ def summarize(cr: CaseResult) -> None:
     about = f" ({t.what})" if t.what else ""
     word = "" if t.status is Status.INCORRECT else f"{t.status.value}: "  # a row's detail says what differs
     cr.detail = f"{len(bad)} of {len(ts)} cases failed; {t.name}{about}: {word}{t.detail}"
+
+
+@dataclass
+class GroupRun:
+    """What one process of several versions gave: the cases of the versions whose share of it
+    stands, the record of its ranges (for a reference's record: what a student's must equal) and,
+    where nothing of it stands, why."""
+
+    cases: dict[str, CaseRun] = field(default_factory=dict)
+    pushes: list = field(default_factory=list)
+    outside: list = field(default_factory=list)
+    problem: str = ""
+    seconds: float = 0.0
+
+
+def run_group(
+    specs: dict[str, run.RunSpec],
+    case: Case,
+    rubric: Rubric | None,
+    expected: dict[str, list[str] | None],
+    name: str,
+    ref_group: dict | None = None,
+) -> GroupRun:
+    """The same case of several versions in one process (their specs differ in the version only),
+    each kernel attributed to the version whose NVTX range held it (checker_kernels.split_by_version).
+    A version's share stands only where the process ended by itself, its record is whole, its ranges
+    are the reference's (`ref_group`: the reference's own group record; None when this is the
+    reference's run) and every test of the version passed: a failing, crashed or doubtful version
+    runs alone again (run_case), so a grade that costs points always comes from a process of its own."""
+    versions = list(specs)
+    base = specs[versions[0]]
+    out = GroupRun()
+    if not base.recorder or len(versions) < 2:
+        out.problem = "no kernel recorder" if not base.recorder else "one version"
+        return out
+    step = dataclasses.replace(
+        base,
+        version=",".join(versions),
+        name=name,
+        time_limit_s=sum(s.time_limit_s for s in specs.values()),
+        ranges=True,
+    )
+    raw = run.execute(step)
+    out.seconds = raw.seconds
+    ended = ended_early(raw, step)
+    if ended is not None:
+        out.problem = f"the process ended early ({ended[0].value}: {ended[1]})"
+        return out
+    if kernels.read_log(raw.kernel_log) is None:
+        out.problem = "no kernel record"
+        return out
+    rec = kernels.split_by_version(raw.kernel_log, versions)
+    out.pushes = [list(p) for p in rec.pushes]
+    out.outside = sorted({kernels.stable_name(k) for k, _, _ in rec.outside})
+    if rec.problem:
+        out.problem = rec.problem
+        return out
+    if ref_group is not None:
+        theirs = [tuple(p) for p in ref_group.get("pushes", []) if p[2] in specs]
+        if theirs != [tuple(p) for p in rec.pushes]:
+            out.problem = "its version ranges are not the reference's"
+            return out
+        extra = sorted(set(out.outside) - set(ref_group.get("outside", [])))
+        if extra:
+            out.problem = f"kernels between versions the reference did not run there: {', '.join(extra[:3])}"
+            return out
+    share = round(raw.seconds / len(versions), 2)
+    for v in versions:
+        got = _share(raw, step, v, case, rubric, expected.get(v), rec.per_version[v], share)
+        if got is not None:
+            out.cases[v] = got
+    return out
+
+
+def _share(
+    raw: run.RawRun,
+    step: run.RunSpec,
+    v: str,
+    case: Case,
+    rubric: Rubric | None,
+    want: list[str] | None,
+    entries: list[tuple[str, int, int]],
+    share: float,
+) -> CaseRun | None:
+    """Version v's case from a process of several (run_group): None unless every test of it passed,
+    the reference's tests among them. Its kernel record is its share of the process's."""
+    got = tests.tests_of(raw.rows, v, rubric)
+    if not got or any(t.status is not Status.CORRECT for t in got.values()) or tests.not_run(raw.rows, v):
+        return None
+    if want is not None and not set(want) <= set(got):
+        return None
+    klog = os.path.join(step.workdir, f"{step.name}.{v}.kernels.tsv")
+    try:
+        kernels.write_log(klog, entries, f"version {v} of a process of {step.version.count(',') + 1}")
+    except OSError:
+        return None
+    res = run.judge(raw, v, case, dataclasses.replace(step, version=v))
+    res.command = " ".join(
+        [os.path.basename(step.driver), "--version", step.version] + list(step.args) + run.GRADED_RUN_FLAGS
+    )
+    res.runs, res.seconds = 1, share
+    res.tests = _assemble(dict(got), {}, want, None, rubric)
+    _case_status(res, res, res)
+    mine = "".join(line + "\n" for line in raw.evidence.split("\n") if line.split("\t")[2:3] == [v])
+    return CaseRun(
+        result=res,
+        rows=[r for r in raw.rows if r.get("version") == v or r.get("kind") == "meta"],
+        evidence=[(mine, raw.evidence_overflow)],
+        kernel_logs=[klog],
+    )

@@ -49,6 +49,9 @@ class RunSpec:
     # a graded run: --fresh-inputs, the evidence pipe, its rows read. False: a run for information
     # only (--profile), whose CSV its caller reads with its own limits (checker_profile)
     graded: bool = True
+    # a process that runs several versions (runner_case.run_group): the recorder also lists the NVTX
+    # ranges and every kernel's interval, so each kernel goes to the version whose range held it
+    ranges: bool = False
 
 
 @dataclass
@@ -136,6 +139,8 @@ def sandboxed(spec: RunSpec, driver_cmd: list[str], klog: str, nonce: str = "") 
     extra = {}
     if spec.recorder:
         extra.update(CUDA_INJECTION64_PATH=spec.recorder, COURSE_KERNEL_LOG=klog, COURSE_KERNEL_NONCE=nonce)
+        if spec.ranges:  # NVTX's calls reach CUPTI through the recorder (kernel_recorder.cpp)
+            extra.update(COURSE_KERNEL_RANGES="1", NVTX_INJECTION64_PATH=spec.recorder)
     data = spec.env.get("COURSE_DATA_DIR", "")
     ro = [spec.driver] + ([spec.recorder] if spec.recorder else []) + list(spec.read_only) + spec.wrapper[:1]
     if data and os.path.isdir(data):
@@ -177,6 +182,8 @@ DRIVER_CONTROL = (
     "CUDA_INJECTION64_PATH",
     "COURSE_KERNEL_LOG",
     "COURSE_KERNEL_NONCE",
+    "COURSE_KERNEL_RANGES",
+    "NVTX_INJECTION64_PATH",
     "LD_PRELOAD",
 )
 

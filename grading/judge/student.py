@@ -234,14 +234,17 @@ def run_version(
     only: list[int] | None = None,
     prior: list[CaseResult] | None = None,
     sharing: int = 1,
+    premade: dict[int, runner_case.CaseRun] | None = None,
 ) -> list[CaseResult]:
     """The cases of one version (visible first; a hidden case once some visible test passed), each
     a list of tests (runner_case). With a `reference`, a test its run calls correct is correct only
     when the run's evidence of it matches the reference's (checker_evidence); `evidence_out`
     collects the reference's own. `only`: the indices of the cases to run now (all by default);
-    `prior`: what the version's other cases gave (a hidden case needs a passed visible test)."""
+    `prior`: what the version's other cases gave (a hidden case needs a passed visible test).
+    `premade`: cases already run in a process of several versions (runner_case.run_group); such a
+    case stands only where it is wholly clean (every test correct, every kernel allowed, its time
+    its own), else it runs again in a process of its own and that run is graded."""
     ref_cases = (reference or {}).get("cases", {})
-    harness = set((reference or {}).get("kernels", [])) if reference else None
     results: list[CaseResult] = []
     for i, case in enumerate(rule.cases):
         if only is not None and i not in only:
@@ -251,59 +254,108 @@ def run_version(
             break
         ref = ref_cases.get(case.name)
         spec = case_spec(job, rule, drivers, workdir, env, i, ref, sharing)
+        pre, recorded = (premade or {}).get(i), bool(spec.recorder)
+        if pre is not None:
+            kept: dict[str, dict[str, list[str]]] = {}
+            cr = _graded_case(job, rule, pre, case, ref, reference, own_files, index, kept, meta_out, recorded)
+            if _clean(cr):
+                if evidence_out is not None:
+                    evidence_out.update(kept)
+                results.append(cr)
+                continue
         done = runner_case.run_case(spec, case, job.rubric, ref.get("tests") if ref else None)
-        cr = done.result
-        if meta_out is not None and not meta_out:
-            meta_out.update(measured_ceilings(done.rows))
-        out_of_process_check(cr, done.evidence, rule.version, ref, evidence_out)
-        timed = run.timed_row(done.rows, rule.version, rule) if not case.hidden else None  # a hidden size stays hidden
-        sizes = checks.size_list(case.args)
-        largest = max((v for v in map(checks.size_value, sizes[1]) if v is not None), default=None) if sizes else None
-        if timed is not None and largest is not None and checks.row_n(checks.label(timed)) != largest:
-            timed = None  # a time only at the case's timed (largest) size: a smaller one compares with nothing
-        if timed is not None and any(t.name == checks.label(timed) and t.status is Status.CORRECT for t in cr.tests):
-            cr.timed_ms, cr.timed_case = float(timed["median_ms"]), run.case_label(timed)
-        passed = cr.status is Status.CORRECT or any(t.status is Status.CORRECT for t in cr.tests)
-        if spec.recorder and passed:  # what ran, wherever some test earns points
-            log = merged_kernel_log(done.kernel_logs)
-            if log is None and gpu_rows(done.rows, rule.version):
-                cr.status, cr.detail = Status.HARNESS_ERROR, "the kernel recorder left no record of this run"
-            elif log:
-                cr.kernels = kernels.classify(
-                    log,
-                    rule,
-                    own_files if own_files is not None else job.own_files(rule),
-                    job.exercise_files,
-                    index,
-                    job.rubric.libraries,
-                    harness,
-                    job.region_kernels,
-                )
-                cr.kernel_symbols = [k for k, _ in log]
-                host_work(cr, ref, done.rows, rule.version)
-                forged_time(cr, done.kernel_logs, case, sizes)
-        results.append(cr)
+        results.append(
+            _graded_case(job, rule, done, case, ref, reference, own_files, index, evidence_out, meta_out, recorded)
+        )
     return results
+
+
+def _clean(cr: CaseResult) -> bool:
+    """Whether a case run beside other versions stands as it is: nothing in it costs a point."""
+    return (
+        cr.status is Status.CORRECT
+        and all(t.status is Status.CORRECT for t in cr.tests)
+        and all(k.allowed for k in cr.kernels)
+        and not cr.untimed
+    )
+
+
+def _graded_case(
+    job: Job,
+    rule: VersionRule,
+    done: runner_case.CaseRun,
+    case: Case,
+    ref: dict[str, Any] | None,
+    reference: dict[str, Any] | None,
+    own_files: set[str] | None,
+    index: dict[str, set[str]],
+    evidence_out: dict[str, dict[str, list[str]]] | None,
+    meta_out: dict[str, str] | None,
+    recorded: bool,
+) -> CaseResult:
+    """A case's result from its processes: the evidence checked outside the run, its timed row, and
+    what ran (checker_kernels) wherever some test earns points."""
+    harness = set((reference or {}).get("kernels", [])) if reference else None
+    cr = done.result
+    if meta_out is not None and not meta_out:
+        meta_out.update(measured_ceilings(done.rows))
+    out_of_process_check(cr, done.evidence, rule.version, ref, evidence_out)
+    timed = run.timed_row(done.rows, rule.version, rule) if not case.hidden else None  # a hidden size stays hidden
+    sizes = checks.size_list(case.args)
+    largest = max((v for v in map(checks.size_value, sizes[1]) if v is not None), default=None) if sizes else None
+    if timed is not None and largest is not None and checks.row_n(checks.label(timed)) != largest:
+        timed = None  # a time only at the case's timed (largest) size: a smaller one compares with nothing
+    if timed is not None and any(t.name == checks.label(timed) and t.status is Status.CORRECT for t in cr.tests):
+        cr.timed_ms, cr.timed_case = float(timed["median_ms"]), run.case_label(timed)
+    passed = cr.status is Status.CORRECT or any(t.status is Status.CORRECT for t in cr.tests)
+    if recorded and passed:  # what ran, wherever some test earns points
+        log = merged_kernel_log(done.kernel_logs)
+        if log is None and gpu_rows(done.rows, rule.version):
+            cr.status, cr.detail = Status.HARNESS_ERROR, "the kernel recorder left no record of this run"
+        elif log:
+            cr.kernels = kernels.classify(
+                log,
+                rule,
+                own_files if own_files is not None else job.own_files(rule),
+                job.exercise_files,
+                index,
+                job.rubric.libraries,
+                harness,
+                job.region_kernels,
+            )
+            cr.kernel_symbols = [k for k, _ in log]
+            host_work(cr, ref, done.rows, rule.version)
+            forged_time(cr, done.kernel_logs, case, sizes)
+    return cr
 
 
 def run_all_versions(
     job: Job,
     rules: list[VersionRule],
     env: dict[str, str],
-    run_one: Callable[[VersionRule, list[int], list[CaseResult], int], list[CaseResult]],
+    run_one: Callable[..., list[CaseResult]],
+    run_group: Callable[[list[VersionRule], int], dict[str, runner_case.CaseRun]] | None = None,
 ) -> dict[str, list[CaseResult]]:
     """Every rule's cases, in two stages: first each speed version's timed case (rubric.timed_for_points),
     alone on the slot's GPU and one after another, as the reference's were timed; then every other
     case (the checks: edge inputs, hidden cases, the versions without speed points), up to
     `parallel_runs` at once, since nothing is timed in them; a check that fails there runs again
     alone, and that run stands. `run_one(rule, indices, prior, sharing)` runs those cases of a rule,
-    `sharing` runs at once (1: alone). Returns each rule's cases in the rubric's order."""
+    `sharing` runs at once (1: alone). `run_group(rules, i)`, where given, runs case i of several
+    rules in one process first (runner_case.run_group: the timed cases of a driver's versions with
+    the same arguments), and what of it stands is handed to `run_one` as `premade`. Returns each
+    rule's cases in the rubric's order."""
     first: dict[str, list[CaseResult]] = {}
     rest: dict[str, list[int]] = {}
+    timed_of: dict[str, list[int]] = {}
     for rule in rules:
-        timed = [i for i, c in enumerate(rule.cases) if rubric_mod.timed_for_points(rule, c)]
-        rest[rule.key] = [i for i in range(len(rule.cases)) if i not in timed]
-        first[rule.key] = run_one(rule, timed, [], 1) if timed else []
+        timed_of[rule.key] = [i for i, c in enumerate(rule.cases) if rubric_mod.timed_for_points(rule, c)]
+        rest[rule.key] = [i for i in range(len(rule.cases)) if i not in timed_of[rule.key]]
+    premade = _run_groups(rules, timed_of, run_group) if run_group is not None else {}
+    for rule in rules:
+        timed = timed_of[rule.key]
+        given = {"premade": premade[rule.key]} if rule.key in premade else {}  # run_one's default otherwise
+        first[rule.key] = run_one(rule, timed, [], 1, **given) if timed else []
     later: dict[str, list[CaseResult]] = {}
     width = parallel_runs(job, env)
     todo = [r for r in rules if rest[r.key]]
@@ -325,6 +377,80 @@ def run_all_versions(
         order = {c.name: i for i, c in enumerate(rule.cases)}
         out[rule.key] = sorted(first[rule.key] + later.get(rule.key, []), key=lambda c: order.get(c.name, 0))
     return out
+
+
+def _run_groups(
+    rules: list[VersionRule],
+    timed_of: dict[str, list[int]],
+    run_group: Callable[[list[VersionRule], int], dict[str, runner_case.CaseRun]],
+) -> dict[str, dict[int, runner_case.CaseRun]]:
+    """Each group's timed case in one process: what stands of it, by rule and case index."""
+    premade: dict[str, dict[int, runner_case.CaseRun]] = {}
+    for group in timed_groups(rules, timed_of):
+        i = timed_of[group[0].key][0]
+        for key, cr in run_group(group, i).items():
+            premade.setdefault(key, {})[i] = cr
+    return premade
+
+
+def timed_groups(rules: list[VersionRule], timed_of: dict[str, list[int]]) -> list[list[VersionRule]]:
+    """The versions whose timed case can run in one process: one timed case each, the same driver and
+    arguments, at least two of them, in the rubric's order."""
+    groups: dict[tuple, list[VersionRule]] = {}
+    for rule in rules:
+        if len(timed_of.get(rule.key, [])) != 1:
+            continue
+        case = rule.cases[timed_of[rule.key][0]]
+        groups.setdefault((rule.driver, tuple(case.args), case.name), []).append(rule)
+    return [g for g in groups.values() if len(g) >= 2]
+
+
+def group_key(rules: list[VersionRule], i: int) -> str:
+    """The reference record's name for a group: its driver, case and arguments (not its versions: a
+    student's group is the reference's less the versions that do not run)."""
+    case = rules[0].cases[i]
+    return "\t".join([rules[0].driver, case.name] + list(case.args))
+
+
+def group_runner(
+    job: Job,
+    drivers: dict[str, str],
+    workdir: str,
+    env: Callable[[], dict[str, str]],
+    reference: dict[str, Any] | None,
+    record: dict[str, Any] | None = None,
+    progress: Callable[[str], None] = print,
+) -> Callable[[list[VersionRule], int], dict[str, runner_case.CaseRun]]:
+    """run_all_versions's `run_group`: for the reference (`reference` None) its groups' ranges go to
+    `record` (what a student's must equal); for a student, the reference's record is the check.
+    `env()`: the runs' environment at the time of the group's run."""
+
+    def run_group(rules: list[VersionRule], i: int) -> dict[str, runner_case.CaseRun]:
+        key = group_key(rules, i)
+        ref_group = None
+        if reference is not None:
+            ref_group = reference.get("groups", {}).get(key)
+            if ref_group is None:
+                return {}  # the reference's versions ran one process each: so do the student's
+        specs, expected = {}, {}
+        for rule in rules:
+            ref = (reference or {}).get("versions", {}).get(rule.key, {}).get("cases", {}).get(rule.cases[i].name)
+            specs[rule.version] = case_spec(job, rule, drivers, workdir, env(), i, ref)
+            expected[rule.version] = ref.get("tests") if ref else None
+        name = f"{rules[0].subproject}.group.{i}"
+        got = runner_case.run_group(specs, rules[0].cases[i], job.rubric, expected, name, ref_group)
+        if record is not None and not got.problem and got.cases:
+            record[key] = {"pushes": got.pushes, "outside": got.outside, "seconds": got.seconds}
+        how = (
+            f"not used: {got.problem}"
+            if got.problem
+            else f"({got.seconds:.1f} s): {len(got.cases)} stand, the rest run alone"
+        )
+        if got.problem not in ("no kernel recorder", "one version"):  # a run without CUPTI groups nothing
+            progress(f"[grade] {rules[0].subproject}: {len(rules)} versions' timed case in one process {how}")
+        return {r.key: got.cases[r.version] for r in rules if r.version in got.cases}
+
+    return run_group
 
 
 def _failed(c: CaseResult) -> bool:
@@ -756,7 +882,9 @@ def reference_record(
     meta: dict[str, str] = {}  # the GPU's ceilings, measured by the first timed run, handed to the students' runs
     evs: dict[str, dict[str, dict[str, list[str]]]] = {r.key: {} for r in job.rules}
 
-    def one(rule: VersionRule, only: list[int], prior: list[CaseResult], sharing: int) -> list[CaseResult]:
+    def one(
+        rule: VersionRule, only: list[int], prior: list[CaseResult], sharing: int, premade: dict | None = None
+    ) -> list[CaseResult]:
         # the ceilings, measured by the first run (alone on the GPU where any version is timed),
         # handed to every later run as to the students' (run_version fills `meta` once)
         return run_version(
@@ -773,9 +901,22 @@ def reference_record(
             only=only,
             prior=prior,
             sharing=sharing,
+            premade=premade,
         )
 
-    ran = run_all_versions(job, job.rules, env, one)  # the students' cases run as these do
+    groups: dict[str, Any] = {}
+    grouped = group_runner(job, drivers, workdir, lambda: dict(env, **meta), None, groups, progress)
+
+    def group(rules: list[VersionRule], i: int) -> dict[str, runner_case.CaseRun]:
+        got = grouped(rules, i)
+        if not meta:  # the ceilings the group's process measured, for every later run
+            meta.update(next((c for c in (measured_ceilings(r.rows) for r in got.values()) if c), {}))
+        return got
+
+    ran = run_all_versions(job, job.rules, env, one, group if job.rubric.group_timed else None)  # as the students'
+    between: dict[str, set[str]] = {}  # by driver: the harness's kernels between versions of a group
+    for key, g in groups.items():
+        between.setdefault(key.split("\t", 1)[0], set()).update(g["outside"])
     for rule in job.rules:
         cases, ev = ran[rule.key], evs[rule.key]
         status = (
@@ -802,6 +943,7 @@ def reference_record(
                 if k.owner != "own" and kernels.qualified_name(k.name)[1] not in job.region_kernels
             }
         )
+        mangled = sorted(set(mangled) | between.get(rule.driver, set()))  # a process of its own runs them too
         rubric_problems = [
             f"{k.name}: {k.owner}"
             for c in cases
@@ -831,6 +973,7 @@ def reference_record(
         note = f"; no evidence from {', '.join(unchecked)}: checked in the run only" if unchecked else ""
         took = sum(c.seconds or 0 for c in cases)
         progress(f"[grade] reference {rule.key}: {status.value} ({took:.1f} s of runs){note}")
+    rec["groups"] = groups
     rec["ceilings"] = meta.get("COURSE_CEILINGS", "")
     integrity.cache_record(job.cache, record, json.dumps(rec, indent=1).encode("utf-8"))
     return rec
@@ -977,13 +1120,26 @@ def grade_prepared(
         env = dict(env, COURSE_CEILINGS=reference["ceilings"])
     graded, runnable = _runnable(job, prep, reference)
 
-    def one(rule: VersionRule, only: list[int], prior: list[CaseResult], sharing: int) -> list[CaseResult]:
+    def one(
+        rule: VersionRule, only: list[int], prior: list[CaseResult], sharing: int, premade: dict | None = None
+    ) -> list[CaseResult]:
         ref = reference["versions"][rule.key]
         return run_version(
-            job, rule, prep.build.drivers, prep.index, work, env, reference=ref, only=only, prior=prior, sharing=sharing
+            job,
+            rule,
+            prep.build.drivers,
+            prep.index,
+            work,
+            env,
+            reference=ref,
+            only=only,
+            prior=prior,
+            sharing=sharing,
+            premade=premade,
         )
 
-    ran = run_all_versions(job, runnable, env, one)
+    grouped = group_runner(job, prep.build.drivers, work, lambda: env, reference, None, lambda _: None)
+    ran = run_all_versions(job, runnable, env, one, grouped if job.rubric.group_timed else None)
     for rule in runnable:  # a second try of a speed point runs alone again
         ref, cases = reference["versions"][rule.key], ran[rule.key]
         g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))

@@ -33,12 +33,23 @@ TEST(Evidence, RecordsAreOneLineEachAndRepeatedKeysAreNumbered) {
   ::close(p[0]);
   char hash[17];
   std::snprintf(hash, sizeof hash, "%016llx",
-                static_cast<unsigned long long>(common::evidence::fnv1a(data, sizeof data)));
+                static_cast<unsigned long long>(common::evidence::digest(data, sizeof data)));
   EXPECT_EQ(text, std::string("E1\texact\tv1\tscan n=2\t8\t") + hash + "\n" + "E1\texact\tv1\tscan n=2#2\t8\t" + hash +
                       "\n" + "E1\tclose\tv1\tforces n=3\t0.01\t0.001\t1\t3\t1.5,-2,1e-09\n" +
                       "E1\tbits\tv1\tlabels\t0\t6\ta4\n");
   // FNV-1a of "a": the published test vector
   EXPECT_EQ(common::evidence::fnv1a("a", 1), 0xaf63dc4c8601ec8cull);
+  // the digest sees every byte: one bit changed anywhere (a word, the tail) or one byte more changes it
+  std::vector<unsigned char> bytes(1003);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(i * 7);
+  const std::uint64_t d = common::evidence::digest(bytes.data(), bytes.size());
+  for (std::size_t at : {std::size_t{0}, std::size_t{5}, std::size_t{512}, std::size_t{1000}, std::size_t{1002}}) {
+    bytes[at] ^= 1;
+    EXPECT_NE(common::evidence::digest(bytes.data(), bytes.size()), d) << "byte " << at;
+    bytes[at] ^= 1;
+  }
+  EXPECT_NE(common::evidence::digest(bytes.data(), bytes.size() - 1), d);
+  EXPECT_EQ(common::evidence::digest(bytes.data(), bytes.size()), d);
 }
 
 TEST(Evidence, ADescriptorNotOpenForWritingIsRefused) {

@@ -127,3 +127,28 @@ TEST(Checker, NamesTheCommonMistakes) {
   EXPECT_NE(dup.message.find("keys are lost or duplicated"), std::string::npos) << dup.message;
   EXPECT_TRUE(sc::check_output(sc::Op::Sort, 300, sorted.data(), 0, sorted.data(), 0).ok);
 }
+
+// The checker's threaded references (check.cpp) against the sequential ones of reference.cpp, at
+// sizes split over threads (from 2^18) and below, with negative keys and zeros, every chunk count.
+TEST(Checker, ThreadedReferencesEqualTheSequentialOnes) {
+  for (const std::int64_t n :
+       {std::int64_t{0}, std::int64_t{1}, std::int64_t{1000}, (std::int64_t{1} << 18) + 7, std::int64_t{700001}}) {
+    std::vector<int> in(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)));
+    std::uint64_t s = 12345 + static_cast<std::uint64_t>(n);
+    for (auto& x : in) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      x = static_cast<int>(s >> 32) % 7 == 0 ? 0 : static_cast<int>(s >> 32);  // both signs, some zeros
+    }
+    std::vector<int> got(in.size()), want(in.size());
+    sc::reference_output(sc::Op::Scan, n, got.data(), in.data());
+    sc::Host::scan(n, want.data(), in.data());
+    EXPECT_TRUE(std::equal(got.begin(), got.begin() + n, want.begin())) << "scan, n=" << n;
+    const auto k = sc::reference_output(sc::Op::Compact, n, got.data(), in.data());
+    EXPECT_EQ(k, sc::Host::compact_without_scan(n, want.data(), in.data())) << "compaction's count, n=" << n;
+    EXPECT_TRUE(std::equal(got.begin(), got.begin() + k, want.begin())) << "compaction, n=" << n;
+    sc::reference_output(sc::Op::Sort, n, got.data(), in.data());
+    sc::Host::reference_radix_sort(n, want.data(), in.data());
+    EXPECT_TRUE(std::equal(got.begin(), got.begin() + n, want.begin())) << "sort, n=" << n;
+    EXPECT_TRUE(std::is_sorted(got.begin(), got.begin() + n)) << "sort, n=" << n;
+  }
+}

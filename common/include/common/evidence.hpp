@@ -6,7 +6,7 @@
 // (grading/judge/checker_evidence.py), taking the tolerance from the reference's record only.
 //
 // One record per checked output, one line each, tab-separated (format "E1"):
-//   E1 exact <version> <key> <bytes> <fnv1a-64 hex>               the output's bytes, exactly
+//   E1 exact <version> <key> <bytes> <digest hex>                 the output's bytes, exactly (digest())
 //   E1 close <version> <key> <atol> <rtol> <max_bad> <n> <v,v,..>  values; |v - ref| <= atol + rtol |ref|
 //   E1 bits  <version> <key> <max_bad> <n> <hex>                   0/1 labels, at most max_bad differ
 // A key names the checked case (its size, input, rule); a second record of the same version and
@@ -32,7 +32,12 @@ void close(const std::string& version, const std::string& key, const std::vector
 void bits(const std::string& version, const std::string& key, const std::vector<std::uint8_t>& labels,
           std::size_t max_bad);
 
-// The 64-bit FNV-1a hash of `bytes` (the exact records' digest).
+// The 64-bit FNV-1a hash of `bytes`.
 std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t h = 0xcbf29ce484222325ull);
+
+// The exact records' digest: FNV-1a's step on 8-byte words (each product's high bits folded into
+// its low ones), the length in its seed, the tail bytewise. An equality check of outputs the
+// grader also has, not a secret: any output with the reference's bytes has the reference's digest.
+std::uint64_t digest(const void* data, std::size_t bytes);
 
 }  // namespace common::evidence
