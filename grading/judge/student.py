@@ -6,6 +6,7 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import datetime
+import hashlib
 import json
 import os
 import re
@@ -329,49 +330,39 @@ def _graded_case(
     return cr
 
 
+Member = tuple["VersionRule", int]  # a rule and the index of one of its cases
+
+
 def run_all_versions(
     job: Job,
     rules: list[VersionRule],
     env: dict[str, str],
     run_one: Callable[..., list[CaseResult]],
-    run_group: Callable[[list[VersionRule], int], dict[str, runner_case.CaseRun]] | None = None,
+    run_group: Callable[[list[Member], int], dict[str, runner_case.CaseRun]] | None = None,
 ) -> dict[str, list[CaseResult]]:
     """Every rule's cases, in two stages: first each speed version's timed case (rubric.timed_for_points),
     alone on the slot's GPU and one after another, as the reference's were timed; then every other
     case (the checks: edge inputs, hidden cases, the versions without speed points), up to
     `parallel_runs` at once, since nothing is timed in them; a check that fails there runs again
     alone, and that run stands. `run_one(rule, indices, prior, sharing)` runs those cases of a rule,
-    `sharing` runs at once (1: alone). `run_group(rules, i)`, where given, runs case i of several
-    rules in one process first (runner_case.run_group: the timed cases of a driver's versions with
-    the same arguments), and what of it stands is handed to `run_one` as `premade`. Returns each
-    rule's cases in the rubric's order."""
+    `sharing` runs at once (1: alone). `run_group(members, sharing)`, where given, first runs each
+    case that several rules share (the same driver, case and arguments: case_groups) in one process
+    of all of them (runner_case.run_group), the timed ones alone, the checks beside each other; what
+    of it stands is handed to `run_one` as `premade`. Returns each rule's cases in the rubric's order."""
     first: dict[str, list[CaseResult]] = {}
     rest: dict[str, list[int]] = {}
     timed_of: dict[str, list[int]] = {}
     for rule in rules:
         timed_of[rule.key] = [i for i, c in enumerate(rule.cases) if rubric_mod.timed_for_points(rule, c)]
         rest[rule.key] = [i for i in range(len(rule.cases)) if i not in timed_of[rule.key]]
-    premade = _run_groups(rules, timed_of, run_group) if run_group is not None else {}
+    premade: dict[str, dict[int, runner_case.CaseRun]] = {}
+    for group in case_groups(rules, timed_of) if run_group is not None else []:
+        _keep(premade, group, run_group(group, 1))
     for rule in rules:
         timed = timed_of[rule.key]
         given = {"premade": premade[rule.key]} if rule.key in premade else {}  # run_one's default otherwise
         first[rule.key] = run_one(rule, timed, [], 1, **given) if timed else []
-    later: dict[str, list[CaseResult]] = {}
-    width = parallel_runs(job, env)
-    todo = [r for r in rules if rest[r.key]]
-    if width <= 1:
-        for rule in todo:
-            later[rule.key] = run_one(rule, rest[rule.key], first[rule.key], 1)
-    else:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=width) as pool:
-            futures = {r.key: pool.submit(run_one, r, rest[r.key], first[r.key], width) for r in todo}
-            for key, f in futures.items():
-                later[key] = f.result()
-        # a check that failed beside others runs again alone before it is charged: a sibling that
-        # filled the GPU's or the host's memory, or the shared memory limit, must not fail it
-        for rule in todo:
-            if any(_failed(c) for c in later[rule.key]):
-                later[rule.key] = run_one(rule, rest[rule.key], first[rule.key], 1)
+    later = _run_checks(rules, rest, first, run_one, run_group, parallel_runs(job, env))
     out = {}
     for rule in rules:
         order = {c.name: i for i, c in enumerate(rule.cases)}
@@ -379,37 +370,61 @@ def run_all_versions(
     return out
 
 
-def _run_groups(
+def _run_checks(
     rules: list[VersionRule],
-    timed_of: dict[str, list[int]],
-    run_group: Callable[[list[VersionRule], int], dict[str, runner_case.CaseRun]],
-) -> dict[str, dict[int, runner_case.CaseRun]]:
-    """Each group's timed case in one process: what stands of it, by rule and case index."""
-    premade: dict[str, dict[int, runner_case.CaseRun]] = {}
-    for group in timed_groups(rules, timed_of):
-        i = timed_of[group[0].key][0]
-        for key, cr in run_group(group, i).items():
-            premade.setdefault(key, {})[i] = cr
-    return premade
+    rest: dict[str, list[int]],
+    first: dict[str, list[CaseResult]],
+    run_one: Callable[..., list[CaseResult]],
+    run_group: Callable[[list[Member], int], dict[str, runner_case.CaseRun]] | None,
+    width: int,
+) -> dict[str, list[CaseResult]]:
+    """run_all_versions's second stage: the checks, `width` processes at once (groups first)."""
+    later: dict[str, list[CaseResult]] = {}
+    todo = [r for r in rules if rest[r.key]]
+    checks_run: dict[str, dict[int, runner_case.CaseRun]] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=width) as pool:
+        groups = case_groups(rules, rest) if run_group is not None else []
+        for group, f in [(g, pool.submit(run_group, g, width)) for g in groups]:
+            _keep(checks_run, group, f.result())
+        futures = {}
+        for r in todo:
+            given = {"premade": checks_run[r.key]} if r.key in checks_run else {}
+            futures[r.key] = pool.submit(run_one, r, rest[r.key], first[r.key], width, **given)
+        for key, f in futures.items():
+            later[key] = f.result()
+    if width > 1:
+        # a check that failed beside others runs again alone before it is charged: a sibling that
+        # filled the GPU's or the host's memory, or the shared memory limit, must not fail it
+        for rule in todo:
+            if any(_failed(c) for c in later[rule.key]):
+                later[rule.key] = run_one(rule, rest[rule.key], first[rule.key], 1)
+    return later
 
 
-def timed_groups(rules: list[VersionRule], timed_of: dict[str, list[int]]) -> list[list[VersionRule]]:
-    """The versions whose timed case can run in one process: one timed case each, the same driver and
-    arguments, at least two of them, in the rubric's order."""
-    groups: dict[tuple, list[VersionRule]] = {}
+def _keep(
+    premade: dict[str, dict[int, runner_case.CaseRun]], group: list[Member], got: dict[str, runner_case.CaseRun]
+) -> None:
+    for rule, i in group:
+        if rule.key in got:
+            premade.setdefault(rule.key, {})[i] = got[rule.key]
+
+
+def case_groups(rules: list[VersionRule], indices_of: dict[str, list[int]]) -> list[list[Member]]:
+    """The cases (of `indices_of`, by rule) that can run in one process: the same driver, case name
+    and arguments in at least two versions, in the rubric's order."""
+    groups: dict[tuple, list[Member]] = {}
     for rule in rules:
-        if len(timed_of.get(rule.key, [])) != 1:
-            continue
-        case = rule.cases[timed_of[rule.key][0]]
-        groups.setdefault((rule.driver, tuple(case.args), case.name), []).append(rule)
+        for i in indices_of.get(rule.key, []):
+            case = rule.cases[i]
+            groups.setdefault((rule.driver, case.name, tuple(case.args)), []).append((rule, i))
     return [g for g in groups.values() if len(g) >= 2]
 
 
-def group_key(rules: list[VersionRule], i: int) -> str:
+def group_key(group: list[Member]) -> str:
     """The reference record's name for a group: its driver, case and arguments (not its versions: a
     student's group is the reference's less the versions that do not run)."""
-    case = rules[0].cases[i]
-    return "\t".join([rules[0].driver, case.name] + list(case.args))
+    rule, i = group[0]
+    return "\t".join([rule.driver, rule.cases[i].name] + list(rule.cases[i].args))
 
 
 def group_runner(
@@ -420,35 +435,33 @@ def group_runner(
     reference: dict[str, Any] | None,
     record: dict[str, Any] | None = None,
     progress: Callable[[str], None] = print,
-) -> Callable[[list[VersionRule], int], dict[str, runner_case.CaseRun]]:
+) -> Callable[[list[Member], int], dict[str, runner_case.CaseRun]]:
     """run_all_versions's `run_group`: for the reference (`reference` None) its groups' ranges go to
     `record` (what a student's must equal); for a student, the reference's record is the check.
     `env()`: the runs' environment at the time of the group's run."""
 
-    def run_group(rules: list[VersionRule], i: int) -> dict[str, runner_case.CaseRun]:
-        key = group_key(rules, i)
+    def run_group(group: list[Member], sharing: int) -> dict[str, runner_case.CaseRun]:
+        key = group_key(group)
         ref_group = None
         if reference is not None:
             ref_group = reference.get("groups", {}).get(key)
             if ref_group is None:
                 return {}  # the reference's versions ran one process each: so do the student's
         specs, expected = {}, {}
-        for rule in rules:
+        for rule, i in group:
             ref = (reference or {}).get("versions", {}).get(rule.key, {}).get("cases", {}).get(rule.cases[i].name)
-            specs[rule.version] = case_spec(job, rule, drivers, workdir, env(), i, ref)
+            specs[rule.version] = case_spec(job, rule, drivers, workdir, env(), i, ref, sharing)
             expected[rule.version] = ref.get("tests") if ref else None
-        name = f"{rules[0].subproject}.group.{i}"
-        got = runner_case.run_group(specs, rules[0].cases[i], job.rubric, expected, name, ref_group)
+        rule0, i0 = group[0]
+        name = f"{rule0.subproject}.group.{hashlib.sha256(key.encode()).hexdigest()[:10]}"
+        got = runner_case.run_group(specs, rule0.cases[i0], job.rubric, expected, name, ref_group)
         if record is not None and not got.problem and got.cases:
             record[key] = {"pushes": got.pushes, "outside": got.outside, "seconds": got.seconds}
-        how = (
-            f"not used: {got.problem}"
-            if got.problem
-            else f"({got.seconds:.1f} s): {len(got.cases)} stand, the rest run alone"
-        )
+        how = f"not used: {got.problem}" if got.problem else f"({got.seconds:.1f} s): {len(got.cases)} stand"
         if got.problem not in ("no kernel recorder", "one version"):  # a run without CUPTI groups nothing
-            progress(f"[grade] {rules[0].subproject}: {len(rules)} versions' timed case in one process {how}")
-        return {r.key: got.cases[r.version] for r in rules if r.version in got.cases}
+            what = f"{rule0.cases[i0].name} of {len(group)} versions"
+            progress(f"[grade] {rule0.subproject}: {what} in one process {how}")
+        return {r.key: got.cases[r.version] for r, _ in group if r.version in got.cases}
 
     return run_group
 

@@ -476,3 +476,119 @@ def test_a_building_block_is_looked_up_in_its_own_subproject():
     ]
     score.point_at_building_blocks(grades, rules)
     assert grades[2].detail == "kept count 9"  # ndt_graph's v1_naive is another exercise
+
+
+# A process of several versions (runner_case.run_group, checker_kernels.split_by_version).
+def record_lines(ranges, kernels, names=("own_a", "own_b", "harness")):
+    """A recorder's record with ranges: ranges [(thread, depth, push, pop, name)], kernels
+    [(start, end, name index)]."""
+    out = ["# course kernel record (run NONCE): ...", "1\t5\town_a"]
+    out += [f"R\t{t}\t{d}\t{p}\t{q}\t{n}" for t, d, p, q, n in ranges]
+    out += [f"N\t{i}\t{n}" for i, n in enumerate(names)]
+    out += [f"K\t{s}\t{e}\t{i}" for s, e, i in kernels]
+    return "\n".join(out) + "\n"
+
+
+def test_each_kernel_goes_to_the_version_whose_range_held_its_start(tmp_path):
+    from judge import checker_kernels as ck
+
+    ranges = [(0, 0, 0, 1000, "scan n=10"), (0, 1, 10, 100, "a"), (0, 2, 20, 30, "inner"), (0, 1, 200, 300, "b")]
+    kernels = [(15, 40, 0), (25, 26, 0), (150, 160, 2), (210, 400, 1), (5, 6, 2)]
+    p = tmp_path / "k.tsv"
+    p.write_text(record_lines(ranges, kernels))
+    r = ck.split_by_version(str(p), ["a", "b"])
+    assert r.problem == ""
+    assert r.per_version == {
+        "a": [("own_a", 2, 26)],
+        "b": [("own_b", 1, 190)],
+    }  # b's runs past its range: started in it
+    assert r.outside == [("harness", 2, 11)]
+    assert r.pushes == [(0, 1, "a"), (0, 1, "b")]
+    bad = {
+        "a version range never closed": [(0, 1, 10, 0, "a"), (0, 1, 200, 300, "b")],
+        "a version range inside another": [(0, 1, 10, 250, "a"), (0, 2, 200, 300, "b")],
+        "version ranges on more than one thread": [(0, 1, 10, 100, "a"), (1, 1, 200, 300, "b")],
+        "no version ranges": [(0, 0, 0, 1000, "scan n=10")],
+    }
+    for why, rs in bad.items():
+        p.write_text(record_lines(rs, kernels))
+        assert ck.split_by_version(str(p), ["a", "b"]).problem.startswith(why), why
+    p.write_text(record_lines(ranges, kernels) + "# over the cap: ranges or kernel intervals not all kept\n")
+    assert "cap" in ck.split_by_version(str(p), ["a", "b"]).problem
+    p.write_text(record_lines(ranges, kernels) + "K\t1\tx\t0\n")
+    assert "malformed" in ck.split_by_version(str(p), ["a", "b"]).problem
+    p.write_text(record_lines(ranges, kernels + [(50, 60, 7)]))
+    assert "names no kernel" in ck.split_by_version(str(p), ["a", "b"]).problem
+    assert ck.split_by_version(str(tmp_path / "none.tsv"), ["a"]).problem == "no kernel record"
+
+
+def group_driver(tmp_path, fail="", extra_push="", stray=False):
+    """A stand-in driver of several versions (--version a,b): rows for each version and size (the
+    version `fail` fails n=31), and a record with a range per version and size, its kernel inside;
+    `extra_push`: a range of that name pushed inside a's; `stray`: a kernel between versions."""
+    exe = tmp_path / "bin" / "gdriver"
+    exe.parent.mkdir(exist_ok=True)
+    exe.write_text(
+        "#!/bin/bash\n"
+        'csv=""; sizes=""; vs=""; while [ $# -gt 0 ]; do case "$1" in --csv) csv=$2;; --n) sizes=$2;; '
+        "--version) vs=$2;; esac; shift; done\n"
+        f"echo '{HEADER}' > \"$csv.partial\"\n"
+        'rec="# course kernel record (run $COURSE_KERNEL_NONCE): ...\\n"; t=100; ks=""\n'
+        "for text in ${sizes//,/ }; do\n"
+        "  n=$(( ${text//^/**} )); i=0\n"
+        "  for v in ${vs//,/ }; do\n"
+        '    st=pass; det=""; if [ "$v" = "'
+        + fail
+        + '" ] && [ "$n" = 31 ]; then st=fail; det="element 3 differs"; fi\n'
+        '    echo "x,version,$v,version,idea,$n,op=scan,1,1,1,0,3,,,,,,,,,,$st,$det,dev,13.0,abc" >> "$csv.partial"\n'
+        '    rec+="R\\t0\\t1\\t$t\\t$((t+50))\\t$v\\n"; ks+="K\\t$((t+10))\\t$((t+20))\\t$i\\n"\n'
+        '    if [ "$v" = a ] && [ -n "'
+        + extra_push
+        + '" ]; then rec+="R\\t0\\t2\\t$((t+1))\\t$((t+2))\\t'
+        + extra_push
+        + '\\n"; fi\n'
+        "    t=$((t+100)); i=$((i+1))\n"
+        "  done\n"
+        "done\n"
+        + ('ks+="K\\t$((t+10))\\t$((t+20))\\t9\\n"\n' if stray else "")
+        + 'names=""; j=0; for v in ${vs//,/ }; do names+="N\\t$j\\town_$v\\n"; j=$((j+1)); done; names+="N\\t9\\tstray\\n"\n'
+        'printf "$rec$names${ks}" > "$COURSE_KERNEL_LOG"\n'
+        'mv "$csv.partial" "$csv"\n'
+    )
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    return str(exe)
+
+
+ARGS = ["--n", "1,31,1000", "--reps", "3"]
+
+
+def test_a_group_keeps_the_clean_versions_and_sends_a_failing_one_to_a_process_of_its_own(tmp_path):
+    exe = group_driver(tmp_path, fail="b")
+    specs = {v: dataclasses.replace(spec(tmp_path, exe), version=v, recorder=exe, args=ARGS) for v in ("a", "b")}
+    case = Case("visible", ARGS)
+    got = runner_case.run_group(specs, case, None, {"a": None, "b": None}, "s.group.0")
+    assert got.problem == "" and set(got.cases) == {"a"}, got.problem  # b failed n=31: it runs alone again
+    a = got.cases["a"]
+    assert [t.status for t in a.result.tests] == [Status.CORRECT] * 3 and a.result.status is Status.CORRECT
+    assert "--version a,b" in a.result.command and a.result.seconds == round(got.seconds / 2, 2)
+    assert runner_case.kernels.read_log_entries(a.kernel_logs[0]) == [("own_a", 3, 30)]
+    assert all(r["version"] == "a" for r in a.rows)
+    assert got.pushes == [[0, 1, "a"], [0, 1, "b"]] * 3
+    # the reference's record is the check of a student's: the same ranges, nothing new between them
+    ref = {"pushes": got.pushes, "outside": []}
+    ok = runner_case.run_group(specs, case, None, {"a": None, "b": None}, "s.group.0", ref)
+    assert ok.problem == "" and set(ok.cases) == {"a"}
+    exe = group_driver(tmp_path, extra_push="b")  # a range named after another version, inside a's
+    specs = {v: dataclasses.replace(spec(tmp_path, exe), version=v, recorder=exe, args=ARGS) for v in ("a", "b")}
+    forged = runner_case.run_group(specs, case, None, {"a": None, "b": None}, "s.group.0", ref)
+    assert forged.cases == {} and forged.problem, forged.problem
+    exe = group_driver(tmp_path, stray=True)  # a kernel between versions the reference never ran there
+    specs = {v: dataclasses.replace(spec(tmp_path, exe), version=v, recorder=exe, args=ARGS) for v in ("a", "b")}
+    stray = runner_case.run_group(specs, case, None, {"a": None, "b": None}, "s.group.0", ref)
+    assert stray.cases == {} and "between versions" in stray.problem, stray.problem
+    # a reference's test the group's run did not pass (here: not run) keeps the version out too
+    want = ["n=1 op=scan", "n=31 op=scan", "n=1000 op=scan", "n=5 op=scan"]
+    exe = group_driver(tmp_path)
+    specs = {v: dataclasses.replace(spec(tmp_path, exe), version=v, recorder=exe, args=ARGS) for v in ("a", "b")}
+    part = runner_case.run_group(specs, case, None, {"a": want, "b": None}, "s.group.0")
+    assert set(part.cases) == {"b"}

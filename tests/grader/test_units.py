@@ -657,3 +657,39 @@ def test_timing_says_where_a_students_run_time_goes_by_subproject(tmp_path):
     }
     rec = schedule.write_timing(str(tmp_path), 2, 1, 100.0, 10.0, reps)
     assert json.loads((tmp_path / "timing.json").read_text())["runs_by_subproject"] == rec["runs_by_subproject"]
+
+
+def test_the_cases_versions_share_run_as_a_group_first():
+    """run_all_versions with a run_group: a case that versions of one driver share (the same name and
+    arguments) goes to it first, two or more versions at once, the timed cases alone, the checks
+    beside each other; what stands is handed to run_one as `premade`; the rest run as before."""
+    from judge import student
+
+    def rule(name, driver, args, speed=1, checks=()):
+        cases = [rubric.Case("visible", args, timed=True)] + [rubric.Case(c, ["--n", "1"]) for c in checks]
+        return rubric.VersionRule("sc", name, driver, 1, speed, [], [], cases)
+
+    a, b = rule("a", "d1", ["--n", "5"], checks=["edge"]), rule("b", "d1", ["--n", "5"], checks=["edge"])
+    c, d = rule("c", "d1", ["--n", "6"]), rule("e", "d2", ["--n", "5"])
+    slow = rule("s", "d1", ["--n", "5"], speed=0)  # no speed points: its visible case is a check
+    rules = [a, b, c, d, slow]
+    timed = {r.key: [0] if r.speed else [] for r in rules}
+    assert [[(r.version, i) for r, i in g] for g in student.case_groups(rules, timed)] == [[("a", 0), ("b", 0)]]
+    grouped, given = [], {}
+
+    def run_group(group, sharing):
+        grouped.append(([(r.version, i) for r, i in group], sharing))
+        return {group[0][0].key: f"{group[0][0].version}'s case {group[0][1]}"}  # the others' did not stand
+
+    def one(r, only, prior, sharing, premade=None):
+        given.setdefault(r.version, []).append(premade)
+        return [CaseResult(name=r.cases[i].name, hidden=False, status=Status.CORRECT) for i in only]
+
+    job = types.SimpleNamespace(rubric=types.SimpleNamespace(untimed_parallel=2), runs_per_gpu=1)
+    student.run_all_versions(job, rules, {"COURSE_GRADER_CPUS": "0,1,2,3"}, one, run_group)
+    assert grouped[0] == ([("a", 0), ("b", 0)], 1)  # the timed group alone
+    assert grouped[1] == ([("a", 1), ("b", 1)], 2)  # the checks' group beside the others
+    assert len(grouped) == 2
+    assert given["a"] == [{0: "a's case 0"}, {1: "a's case 1"}] and given["b"] == [None, None]
+    assert given["s"] == [None] and given["c"] == [None] and given["e"] == [None]
+    assert student.group_key([(a, 0), (b, 0)]) == "d1\tvisible\t--n\t5"

@@ -63,6 +63,36 @@ TEST(FreshInputsHost, KeepTheOpsDistributionAndDifferPerKey) {
   EXPECT_EQ(fresh::value(sc::Op::Sort, 7, 12345), fresh_input(sc::Op::Sort, 7, 12346)[12345]);
 }
 
+// From 2^18 elements the host's fill and check are split over threads: a wrong output is still
+// named at its first difference, wherever the chunks fall.
+TEST(FreshInputsHost, ThreadedChecksNameTheFirstDifference) {
+  const std::int64_t n = (std::int64_t{1} << 18) + 7;
+  for (sc::Op op : kOps) {
+    const auto in = fresh_input(op, 77, n);
+    EXPECT_EQ(fresh::value(op, 77, n - 1), in[n - 1]);
+    std::int64_t kept = 0;
+    auto out = reference(op, in, kept);
+    EXPECT_EQ(fresh::check(op, n, in.data(), out.data(), kept), "") << sc::op_name(op);
+    if (op == sc::Op::Sort || op == sc::Op::SortPairs) {
+      std::swap(out[n - 3], out[n - 2]);  // a late chunk's order
+      if (out[n - 3] != out[n - 2])
+        EXPECT_TRUE(starts_with(fresh::check(op, n, in.data(), out.data(), kept),
+                                "output is not sorted at index " + std::to_string(n - 2)));
+      continue;
+    }
+    const std::int64_t last = op == sc::Op::Compact ? kept - 1 : n - 1;
+    out[last] += 1;
+    out[1000] += 1;  // the first chunk's, named first
+    const std::string word = op == sc::Op::Scan ? "output differs from the input's exclusive scan at index 1000"
+                                                : "output differs from the input's compaction at index 1000";
+    EXPECT_TRUE(starts_with(fresh::check(op, n, in.data(), out.data(), kept), word))
+        << fresh::check(op, n, in.data(), out.data(), kept);
+    out[1000] -= 1;
+    EXPECT_TRUE(starts_with(fresh::check(op, n, in.data(), out.data(), kept),
+                            word.substr(0, word.size() - 4) + std::to_string(last)));
+  }
+}
+
 TEST(FreshInputsHost, AcceptsTheReferenceOutputOfEveryFreshInput) {
   for (sc::Op op : kOps)
     for (std::int64_t n : {0, 1, 2, 33, 4097, (1 << 16) + 1}) {
