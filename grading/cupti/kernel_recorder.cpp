@@ -1,5 +1,9 @@
 // The grader's kernel recorder: a CUPTI activity library the CUDA driver loads into a process through
 //   CUDA_INJECTION64_PATH=libcourse_kernel_recorder.so COURSE_KERNEL_LOG=out.tsv <driver> ...
+// or, as the grader runs it, COURSE_KERNEL_FD=<descriptor of a pipe the grader reads> in place of
+// the file: a file in the run's folder could be read and rewritten after the recorder wrote it, by
+// the destructor of a static object the run made before CUDA started (those run after atexit's
+// handlers registered later); what went into the pipe is out of the run's reach.
 // It records every kernel the process runs (launched with <<<>>>, cudaLaunchKernel, a library, or
 // inside a CUDA graph) and, at exit, writes one line per distinct kernel:
 //   <launches>\t<total GPU ns>\t<mangled name>
@@ -158,12 +162,14 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 std::string* g_log_path = nullptr;  // read once at injection: the run's environment is its own after
 std::string* g_nonce = nullptr;     // the grader's per-run token, wiped from the environment at injection
 
+int g_log_fd = -1;  // COURSE_KERNEL_FD: the grader's pipe, written once at exit and closed
+
 void write_log() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  if (!g_log_path || g_log_path->empty()) return;
-  const std::string& path = *g_log_path;
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  const bool to_pipe = g_log_fd >= 0;
+  if (!to_pipe && (!g_log_path || g_log_path->empty())) return;
+  const std::string tmp = to_pipe ? "" : *g_log_path + ".tmp";
+  std::FILE* f = to_pipe ? fdopen(g_log_fd, "w") : std::fopen(tmp.c_str(), "w");
   if (!f) return;
   std::lock_guard<std::mutex> lock(g_mutex);
   bool ok = std::fprintf(f, "# course kernel record (run %s): launches, total ns, mangled name; dropped records %llu\n",
@@ -183,8 +189,8 @@ void write_log() {
       ok = ok && std::fprintf(f, "K\t%llu\t%llu\t%u\n", static_cast<unsigned long long>(k.start),
                               static_cast<unsigned long long>(k.end), k.name) > 0;
   }
-  ok = std::fclose(f) == 0 && ok;
-  if (ok) std::rename(tmp.c_str(), path.c_str());
+  ok = std::fclose(f) == 0 && ok;  // the pipe's end too: nothing more reaches the grader through it
+  if (ok && !to_pipe) std::rename(tmp.c_str(), g_log_path->c_str());
 }
 
 }  // namespace
@@ -194,6 +200,11 @@ extern "C" int InitializeInjection(void) {
   g_kernels = new std::map<std::string, Totals>();
   const char* path = std::getenv("COURSE_KERNEL_LOG");  // before any of the run's code
   g_log_path = new std::string(path ? path : "");       // leaked on purpose: used from atexit
+  if (const char* fd = std::getenv("COURSE_KERNEL_FD")) {
+    char* end = nullptr;
+    const long v = std::strtol(fd, &end, 10);
+    if (end != fd && *end == '\0' && v >= 0 && v < 1 << 20) g_log_fd = static_cast<int>(v);
+  }
   // the grader's token proves the log is this recorder's; the run must not read it, so its bytes in
   // the environment block (what getenv and /proc/self/environ show) are overwritten
   char* nonce = std::getenv("COURSE_KERNEL_NONCE");

@@ -375,6 +375,7 @@ class RangeRecord:
     per_version: dict[str, list[tuple[str, int, int]]]  # version -> [(mangled, launches, ns)]
     outside: list[tuple[str, int, int]]  # kernels in no version's range
     problem: str  # "" when the split can be trusted as far as the record alone tells
+    seconds: dict[str, float] = dataclasses.field(default_factory=dict)  # version -> its ranges' wall seconds
 
 
 def _parse_ranges(lines: list[str]) -> tuple[list, dict[int, str], list, str]:
@@ -388,6 +389,8 @@ def _parse_ranges(lines: list[str]) -> tuple[list, dict[int, str], list, str]:
             if parts[0] == "R" and len(parts) >= 6:
                 ranges.append((int(parts[1]), int(parts[2]), int(parts[3]), int(parts[4]), "\t".join(parts[5:])))
             elif parts[0] == "N" and len(parts) >= 3:
+                if int(parts[1]) in names:
+                    return [], {}, [], "a kernel index named twice"
                 names[int(parts[1])] = "\t".join(parts[2:])
             elif parts[0] == "K" and len(parts) == 4:
                 intervals.append((int(parts[1]), int(parts[2]), int(parts[3])))
@@ -422,6 +425,11 @@ def split_by_version(path: str, versions: Collection[str]) -> RangeRecord:
     ranges, names, intervals, problem = _parse_ranges(lines)
     if problem:
         return dataclasses.replace(empty, problem=problem)
+    counted: dict[str, int] = {}
+    for _, _, idx in intervals:
+        counted[names[idx]] = counted.get(names[idx], 0) + 1
+    if counted != {name: launches for name, launches, _ in read_log_entries(path) or []}:
+        return dataclasses.replace(empty, problem="the record's intervals are not its totals")
     mine = [r for r in ranges if r[4] in set(versions)]
     spans = sorted((push, pop, name) for _, _, push, pop, name in mine)
     starts = [sp[0] for sp in spans]
@@ -438,7 +446,11 @@ def split_by_version(path: str, versions: Collection[str]) -> RangeRecord:
         return [(n, c, ns) for n, (c, ns) in sorted(d.items())]
 
     pushes = [(t, d, name) for t, d, _, _, name in mine]
-    return RangeRecord(pushes, {v: entries(d) for v, d in per.items()}, entries(out), _range_problem(mine))
+    seconds = {v: 0.0 for v in versions}
+    for _, _, push, pop, name in mine:
+        seconds[name] += max(0, pop - push) / 1e9
+    problem = _range_problem(mine)
+    return RangeRecord(pushes, {v: entries(d) for v, d in per.items()}, entries(out), problem, seconds)
 
 
 def write_log(path: str, entries: list[tuple[str, int, int]], origin: str) -> None:

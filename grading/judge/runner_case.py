@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from . import checker_evidence as evidence
 from . import checker_kernels as kernels
 from . import checker_tests as tests
 from . import runner_run as run
@@ -266,6 +267,8 @@ class GroupRun:
     outside: list = field(default_factory=list)
     problem: str = ""
     seconds: float = 0.0
+    own: dict = field(default_factory=dict)  # version -> the wall seconds of its ranges
+    between: float = 0.0  # the process's seconds outside every version's range (start-up, inputs)
 
 
 def run_group(
@@ -307,24 +310,44 @@ def run_group(
     rec = kernels.split_by_version(raw.kernel_log, versions)
     out.pushes = [list(p) for p in rec.pushes]
     out.outside = sorted({kernels.stable_name(k) for k, _, _ in rec.outside})
-    if rec.problem:
-        out.problem = rec.problem
+    out.problem = rec.problem or _against_reference(out, ref_group, specs) or _evidence_problem(raw)
+    if out.problem:
         return out
-    if ref_group is not None:
-        theirs = [tuple(p) for p in ref_group.get("pushes", []) if p[2] in specs]
-        if theirs != [tuple(p) for p in rec.pushes]:
-            out.problem = "its version ranges are not the reference's"
-            return out
-        extra = sorted(set(out.outside) - set(ref_group.get("outside", [])))
-        if extra:
-            out.problem = f"kernels between versions the reference did not run there: {', '.join(extra[:3])}"
-            return out
-    share = round(raw.seconds / len(versions), 2)
+    out.own = {v: round(t, 3) for v, t in rec.seconds.items()}
+    out.between = round(max(0.0, raw.seconds - sum(rec.seconds.values())), 3)
     for v in versions:
+        if rec.seconds.get(v, 0.0) > specs[v].time_limit_s:
+            continue  # over its own limit, whatever the others left of the process's: it runs alone
+        share = round(rec.seconds.get(v, 0.0) + out.between / len(versions), 2)
         got = _share(raw, step, v, case, rubric, expected.get(v), rec.per_version[v], share)
         if got is not None:
             out.cases[v] = got
     return out
+
+
+def _against_reference(out: GroupRun, ref_group: dict | None, specs: dict[str, run.RunSpec]) -> str:
+    """Why a student's group differs from the reference's ("" where it does not, or for the
+    reference's own run): its version ranges, in order, depth and thread, and its kernels between
+    versions, which must be kernels the reference ran there too."""
+    if ref_group is None:
+        return ""
+    theirs = [tuple(p) for p in ref_group.get("pushes", []) if p[2] in specs]
+    if theirs != [tuple(p) for p in out.pushes]:
+        return "its version ranges are not the reference's"
+    extra = sorted(set(out.outside) - set(ref_group.get("outside", [])))
+    if extra:
+        return f"kernels between versions the reference did not run there: {', '.join(extra[:3])}"
+    return ""
+
+
+def _evidence_problem(raw: run.RawRun) -> str:
+    """Why a process's evidence cannot be split by version ("" when it can): the whole pipe must be
+    well-formed, so a record the split would drop cannot hide a malformed one."""
+    try:
+        evidence.parse(raw.evidence)
+    except evidence.EvidenceError as e:
+        return f"its evidence is not well-formed ({e})"
+    return ""
 
 
 def _share(

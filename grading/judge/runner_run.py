@@ -132,13 +132,13 @@ class CappedLog:
             fh.write(bytes(self.tail))
 
 
-def sandboxed(spec: RunSpec, driver_cmd: list[str], klog: str, nonce: str = "") -> tuple[list[str], dict[str, str]]:
+def sandboxed(spec: RunSpec, driver_cmd: list[str], kfd: int, nonce: str = "") -> tuple[list[str], dict[str, str]]:
     """The run's command and environment: in the sandbox, the driver, the recorder and the data
     folder read-only, the run's folder writable, the GPU's nodes when it uses one, and only the
     allow-listed environment (never the grader's secret)."""
     extra = {}
     if spec.recorder:
-        extra.update(CUDA_INJECTION64_PATH=spec.recorder, COURSE_KERNEL_LOG=klog, COURSE_KERNEL_NONCE=nonce)
+        extra.update(CUDA_INJECTION64_PATH=spec.recorder, COURSE_KERNEL_FD=str(kfd), COURSE_KERNEL_NONCE=nonce)
         if spec.ranges:  # NVTX's calls reach CUPTI through the recorder (kernel_recorder.cpp)
             extra.update(COURSE_KERNEL_RANGES="1", NVTX_INJECTION64_PATH=spec.recorder)
     data = spec.env.get("COURSE_DATA_DIR", "")
@@ -181,6 +181,7 @@ DRIVER_CONTROL = (
     "COURSE_FAIL_VERSION",
     "CUDA_INJECTION64_PATH",
     "COURSE_KERNEL_LOG",
+    "COURSE_KERNEL_FD",
     "COURSE_KERNEL_NONCE",
     "COURSE_KERNEL_RANGES",
     "NVTX_INJECTION64_PATH",
@@ -196,11 +197,13 @@ def execute(spec: RunSpec) -> RawRun:
     for p in (out_csv, out_csv + ".partial", klog, klog + ".tmp"):
         remove_any(p)
     evidence = EvidencePipe()
+    record = EvidencePipe(RUN_FILE_MB * 2**20) if spec.recorder else None  # the recorder's (COURSE_KERNEL_FD)
     flags = GRADED_RUN_FLAGS if spec.graded else []
     cmd = [spec.driver, "--version", spec.version] + list(spec.args) + flags + ["--csv", out_csv]
     nonce = secrets.token_hex(16)  # the recorder's header proves its log is the recorder's (kernel_record_is_genuine)
     pipe = ["--evidence-fd", str(evidence.write_fd)] if spec.graded else []
-    wrapped, env = sandboxed(spec, spec.wrapper + cmd + pipe, klog, nonce)
+    wrapped, env = sandboxed(spec, spec.wrapper + cmd + pipe, record.write_fd if record else -1, nonce)
+    fds = ((evidence.write_fd,) if spec.graded else ()) + ((record.write_fd,) if record else ())
     t0 = time.time()
     try:
         proc = subprocess.Popen(
@@ -211,39 +214,20 @@ def execute(spec: RunSpec) -> RawRun:
             start_new_session=True,
             env=env,
             cwd=spec.workdir,
-            pass_fds=(evidence.write_fd,) if spec.graded else (),
+            pass_fds=fds,
         )
     finally:
         evidence.start()
+        if record:
+            record.start()
     capped = CappedLog(proc.stdout, log, spec.output_limit_kb * 1024)
-    timed_out = mem = forks = False
-    peak = 0.0
-    while True:
-        try:
-            rc = proc.wait(timeout=0.1)
-            break
-        except subprocess.TimeoutExpired:
-            pass
-        rss, tasks = tree_usage(proc.pid)
-        peak = max(peak, rss)
-        if rss > spec.memory_limit_gb:
-            mem = True
-        elif tasks > PROCESS_LIMIT:
-            forks = True
-        elif time.time() - t0 > spec.time_limit_s:
-            timed_out = True
-        else:
-            continue
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)  # the driver and anything it started
-        rc = proc.wait()
-        break
+    rc, timed_out, mem, forks, peak = _watch(proc, spec, t0)
     seconds = time.time() - t0
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)  # leftovers of a driver that exited
     capped.finish("$ " + " ".join(cmd) + "\n")
-    if spec.recorder:
-        drop_forged_record(klog, nonce)
+    if record:
+        keep_record(record, klog, nonce)
     rows, journal = [], False
     try:
         if spec.graded:
@@ -267,6 +251,31 @@ def execute(spec: RunSpec) -> RawRun:
         evidence=evidence.text(),
         evidence_overflow=evidence.overflow,
     )
+
+
+def _watch(proc: subprocess.Popen, spec: RunSpec, t0: float) -> tuple[int, bool, bool, bool, float]:
+    """Waits for a run, killing its process group at its time, memory or process limit: (exit
+    status, timed out, over memory, over processes, peak GB)."""
+    timed_out = mem = forks = False
+    peak = 0.0
+    while True:
+        try:
+            return proc.wait(timeout=0.1), False, False, False, peak
+        except subprocess.TimeoutExpired:
+            pass
+        rss, tasks = tree_usage(proc.pid)
+        peak = max(peak, rss)
+        if rss > spec.memory_limit_gb:
+            mem = True
+        elif tasks > PROCESS_LIMIT:
+            forks = True
+        elif time.time() - t0 > spec.time_limit_s:
+            timed_out = True
+        else:
+            continue
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # the driver and anything it started
+        return proc.wait(), timed_out, mem, forks, peak
 
 
 def case_label(row: dict[str, str]) -> str:
@@ -324,6 +333,23 @@ def kernel_record_is_genuine(path: str, nonce: str) -> bool:
     except OSError:
         return False
     return bool(nonce) and f"(run {nonce})" in head
+
+
+def keep_record(record: EvidencePipe, path: str, nonce: str) -> None:
+    """The recorder's record as it came through the grader's pipe, written where the case's code
+    reads it, by the grader, after the run's processes are gone: only a record that is one whole
+    record of this run (its first line the recorder's header with the run's nonce, no second header,
+    not over the cap); whatever the run left at that path is removed either way."""
+    record.thread.join(timeout=5)
+    data = bytes(record.data)
+    remove_any(path)
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    headers = [line for line in lines if line.startswith("# course kernel record")]
+    if record.overflow or not data or len(headers) != 1 or not lines[0].startswith("# course kernel record"):
+        return
+    with open_fresh(path) as fh:
+        fh.write(data)
+    drop_forged_record(path, nonce)
 
 
 def drop_forged_record(path: str, nonce: str) -> None:

@@ -313,7 +313,7 @@ def _graded_case(
         log = merged_kernel_log(done.kernel_logs)
         if log is None and gpu_rows(done.rows, rule.version):
             cr.status, cr.detail = Status.HARNESS_ERROR, "the kernel recorder left no record of this run"
-        elif log:
+        elif log is not None:  # an empty record too: a GPU version that ran no kernel did its work on the host
             cr.kernels = kernels.classify(
                 log,
                 rule,
@@ -456,7 +456,13 @@ def group_runner(
         name = f"{rule0.subproject}.group.{hashlib.sha256(key.encode()).hexdigest()[:10]}"
         got = runner_case.run_group(specs, rule0.cases[i0], job.rubric, expected, name, ref_group)
         if record is not None and not got.problem and got.cases:
-            record[key] = {"pushes": got.pushes, "outside": got.outside, "seconds": got.seconds}
+            record[key] = {
+                "pushes": got.pushes,
+                "outside": got.outside,
+                "seconds": got.seconds,
+                "own": got.own,
+                "between": got.between,
+            }
         how = f"not used: {got.problem}" if got.problem else f"({got.seconds:.1f} s): {len(got.cases)} stand"
         if got.problem not in ("no kernel recorder", "one version"):  # a run without CUPTI groups nothing
             what = f"{rule0.cases[i0].name} of {len(group)} versions"
@@ -770,7 +776,8 @@ def retime(
         return None
     if kernels_seen is not None:  # the same work as the graded run: a library or the host would show here
         log = kernels.read_log(raw.kernel_log) if spec.recorder else []
-        if log is None or any(k not in kernels_seen for k, _ in log) or (kernels_seen and not log):
+        seen = {kernels.stable_name(k) for k in kernels_seen}
+        if log is None or any(kernels.stable_name(k) not in seen for k, _ in log) or (kernels_seen and not log):
             return None
     if own_symbols and spec.recorder and sizes:  # a written time, not a measured one (forged_time)
         took = kernels.own_ns([raw.kernel_log], set(own_symbols))
@@ -870,6 +877,25 @@ def gpu_rows(rows: list[dict[str, str]], version: str) -> bool:
     )
 
 
+def _group_harness(job: Job, groups: dict[str, Any]) -> tuple[dict[str, set[str]], dict[tuple[str, str], float]]:
+    """From the reference's groups: by version, the kernels its group ran between versions (the
+    harness's: the solution's own left out), which its process of its own runs too; and by version
+    and case, the seconds that process would take (its ranges' and the time between versions), from
+    which the time limits of a student's run alone follow."""
+    between: dict[str, set[str]] = {}
+    alone: dict[tuple[str, str], float] = {}
+    for key, g in groups.items():
+        driver, case_name = key.split("\t")[:2]
+        names = sorted(g["outside"])
+        dem = kernels.demangle(names)
+        outside = {k for k, d in zip(names, dem) if kernels.qualified_name(d)[1] not in job.region_kernels}
+        for rule in job.rules:
+            if rule.driver == driver and rule.version in g["own"]:
+                between.setdefault(rule.key, set()).update(outside)
+                alone[(rule.key, case_name)] = round(g["own"][rule.version] + g["between"], 2)
+    return between, alone
+
+
 def reference_record(
     job: Job, env: dict[str, str], device_key: str, progress: Callable[[str], None] = print
 ) -> dict[str, Any]:
@@ -927,9 +953,7 @@ def reference_record(
         return got
 
     ran = run_all_versions(job, job.rules, env, one, group if job.rubric.group_timed else None)  # as the students'
-    between: dict[str, set[str]] = {}  # by driver: the harness's kernels between versions of a group
-    for key, g in groups.items():
-        between.setdefault(key.split("\t", 1)[0], set()).update(g["outside"])
+    between, alone = _group_harness(job, groups)
     for rule in job.rules:
         cases, ev = ran[rule.key], evs[rule.key]
         status = (
@@ -956,7 +980,7 @@ def reference_record(
                 if k.owner != "own" and kernels.qualified_name(k.name)[1] not in job.region_kernels
             }
         )
-        mangled = sorted(set(mangled) | between.get(rule.driver, set()))  # a process of its own runs them too
+        mangled = sorted(set(mangled) | between.get(rule.key, set()))
         rubric_problems = [
             f"{k.name}: {k.owner}"
             for c in cases
@@ -974,7 +998,7 @@ def reference_record(
                     "spread": spread[c.name][1] if c.name in spread else 0.0,
                     "ms_runs": spread[c.name][2] if c.name in spread else [],
                     "timed_case": c.timed_case,
-                    "seconds": c.seconds,
+                    "seconds": alone.get((rule.key, c.name), c.seconds),  # the time limits follow from it
                     "own_kernels": sum(1 for k in c.kernels if k.owner == "own"),
                     "evidence": ev.get(c.name, {}),
                     "tests": [t.name for t in c.tests if t.status is Status.CORRECT],
@@ -1242,7 +1266,10 @@ def second_try(
     if timed is None:
         return g
     own = [m for m, k in zip(timed.kernel_symbols, timed.kernels) if k.owner == "own"]
-    again = retime(job, rule, prep.build.drivers, work, env, ref.get("cases", {}), list(timed.kernel_symbols), own)
+    # what the graded case ran, and the harness's kernels its process of its own runs too (a case
+    # graded in a group has only its share: checker_kernels.split_by_version)
+    seen = list(timed.kernel_symbols) + list(ref.get("kernels", []))
+    again = retime(job, rule, prep.build.drivers, work, env, ref.get("cases", {}), seen, own)
     if again is None or again[1] != timed.timed_case:  # the same row and the same kernels, or no second try
         return g
     if again[0] < timed.timed_ms:

@@ -124,13 +124,14 @@ def test_a_crash_at_one_size_costs_that_size_only(tmp_path):
 
 
 def test_a_kernel_record_the_run_wrote_itself_is_no_record(tmp_path):
-    """The run knows where its kernel record goes ($COURSE_KERNEL_LOG): it can write a record of
-    its own there (its own kernels only) and keep the recorder from replacing it (a folder at the
-    temporary's name). Only a record whose first line carries the run's nonce, which the recorder
-    wipes from the environment before the run's code, is the recorder's; any other is removed."""
+    """The run knows where its kernel record goes (the pipe $COURSE_KERNEL_FD, and the file the
+    grader writes it to): it can write a record of its own into the pipe (its own kernels only) and
+    plant one at the file's name. Only a record whose first line carries the run's nonce, which the
+    recorder wipes from the environment before the run's code, is the recorder's; any other is
+    removed, and so is what the run left at the file's name."""
     fake = (
-        'printf "# course kernel record (run guess)\\n3\\t10\\tmine\\n" > "$COURSE_KERNEL_LOG"; '
-        'mkdir -p "$COURSE_KERNEL_LOG.tmp"'
+        'printf "# course kernel record (run guess)\\n3\\t10\\tmine\\n" >&$COURSE_KERNEL_FD; '
+        'printf "# course kernel record (run guess)\\n3\\t10\\tmine\\n" > "${csv%.csv}.kernels.tsv"'
     )
     exe = driver(tmp_path, f'  row $n pass ""\n  [ "$text" = "${{sizes##*,}}" ] && {{ {fake}; }}\n  true')
     done = runner_case.run_case(dataclasses.replace(spec(tmp_path, exe), recorder=str(exe)), CASE, None)
@@ -159,8 +160,9 @@ def test_the_recorded_rerun_is_what_is_graded_not_the_run_that_died(tmp_path):
         '    [ "$text" = "${sizes##*,}" ] && { touch "${csv%/*}/first-done"; kill -SEGV $$; }\n'
         "  else\n"
         '    if [ "$n" = 31 ]; then row $n fail "element 3 differs"; else row $n pass ""; fi\n'
-        '    [ "$text" = "${sizes##*,}" ] && printf "# r (run $COURSE_KERNEL_NONCE)\\n3\\t10\\tmine\\n" \\\n'
-        '      > "$COURSE_KERNEL_LOG"\n'
+        '    [ "$text" = "${sizes##*,}" ] && \\\n'
+        '      printf "# course kernel record (run $COURSE_KERNEL_NONCE)\\n3\\t10\\tmine\\n"\\\n'
+        "      >&$COURSE_KERNEL_FD\n"
         "  fi"
     )
     exe = driver(tmp_path, body)
@@ -223,8 +225,10 @@ def test_tests_passed_before_a_crash_need_a_record_of_what_ran(tmp_path):
     """The kernel recorder writes at exit: a process that passed sizes and then crashed left no
     record, so those sizes run again in a fresh process whose record stands for them; a run that
     crashes every time (after its rows) earns nothing unrecorded."""
-    last = '[ "$text" = "${sizes##*,}" ] && [ -n "$COURSE_KERNEL_LOG" ]'
-    record = last + ' && printf "# record (run $COURSE_KERNEL_NONCE)\\n3\\t10\\tmine\\n" > "$COURSE_KERNEL_LOG"'
+    last = '[ "$text" = "${sizes##*,}" ] && [ -n "$COURSE_KERNEL_FD" ]'
+    record = (
+        last + ' && printf "# course kernel record (run $COURSE_KERNEL_NONCE)\\n3\\t10\\tmine\\n" >&$COURSE_KERNEL_FD'
+    )
     exe = driver(tmp_path, f'  if [ "$n" = 1000 ]; then kill -SEGV $$; fi\n  row $n pass ""\n  {record}')
     sp = dataclasses.replace(spec(tmp_path, exe), recorder=str(exe))
     done = runner_case.run_case(sp, CASE, None)
@@ -482,7 +486,9 @@ def test_a_building_block_is_looked_up_in_its_own_subproject():
 def record_lines(ranges, kernels, names=("own_a", "own_b", "harness")):
     """A recorder's record with ranges: ranges [(thread, depth, push, pop, name)], kernels
     [(start, end, name index)]."""
-    out = ["# course kernel record (run NONCE): ...", "1\t5\town_a"]
+    out = ["# course kernel record (run NONCE): ..."]
+    counts = {i: sum(k[2] == i for k in kernels) for i in range(len(names))}
+    out += [f"{c}\t0\t{names[i]}" for i, c in counts.items() if c]
     out += [f"R\t{t}\t{d}\t{p}\t{q}\t{n}" for t, d, p, q, n in ranges]
     out += [f"N\t{i}\t{n}" for i, n in enumerate(names)]
     out += [f"K\t{s}\t{e}\t{i}" for s, e, i in kernels]
@@ -519,6 +525,12 @@ def test_each_kernel_goes_to_the_version_whose_range_held_its_start(tmp_path):
     assert "malformed" in ck.split_by_version(str(p), ["a", "b"]).problem
     p.write_text(record_lines(ranges, kernels + [(50, 60, 7)]))
     assert "names no kernel" in ck.split_by_version(str(p), ["a", "b"]).problem
+    # lines added after the recorder's (a run that kept a copy of the pipe): an index named again,
+    # or intervals its totals do not count, make the split untrusted
+    p.write_text(record_lines(ranges, kernels) + "N\t1\town_a\n")
+    assert "named twice" in ck.split_by_version(str(p), ["a", "b"]).problem
+    p.write_text(record_lines(ranges, kernels) + "K\t220\t230\t0\n")
+    assert "not its totals" in ck.split_by_version(str(p), ["a", "b"]).problem
     assert ck.split_by_version(str(tmp_path / "none.tsv"), ["a"]).problem == "no kernel record"
 
 
@@ -551,8 +563,11 @@ def group_driver(tmp_path, fail="", extra_push="", stray=False):
         "  done\n"
         "done\n"
         + ('ks+="K\\t$((t+10))\\t$((t+20))\\t9\\n"\n' if stray else "")
-        + 'names=""; j=0; for v in ${vs//,/ }; do names+="N\\t$j\\town_$v\\n"; j=$((j+1)); done; names+="N\\t9\\tstray\\n"\n'
-        'printf "$rec$names${ks}" > "$COURSE_KERNEL_LOG"\n'
+        + 'names=""; j=0; for v in ${vs//,/ }; do names+="N\\t$j\\town_$v\\n"; j=$((j+1)); done\n'
+        + 'names+="N\\t9\\tstray\\n"; ns=$(echo ${sizes//,/ } | wc -w); tot=""\n'
+        + 'for v in ${vs//,/ }; do tot+="$ns\\t0\\town_$v\\n"; done\n'
+        + ('tot+="1\\t0\\tstray\\n"\n' if stray else "")
+        + 'printf "$rec$tot$names${ks}" >&$COURSE_KERNEL_FD\n'
         'mv "$csv.partial" "$csv"\n'
     )
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
@@ -592,3 +607,57 @@ def test_a_group_keeps_the_clean_versions_and_sends_a_failing_one_to_a_process_o
     specs = {v: dataclasses.replace(spec(tmp_path, exe), version=v, recorder=exe, args=ARGS) for v in ("a", "b")}
     part = runner_case.run_group(specs, case, None, {"a": want, "b": None}, "s.group.0")
     assert set(part.cases) == {"b"}
+    # a version whose ranges took longer than its own limit runs alone, whatever the group's limit
+    specs["a"] = dataclasses.replace(specs["a"], time_limit_s=1e-8)
+    slow = runner_case.run_group(specs, case, None, {"a": None, "b": None}, "s.group.0")
+    assert set(slow.cases) == {"b"} and set(slow.own) == {"a", "b"}
+
+
+def test_a_version_that_ran_no_kernel_in_its_share_did_its_work_on_the_host(tmp_path):
+    """A share of a group can hold no kernel (the harness's ran between versions): it is still
+    classified, and a version whose reference ran kernels of its own is not its own work."""
+    import types
+
+    from judge import student
+
+    log = tmp_path / "share.tsv"
+    log.write_text("# course kernel record (version v of a process of 2): launches, total ns, mangled name\n")
+    res = CaseResult(name="visible", hidden=False, status=Status.CORRECT, tests=[TestResult("n=5", Status.CORRECT)])
+    done = runner_case.CaseRun(result=res, rows=[{"version": "v", "kind": "version", "n": "5"}], kernel_logs=[str(log)])
+    rule = VersionRule("stream_compaction", "v", "d", 1, 0, [], [], [Case("visible", ["--n", "5"])])
+    job = types.SimpleNamespace(exercise_files={}, rubric=types.SimpleNamespace(libraries=()), region_kernels={})
+    ref = {"own_kernels": 3, "cases": {}}
+    cr = student._graded_case(job, rule, done, rule.cases[0], ref, {"kernels": []}, set(), {}, None, None, True)
+    assert cr.status is Status.NOT_OWN_WORK and "on the host" in cr.detail
+    assert not student._clean(cr)
+
+
+def test_only_one_whole_record_of_the_run_is_kept(tmp_path):
+    """The recorder's pipe: a record goes to the case's file only where it is one record of this run
+    (the nonce in its first line, no second header: a run that kept a copy of the descriptor and
+    wrote after the recorder), and what the run left at the file's name never stays."""
+    path = str(tmp_path / "r.tsv")
+
+    def kept(data: bytes) -> str | None:
+        p = run.EvidencePipe()
+        p.data, p.thread = bytearray(data), types_thread()
+        (tmp_path / "r.tsv").write_text("planted\n")
+        run.keep_record(p, path, "n0nce")
+        os.close(p.read_fd)
+        os.close(p.write_fd)
+        return (tmp_path / "r.tsv").read_text() if os.path.exists(path) else None
+
+    good = b"# course kernel record (run n0nce): ...\n3\t10\tmine\n"
+    assert kept(good) == good.decode()
+    assert kept(good + b"# course kernel record (run n0nce): ...\n1\t1\tother\n") is None
+    assert kept(b"1\t1\tx\n" + good) is None
+    assert kept(good.replace(b"n0nce", b"guess")) is None
+    assert kept(b"") is None
+
+
+def types_thread():
+    import threading
+
+    t = threading.Thread(target=lambda: None)
+    t.start()
+    return t
