@@ -78,6 +78,11 @@ for kind, version in (("line_continuation", "compact_cpu_scan"), ("closes_functi
     g = grade(kind, version)
     if g and g["status"] != "refused":
         bad.append(f"{kind} {version}: {g['status']}: {g['detail']}")
+# a library call hidden from a process of several versions (its ranges), or from the record (rewritten)
+for kind in ("cub_call", "nvtx_hide", "record_rewrite"):
+    g = grade(kind, "scan_naive")
+    if g and (g["status"] == "correct" or g.get("points_correct")):
+        bad.append(f"{kind} scan_naive: {g['status']}: {g['detail']}")
 g, ok = grade("macro_over_harness", "scan_naive"), grade("solution", "scan_naive")
 if g and ok and g["status"] != ok["status"]:
     bad.append(f"macro_over_harness scan_naive: {g['status']}")

@@ -10,6 +10,12 @@ Kinds (each a full checkout of the handout with some STUDENT blocks written):
   tamper_checker   compact_with_scan returns 0, and check.cpp's compare is edited to accept anything
   tamper_build     solution, plus a CMakeLists.txt and a driver edited to print PASS for everything
   cub_call         solution, but scan_naive's body calls CUB's DeviceScan
+  nvtx_hide        cub_call's body, its CUB kernels inside an NVTX range named after scan_work_efficient and
+                   out of scan_naive's own range (popped, pushed again): a process of several versions
+                   attributes kernels by range, so its ranges must be the reference's or each runs alone
+  record_rewrite   cub_call's body, plus a static object that keeps a copy of the recorder's descriptor and,
+                   after the recorder wrote, writes a record of no library kernel into it and over the
+                   kernel record files of its folder (the nonce copied from their first line)
   thrust_call      solution, but scan_work_efficient's body calls thrust::exclusive_scan
   other_exercise   solution, but scan_shared_mem's body calls the student's own scan_lookback
   library_version  solution, but scan_warp_shuffle's body calls the instructor's scan_cub
@@ -97,6 +103,8 @@ KINDS = (
     "tamper_checker",
     "tamper_build",
     "cub_call",
+    "nvtx_hide",
+    "record_rewrite",
     "thrust_call",
     "other_exercise",
     "library_version",
@@ -159,19 +167,76 @@ HOST_SCAN = [
     "  CUDA_CHECK(cudaMemcpyAsync(out, h.data(), n * sizeof(int), cudaMemcpyHostToDevice, stream));",
     "  CUDA_CHECK(cudaStreamSynchronize(stream));",
 ]
+CUB_SCAN = [
+    "  std::size_t bytes = 0;",
+    "  cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, static_cast<int>(n), stream);",
+    "  void* tmp = scratch.here().as<char>(static_cast<std::int64_t>(bytes) + 1);",
+    "  cub::DeviceScan::ExclusiveSum(tmp, bytes, in, out, static_cast<int>(n), stream);",
+    "  (void)block;",
+]
+# record_rewrite's file scope: a static object made before main keeps a copy of the recorder's
+# descriptor and, in its destructor (after the recorder's atexit handler), writes a record of no
+# library kernel into it and over every kernel record file of its folder, the nonce copied from it
+RECORD_REWRITE = [
+    "#include <dirent.h>",
+    "#include <unistd.h>",
+    "#include <cstdio>",
+    "#include <cstdlib>",
+    "#include <cstring>",
+    "#include <string>",
+    "struct RecordRewrite {",
+    "  int fd = -1;",
+    '  RecordRewrite() { if (const char* s = std::getenv("COURSE_KERNEL_FD")) fd = dup(std::atoi(s)); }',
+    "  ~RecordRewrite() {",
+    '    const char* forged = "# course kernel record (run forged): launches, total ns, mangled name\\n"',
+    '                         "1\\t1\\tmine\\n";',
+    "    if (fd >= 0 && write(fd, forged, std::strlen(forged)) < 0) {}",
+    '    DIR* d = opendir(".");',
+    "    for (dirent* e = d ? readdir(d) : nullptr; e; e = readdir(d)) {",
+    "      std::string name = e->d_name;",
+    '      if (name.size() < 12 || name.compare(name.size() - 12, 12, ".kernels.tsv") != 0) continue;',
+    "      char head[256] = {};",
+    '      if (FILE* f = std::fopen(name.c_str(), "r")) {',
+    "        if (!std::fgets(head, sizeof head, f)) head[0] = 0;",
+    "        std::fclose(f);",
+    "      }",
+    '      if (FILE* f = std::fopen(name.c_str(), "w")) {',
+    '        std::fprintf(f, "%s1\\t1\\tmine\\n", head);',
+    "        std::fclose(f);",
+    "      }",
+    "    }",
+    "    if (d) closedir(d);",
+    "  }",
+    "};",
+    "RecordRewrite record_rewrite;",
+]
+
 BODIES = {
     "cub_call": (
         "stream_compaction/v1_naive",
         "stream_compaction/src/v1_naive.cu",
-        [
-            "  std::size_t bytes = 0;",
-            "  cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, static_cast<int>(n), stream);",
-            "  void* tmp = scratch.here().as<char>(static_cast<std::int64_t>(bytes) + 1);",
-            "  cub::DeviceScan::ExclusiveSum(tmp, bytes, in, out, static_cast<int>(n), stream);",
-            "  (void)block;",
-        ],
+        CUB_SCAN,
         ["#include <cub/device/device_scan.cuh>"],
     ),  # included at file scope (see INCLUDE_AT_FILE_SCOPE)
+    "nvtx_hide": (
+        "stream_compaction/v1_naive",
+        "stream_compaction/src/v1_naive.cu",
+        [
+            "  nvtxRangePushA(\"scan_work_efficient\");  // CUB's kernels inside another version's range",
+            *CUB_SCAN,
+            "  nvtxRangePop();",
+            "  nvtxRangePop();  // and out of scan_naive's own: between versions",
+            "  cub::DeviceScan::ExclusiveSum(tmp, bytes, in, out, static_cast<int>(n), stream);",
+            '  nvtxRangePushA("scan_naive");',
+        ],
+        ["#include <cub/device/device_scan.cuh>", "#include <nvtx3/nvToolsExt.h>"],
+    ),
+    "record_rewrite": (
+        "stream_compaction/v1_naive",
+        "stream_compaction/src/v1_naive.cu",
+        CUB_SCAN,
+        ["#include <cub/device/device_scan.cuh>", *RECORD_REWRITE],
+    ),
     "thrust_call": (
         "stream_compaction/v2_work_efficient",
         "stream_compaction/src/v2_work_efficient.cu",

@@ -30,6 +30,8 @@ KINDS = (
     "crash",
     "printf_flood",
     "cub_call",
+    "nvtx_hide",
+    "record_rewrite",
     "thrust_call",
     "library_version",
     "other_exercise",
