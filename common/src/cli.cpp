@@ -128,6 +128,7 @@ bool CliOptions::was_given(const std::string& name) const {
   if (name == "evidence-fd") return evidence_fd >= 0;
   if (name == "version") return !versions.empty();
   if (name == "reps") return reps > 0;
+  if (name == "warmup") return warmup >= 0;
   if (name == "profile") return profile;
   return std::find(given.begin(), given.end(), name) != given.end();
 }
@@ -202,6 +203,8 @@ CliOptions parse_cli(int argc, const char* const* argv, const std::vector<ExtraF
       const std::int64_t r = parse_size(need_value());
       if (r < 1 || r > 100000) throw UsageError("--reps must be between 1 and 100000");
       o.reps = static_cast<int>(r);
+    } else if (arg == "warmup") {
+      o.warmup = static_cast<int>(parse_int(need_value(), "warmup", 0, 1000));
     } else if (arg == "csv") {
       o.csv = need_value();
       if (o.csv.empty()) throw UsageError("--csv needs a path");
@@ -241,6 +244,7 @@ std::string usage(const std::string& program, const std::string& summary, const 
       {"n", "  --n N[,N...]         sizes: 1000, 2^20, 2^20-3, 1<<20\n"},
       {"sweep", "  --sweep              sweep the sizes of the full benchmark\n"},
       {"reps", "  --reps R             exactly R timed samples (default: until the median is stable)\n"},
+      {"warmup", "  --warmup W           W untimed runs before a row's samples (default: the driver's own)\n"},
       {"csv", "  --csv PATH           write the result rows to PATH (atomically)\n"},
       {"seed", "  --seed S             seed of the generated inputs (printed in the header)\n"},
       {"quick", "  --quick              small sizes, few samples (CI smoke run)\n"},
@@ -274,7 +278,7 @@ void reject_flags_beside_profile(const CliOptions& o) {
   std::vector<std::string> beside;
   if (o.list) beside.push_back("list");
   if (o.quick) beside.push_back("quick");
-  for (const char* f : {"n", "sweep", "reps", "cold", "fresh-inputs", "evidence-fd", "input"})
+  for (const char* f : {"n", "sweep", "reps", "warmup", "cold", "fresh-inputs", "evidence-fd", "input"})
     if (o.was_given(f)) beside.push_back(f);
   for (const auto& f : o.given) beside.push_back(f);
   if (!beside.empty())

@@ -19,6 +19,7 @@ import dataclasses
 import os
 import re
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Collection, Sequence
@@ -83,11 +84,26 @@ def region_kernels(tree: str, files: list[str]) -> dict[str, set[str]]:
     return {k: v for k, v in inside.items() if k not in outside}
 
 
+_DEMANGLED: dict[str, str] = {}  # what c++filt said of a name: the same every time it is asked
+_DEMANGLED_LOCK = threading.Lock()
+
+
 def demangle(names: list[str]) -> list[str]:
-    """Demangled names, in order (c++filt; a name it cannot read stays as it is)."""
+    """Demangled names, in order (c++filt, once per name in a grader's process; a name it cannot
+    read stays as it is)."""
     names = list(names)
-    if not names:
-        return []
+    with _DEMANGLED_LOCK:
+        new = sorted({n for n in names if n not in _DEMANGLED})
+    if new:
+        got = _cxxfilt(new)
+        with _DEMANGLED_LOCK:
+            if got is not None:
+                _DEMANGLED.update(zip(new, got))
+    with _DEMANGLED_LOCK:
+        return [_DEMANGLED.get(n, n) for n in names]
+
+
+def _cxxfilt(names: list[str]) -> list[str] | None:
     tool = "cu++filt" if _which("cu++filt") else "c++filt"
     try:
         p = subprocess.run([tool], input="\n".join(names) + "\n", capture_output=True, text=True, timeout=60)
@@ -96,7 +112,7 @@ def demangle(names: list[str]) -> list[str]:
             return out
     except (OSError, subprocess.TimeoutExpired):
         pass
-    return names
+    return None
 
 
 def _which(tool: str) -> bool:

@@ -15,7 +15,9 @@ Kinds (each a full checkout of the handout with some STUDENT blocks written):
                    attributes kernels by range, so its ranges must be the reference's or each runs alone
   record_rewrite   cub_call's body, plus a static object that keeps a copy of the recorder's descriptor and,
                    after the recorder wrote, writes a record of no library kernel into it and over the
-                   kernel record files of its folder (the nonce copied from their first line)
+                   kernel record files of its folder (the nonce copied from their first line). On an
+                   H200 the object rules refuse it first (a static destructor, getenv); the record's
+                   pipe is the layer behind them (test_cases: one whole record of the run or none)
   thrust_call      solution, but scan_work_efficient's body calls thrust::exclusive_scan
   other_exercise   solution, but scan_shared_mem's body calls the student's own scan_lookback
   library_version  solution, but scan_warp_shuffle's body calls the instructor's scan_cub

@@ -202,6 +202,7 @@ int run(const common::CliOptions& o) {
   common::BenchOptions bench;
   if (o.quick) bench.max_seconds = 0.1;
   if (o.reps > 0) bench.min_samples = bench.max_samples = o.reps;
+  if (o.warmup >= 0) bench.warmup = o.warmup;
   const std::vector<Input> inputs = load_inputs(o);
   const std::string topdown = o.extra.at("topdown-out");
   if (!topdown.empty()) common::make_output_dir(topdown, "topdown-out");

@@ -95,6 +95,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> kFlagModes =
     {"n", {"step", "tune"}},
     {"sweep", {"step"}},
     {"reps", {"step", "tune"}},
+    {"warmup", {"step", "tune"}},
 };
 
 void check_flags_used(const common::CliOptions& o, const std::vector<std::string>& modes) {
@@ -807,6 +808,7 @@ int run(const common::CliOptions& opt) {
     c.bench.max_samples = 10;
   }
   if (c.opt.reps > 0) c.bench.min_samples = c.bench.max_samples = c.opt.reps;
+  if (c.opt.warmup >= 0) c.bench.warmup = c.opt.warmup;
   std::cout << "nbody: G = " << c.params.G << ", eps = " << c.params.eps << ", dt = " << c.params.dt << ", seed "
             << c.opt.seed << " (Plummer spheres)\n";
   if (c.gpu) {

@@ -857,6 +857,7 @@ void set_up(Context& x) {
   // stayed 2-6% for six versions and was 10% for v1 and v8 (2% before).
   if (o.quick) x.bench.max_samples = 30;
   if (o.reps > 0) x.bench.min_samples = x.bench.max_samples = o.reps;
+  if (o.warmup >= 0) x.bench.warmup = o.warmup;
   x.images = o.extra.at("images");
   if (!x.images.empty()) common::make_output_dir(x.images, "images");
   // --pose-out and --trace-csv: checked now, written whole (atomically) at the end

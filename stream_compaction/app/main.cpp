@@ -484,6 +484,7 @@ int run(const common::CliOptions& opt) {
     c.bench.max_samples = 20;
   }
   if (c.opt.reps > 0) c.bench.min_samples = c.bench.max_samples = c.opt.reps;
+  if (c.opt.warmup >= 0) c.bench.warmup = c.opt.warmup;
   print_header(c, sizes);
   if (!left_out.empty()) std::cout << "sizes: " << left_out << "\n\n";
 

@@ -82,6 +82,9 @@ def test_only_a_speed_versions_timed_case_keeps_its_reps(tmp_path, rubric_file):
     assert batch.speed == 0 and batch.cases[0].args == ["--mode", "batch"]  # no --reps: its mode may read none
     assert rubric.with_reps(["--n", "5", "--reps=7", "--x"], 2) == ["--n", "5", "--reps=2", "--x"]
     assert rubric.with_reps(["--reps", "10", "--n", "5"], 1) == ["--reps", "1", "--n", "5"]
+    assert rubric.with_reps(["--reps", "10", "--warmup", "3"], 1, warmup=0) == ["--reps", "1", "--warmup", "0"]
+    assert rubric.with_reps(["--mode", "scaling"], 1, warmup=0) == ["--mode", "scaling"]
+    assert hidden[-2:] == ["--warmup", "0"]  # a check's warm-up runs check nothing more
     for bad in ("0", "true", "1.5", "100"):
         p.write_text("[grading]\nuntimed_reps = " + bad + "\n")
         with pytest.raises(rubric.RubricError, match="untimed_reps"):

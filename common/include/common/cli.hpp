@@ -34,7 +34,8 @@ struct CliOptions {
   int evidence_fd = -1;
   std::vector<std::string> versions;
   std::vector<std::int64_t> sizes;
-  int reps = 0;  // 0: sample until the noise target
+  int reps = 0;     // 0: sample until the noise target
+  int warmup = -1;  // --warmup W: untimed runs before a row's samples (-1: the bench's own count)
   std::string csv;
   std::uint64_t seed = 20261121;
   std::string input;
