@@ -1175,7 +1175,7 @@ def grade_prepared(
             premade=premade,
         )
 
-    grouped = group_runner(job, prep.build.drivers, work, lambda: env, reference, None, lambda _: None)
+    grouped = group_runner(job, prep.build.drivers, work, lambda: env, reference, None, _unused_groups(prep, progress))
     ran = run_all_versions(job, runnable, env, one, grouped if job.rubric.group_timed else None)
     for rule in runnable:  # a second try of a speed point runs alone again
         ref, cases = reference["versions"][rule.key], ran[rule.key]
@@ -1221,6 +1221,17 @@ def grade_prepared(
         run_seconds=round(time.time() - t0, 1),
     )
     return rep
+
+
+def _unused_groups(prep: Prepared, progress: Callable[[str], None]) -> Callable[[str], None]:
+    """The group runner's progress for a student: only a group its run could not use, and why (the
+    instructor's log: a student's forged ranges show there)."""
+
+    def note(line: str) -> None:
+        if "not used" in line:
+            progress(line.replace("[grade] ", f"[grade] {prep.name}: ", 1))
+
+    return note
 
 
 def _runnable(job: Job, prep: Prepared, reference: dict[str, Any]) -> tuple[dict[str, VersionGrade], list[VersionRule]]:
