@@ -278,13 +278,16 @@ def run_group(
     expected: dict[str, list[str] | None],
     name: str,
     ref_group: dict | None = None,
+    time_limit_s: float | None = None,
 ) -> GroupRun:
     """The same case of several versions in one process (their specs differ in the version only),
     each kernel attributed to the version whose NVTX range held it (checker_kernels.split_by_version).
     A version's share stands only where the process ended by itself, its record is whole, its ranges
     are the reference's (`ref_group`: the reference's own group record; None when this is the
     reference's run) and every test of the version passed: a failing, crashed or doubtful version
-    runs alone again (run_case), so a grade that costs points always comes from a process of its own."""
+    runs alone again (run_case), so a grade that costs points always comes from a process of its own.
+    `time_limit_s`: the process's limit (the reference's group time times the rubric's factor),
+    at most the sum of its versions' limits (the default)."""
     versions = list(specs)
     base = specs[versions[0]]
     out = GroupRun()
@@ -295,7 +298,7 @@ def run_group(
         base,
         version=",".join(versions),
         name=name,
-        time_limit_s=sum(s.time_limit_s for s in specs.values()),
+        time_limit_s=min(sum(s.time_limit_s for s in specs.values()), time_limit_s or float("inf")),
         ranges=True,
     )
     raw = run.execute(step)

@@ -339,6 +339,7 @@ def run_all_versions(
     env: dict[str, str],
     run_one: Callable[..., list[CaseResult]],
     run_group: Callable[[list[Member], int], dict[str, runner_case.CaseRun]] | None = None,
+    solo: Callable[[VersionRule, int], bool] | None = None,
 ) -> dict[str, list[CaseResult]]:
     """Every rule's cases, in two stages: first each speed version's timed case (rubric.timed_for_points),
     alone on the slot's GPU and one after another, as the reference's were timed; then every other
@@ -348,7 +349,9 @@ def run_all_versions(
     `sharing` runs at once (1: alone). `run_group(members, sharing)`, where given, first runs each
     case that several rules share (the same driver, case and arguments: case_groups) in one process
     of all of them (runner_case.run_group), the timed ones alone, the checks beside each other; what
-    of it stands is handed to `run_one` as `premade`. Returns each rule's cases in the rubric's order."""
+    of it stands is handed to `run_one` as `premade`; `solo(rule, i)` keeps a check out of the groups
+    (a CPU version's: beside the groups, not in series with their GPU versions). Returns each rule's
+    cases in the rubric's order."""
     first: dict[str, list[CaseResult]] = {}
     rest: dict[str, list[int]] = {}
     timed_of: dict[str, list[int]] = {}
@@ -362,7 +365,8 @@ def run_all_versions(
         timed = timed_of[rule.key]
         given = {"premade": premade[rule.key]} if rule.key in premade else {}  # run_one's default otherwise
         first[rule.key] = run_one(rule, timed, [], 1, **given) if timed else []
-    later = _run_checks(rules, rest, first, run_one, run_group, parallel_runs(job, env))
+    grouped_rest = {r.key: [i for i in rest[r.key] if not (solo and solo(r, i))] for r in rules}
+    later = _run_checks(rules, rest, grouped_rest, first, run_one, run_group, parallel_runs(job, env))
     out = {}
     for rule in rules:
         order = {c.name: i for i, c in enumerate(rule.cases)}
@@ -373,25 +377,32 @@ def run_all_versions(
 def _run_checks(
     rules: list[VersionRule],
     rest: dict[str, list[int]],
+    grouped_rest: dict[str, list[int]],
     first: dict[str, list[CaseResult]],
     run_one: Callable[..., list[CaseResult]],
     run_group: Callable[[list[Member], int], dict[str, runner_case.CaseRun]] | None,
     width: int,
 ) -> dict[str, list[CaseResult]]:
-    """run_all_versions's second stage: the checks, `width` processes at once (groups first)."""
+    """run_all_versions's second stage: the checks, `width` processes at once: first the versions
+    none of whose checks is in a group (`grouped_rest`: the checks that may be), then the groups,
+    then the grouped versions' own runs of what did not stand."""
     later: dict[str, list[CaseResult]] = {}
     todo = [r for r in rules if rest[r.key]]
     checks_run: dict[str, dict[int, runner_case.CaseRun]] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=width) as pool:
-        groups = case_groups(rules, rest) if run_group is not None else []
+        groups = case_groups(rules, grouped_rest) if run_group is not None else []
+        in_group = {r.key for g in groups for r, _ in g}
+        futures = {
+            r.key: pool.submit(run_one, r, rest[r.key], first[r.key], width) for r in todo if r.key not in in_group
+        }
         for group, f in [(g, pool.submit(run_group, g, width)) for g in groups]:
             _keep(checks_run, group, f.result())
-        futures = {}
         for r in todo:
-            given = {"premade": checks_run[r.key]} if r.key in checks_run else {}
-            futures[r.key] = pool.submit(run_one, r, rest[r.key], first[r.key], width, **given)
-        for key, f in futures.items():
-            later[key] = f.result()
+            if r.key in in_group:
+                given = {"premade": checks_run[r.key]} if r.key in checks_run else {}
+                futures[r.key] = pool.submit(run_one, r, rest[r.key], first[r.key], width, **given)
+        for r in todo:
+            later[r.key] = futures[r.key].result()
     if width > 1:
         # a check that failed beside others runs again alone before it is charged: a sibling that
         # filled the GPU's or the host's memory, or the shared memory limit, must not fail it
@@ -454,7 +465,10 @@ def group_runner(
             expected[rule.version] = ref.get("tests") if ref else None
         rule0, i0 = group[0]
         name = f"{rule0.subproject}.group.{hashlib.sha256(key.encode()).hexdigest()[:10]}"
-        got = runner_case.run_group(specs, rule0.cases[i0], job.rubric, expected, name, ref_group)
+        limit = None  # a hang costs the reference's group time times the factor, not every version's limit
+        if ref_group and ref_group.get("seconds"):
+            limit = job.rubric.limits.time_limit(ref_group["seconds"]) * max(1, job.runs_per_gpu)
+        got = runner_case.run_group(specs, rule0.cases[i0], job.rubric, expected, name, ref_group, limit)
         if record is not None and not got.problem and got.cases:
             record[key] = {
                 "pushes": got.pushes,
@@ -1176,7 +1190,12 @@ def grade_prepared(
         )
 
     grouped = group_runner(job, prep.build.drivers, work, lambda: env, reference, None, _unused_groups(prep, progress))
-    ran = run_all_versions(job, runnable, env, one, grouped if job.rubric.group_timed else None)
+
+    def solo(rule: VersionRule, i: int) -> bool:  # a check the reference solves with no kernel of its own
+        case = reference["versions"][rule.key].get("cases", {}).get(rule.cases[i].name, {})
+        return not case.get("own_kernels")
+
+    ran = run_all_versions(job, runnable, env, one, grouped if job.rubric.group_timed else None, solo)
     for rule in runnable:  # a second try of a speed point runs alone again
         ref, cases = reference["versions"][rule.key], ran[rule.key]
         g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))

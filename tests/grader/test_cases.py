@@ -534,7 +534,7 @@ def test_each_kernel_goes_to_the_version_whose_range_held_its_start(tmp_path):
     assert ck.split_by_version(str(tmp_path / "none.tsv"), ["a"]).problem == "no kernel record"
 
 
-def group_driver(tmp_path, fail="", extra_push="", stray=False):
+def group_driver(tmp_path, fail="", extra_push="", stray=False, nap=0.0):
     """A stand-in driver of several versions (--version a,b): rows for each version and size (the
     version `fail` fails n=31), and a record with a range per version and size, its kernel inside;
     `extra_push`: a range of that name pushed inside a's; `stray`: a kernel between versions."""
@@ -542,6 +542,7 @@ def group_driver(tmp_path, fail="", extra_push="", stray=False):
     exe.parent.mkdir(exist_ok=True)
     exe.write_text(
         "#!/bin/bash\n"
+        f"sleep {nap}\n"
         'csv=""; sizes=""; vs=""; while [ $# -gt 0 ]; do case "$1" in --csv) csv=$2;; --n) sizes=$2;; '
         "--version) vs=$2;; esac; shift; done\n"
         f"echo '{HEADER}' > \"$csv.partial\"\n"
@@ -607,6 +608,11 @@ def test_a_group_keeps_the_clean_versions_and_sends_a_failing_one_to_a_process_o
     specs = {v: dataclasses.replace(spec(tmp_path, exe), version=v, recorder=exe, args=ARGS) for v in ("a", "b")}
     part = runner_case.run_group(specs, case, None, {"a": want, "b": None}, "s.group.0")
     assert set(part.cases) == {"b"}
+    # the group's own limit (the reference's group time times the factor) ends it: every version alone
+    exe = group_driver(tmp_path, nap=2)
+    slow_specs = {v: dataclasses.replace(sp, driver=exe) for v, sp in specs.items()}
+    short = runner_case.run_group(slow_specs, case, None, {"a": None, "b": None}, "s.group.0", None, 0.3)
+    assert short.cases == {} and "timeout" in short.problem, short.problem
     # a version whose ranges took longer than its own limit runs alone, whatever the group's limit
     specs["a"] = dataclasses.replace(specs["a"], time_limit_s=1e-8)
     slow = runner_case.run_group(specs, case, None, {"a": None, "b": None}, "s.group.0")

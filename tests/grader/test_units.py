@@ -696,3 +696,10 @@ def test_the_cases_versions_share_run_as_a_group_first():
     assert given["a"] == [{0: "a's case 0"}, {1: "a's case 1"}] and given["b"] == [None, None]
     assert given["s"] == [None] and given["c"] == [None] and given["e"] == [None]
     assert student.group_key([(a, 0), (b, 0)]) == "d1\tvisible\t--n\t5"
+    # a check kept out of the groups (a CPU version's) runs beside them: b's edge case has no group left
+    grouped.clear()
+    given.clear()
+    student.run_all_versions(
+        job, rules, {"COURSE_GRADER_CPUS": "0,1,2,3"}, one, run_group, lambda r, i: r.version == "a" and i == 1
+    )
+    assert grouped == [([("a", 0), ("b", 0)], 1)] and given["a"] == [{0: "a's case 0"}, None]
