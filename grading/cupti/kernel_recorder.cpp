@@ -21,7 +21,7 @@
 // passes the call on to the CUPTI it is linked with.
 #include <cupti.h>
 #include <dlfcn.h>
-#include <generated_nvtx_meta.h>
+#include <nvtx3/nvToolsExt.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -72,6 +72,15 @@ int g_threads = 0;
 thread_local int t_thread = -1;
 thread_local std::vector<std::size_t>* t_open = nullptr;  // this thread's open ranges, innermost last
 
+// The parameters CUPTI hands an NVTX callback (generated_nvtx_meta.h's nvtxRangePushA_params and
+// nvtxRangePushEx_params; that header names NVTX types CUDA 12's nvToolsExt.h leaves to others)
+struct PushAParams {
+  const char* message;
+};
+struct PushExParams {
+  const nvtxEventAttributes_t* eventAttrib;
+};
+
 std::string clean(const char* s) {
   std::string out = s ? s : "?";
   for (char& c : out)
@@ -105,9 +114,9 @@ void CUPTIAPI on_nvtx(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   const void* params = static_cast<const CUpti_NvtxData*>(data)->functionParams;
   std::string name = "?";  // a wide or attribute-only name: a range all the same
   if (cbid == CUPTI_CBID_NVTX_nvtxRangePushA && params)
-    name = clean(static_cast<const nvtxRangePushA_params*>(params)->message);
+    name = clean(static_cast<const PushAParams*>(params)->message);
   else if (cbid == CUPTI_CBID_NVTX_nvtxRangePushEx && params) {
-    const nvtxEventAttributes_t* a = static_cast<const nvtxRangePushEx_params*>(params)->eventAttrib;
+    const nvtxEventAttributes_t* a = static_cast<const PushExParams*>(params)->eventAttrib;
     if (a && a->messageType == NVTX_MESSAGE_TYPE_ASCII) name = clean(a->message.ascii);
   }
   g_ranges->push_back(Range{t_thread, static_cast<int>(t_open->size()), now, 0, name});
