@@ -340,6 +340,7 @@ def run_all_versions(
     run_one: Callable[..., list[CaseResult]],
     run_group: Callable[[list[Member], int], dict[str, runner_case.CaseRun]] | None = None,
     solo: Callable[[VersionRule, int], bool] | None = None,
+    clock: dict[str, float] | None = None,
 ) -> dict[str, list[CaseResult]]:
     """Every rule's cases, in two stages: first each speed version's timed case (rubric.timed_for_points),
     alone on the slot's GPU and one after another, as the reference's were timed; then every other
@@ -351,7 +352,8 @@ def run_all_versions(
     of all of them (runner_case.run_group), the timed ones alone, the checks beside each other; what
     of it stands is handed to `run_one` as `premade`; `solo(rule, i)` keeps a check out of the groups
     (a CPU version's: beside the groups, not in series with their GPU versions). Returns each rule's
-    cases in the rubric's order."""
+    cases in the rubric's order; `clock` gets each stage's wall seconds ("timed", "checks")."""
+    t0 = time.time()
     first: dict[str, list[CaseResult]] = {}
     rest: dict[str, list[int]] = {}
     timed_of: dict[str, list[int]] = {}
@@ -366,7 +368,10 @@ def run_all_versions(
         given = {"premade": premade[rule.key]} if rule.key in premade else {}  # run_one's default otherwise
         first[rule.key] = run_one(rule, timed, [], 1, **given) if timed else []
     grouped_rest = {r.key: [i for i in rest[r.key] if not (solo and solo(r, i))] for r in rules}
+    t1 = time.time()
     later = _run_checks(rules, rest, grouped_rest, first, run_one, run_group, parallel_runs(job, env))
+    if clock is not None:
+        clock.update(timed=t1 - t0, checks=time.time() - t1)
     out = {}
     for rule in rules:
         order = {c.name: i for i, c in enumerate(rule.cases)}
@@ -1195,7 +1200,8 @@ def grade_prepared(
         case = reference["versions"][rule.key].get("cases", {}).get(rule.cases[i].name, {})
         return not case.get("own_kernels")
 
-    ran = run_all_versions(job, runnable, env, one, grouped if job.rubric.group_timed else None, solo)
+    clock: dict[str, float] = {}
+    ran = run_all_versions(job, runnable, env, one, grouped if job.rubric.group_timed else None, solo, clock)
     for rule in runnable:  # a second try of a speed point runs alone again
         ref, cases = reference["versions"][rule.key], ran[rule.key]
         g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))
@@ -1208,9 +1214,17 @@ def grade_prepared(
             + (f" ({g.detail[:160]})" if g.status not in (Status.CORRECT, Status.UNWRITTEN) else "")
         )
     grades = [graded[r.key] for r in job.rules if r.key in graded]  # the rubric's order
+    t_mem = time.time()
     unchecked = memcheck_versions(job, prep, work, env, grades, progress)
     score.point_at_building_blocks(grades, job.rules)
+    t_prof = time.time()
     notes = list(prep.splice.problems) + unchecked + profile_versions(job, prep, work, env, grades, progress)
+    t_end = time.time()
+    progress(  # where a student's run time went (the grader's log only)
+        f"[grade] {prep.name}: runs {t_end - t0:.1f} s: timed cases {clock.get('timed', 0):.1f} s, checks "
+        f"{clock.get('checks', 0):.1f} s, grading them {t_mem - t0 - sum(clock.values()):.1f} s, memcheck "
+        f"{t_prof - t_mem:.1f} s, profile {t_end - t_prof:.1f} s"
+    )
     if job.runs_per_gpu > 1 and env.get("COURSE_GRADER_GPU") == "1":
         notes.append(
             f"graded with {job.runs_per_gpu} students' runs sharing each GPU at once (a correctness pass): the "

@@ -586,7 +586,9 @@ def test_a_group_keeps_the_clean_versions_and_sends_a_failing_one_to_a_process_o
     assert got.problem == "" and set(got.cases) == {"a"}, got.problem  # b failed n=31: it runs alone again
     a = got.cases["a"]
     assert [t.status for t in a.result.tests] == [Status.CORRECT] * 3 and a.result.status is Status.CORRECT
-    assert "--version a,b" in a.result.command and a.result.seconds == round(got.seconds / 2, 2)
+    assert (
+        "--version a,b" in a.result.command and abs(a.result.seconds - got.seconds / 2) <= 0.011
+    )  # its ranges and half the rest
     assert runner_case.kernels.read_log_entries(a.kernel_logs[0]) == [("own_a", 3, 30)]
     assert all(r["version"] == "a" for r in a.rows)
     assert got.pushes == [[0, 1, "a"], [0, 1, "b"]] * 3
