@@ -669,3 +669,29 @@ def types_thread():
     t = threading.Thread(target=lambda: None)
     t.start()
     return t
+
+
+def test_the_references_grouped_timed_case_is_timed_again_in_its_group(tmp_path):
+    """The reference's band (three timed runs) comes from its group's process where its timed case
+    ran in one, as a student's timed case runs: the group runs twice more, once for all its versions."""
+    import types
+
+    from judge import student
+
+    exe = group_driver(tmp_path)
+    rules = [VersionRule("sc", v, "d", 1, 1, [], [], [Case("visible", ARGS, timed=True)]) for v in ("a", "b")]
+    job = types.SimpleNamespace(
+        rules=rules, rubric=types.SimpleNamespace(limits=Limits()), runs_per_gpu=1, recorder="", sandbox=None
+    )
+    key = student.group_key([(rules[0], 0)])
+    groups = {key: {"own": {"a": 0.1, "b": 0.1}}}
+    cache: dict = {}
+    env = dict(os.environ)
+    got = student._group_retimes(job, rules[0], groups, {"d": exe}, str(tmp_path / "w"), env, cache)
+    assert got == [1.0, 1.0] and len(cache[key]) == 2
+    runs = sorted(f for f in os.listdir(tmp_path / "w") if f.endswith(".csv"))
+    assert student._group_retimes(job, rules[1], groups, {"d": exe}, str(tmp_path / "w"), env, cache) == [1.0, 1.0]
+    assert (
+        sorted(f for f in os.listdir(tmp_path / "w") if f.endswith(".csv")) == runs and len(runs) == 2
+    )  # once for both
+    assert student._group_retimes(job, rules[0], {}, {"d": exe}, str(tmp_path / "w"), env, cache) is None
