@@ -21,6 +21,7 @@
 // passes the call on to the CUPTI it is linked with.
 #include <cupti.h>
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include <cstdint>
@@ -123,10 +124,7 @@ void CUPTIAPI on_nvtx(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   t_open->push_back(g_ranges->size() - 1);
 }
 
-void start_ranges() {  // once, from whichever of CUDA's and NVTX's initializations comes first
-  static bool done = false;
-  if (done) return;
-  done = true;
+void start_ranges_once() {
   const char* on = std::getenv("COURSE_KERNEL_RANGES");
   if (!on || std::strcmp(on, "1") != 0) return;
   g_ranges = new std::vector<Range>();
@@ -136,6 +134,11 @@ void start_ranges() {  // once, from whichever of CUDA's and NVTX's initializati
   if (cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_nvtx), nullptr) != CUPTI_SUCCESS) return;
   if (cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX) != CUPTI_SUCCESS) return;
   g_ranges_on = true;
+}
+
+void start_ranges() {  // once, from whichever of CUDA's and NVTX's initializations comes first
+  static std::once_flag once;
+  std::call_once(once, start_ranges_once);
 }
 
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -171,11 +174,17 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 std::string* g_log_path = nullptr;  // read once at injection: the run's environment is its own after
 std::string* g_nonce = nullptr;     // the grader's per-run token, wiped from the environment at injection
 
-int g_log_fd = -1;  // COURSE_KERNEL_FD: the grader's pipe, written once at exit and closed
+int g_log_fd = -1;            // COURSE_KERNEL_FD: the grader's pipe, written once at exit and closed
+struct stat g_log_fd_stat{};  // what that descriptor was at injection: a run that put another file
+                              // there (dup2) would read the record, nonce and all, and pass it on
 
 void write_log() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   const bool to_pipe = g_log_fd >= 0;
+  struct stat now{};
+  if (to_pipe &&
+      (fstat(g_log_fd, &now) != 0 || now.st_dev != g_log_fd_stat.st_dev || now.st_ino != g_log_fd_stat.st_ino))
+    return;  // no record: the case has none, and the run is graded as one that left none
   if (!to_pipe && (!g_log_path || g_log_path->empty())) return;
   const std::string tmp = to_pipe ? "" : *g_log_path + ".tmp";
   std::FILE* f = to_pipe ? fdopen(g_log_fd, "w") : std::fopen(tmp.c_str(), "w");
@@ -212,7 +221,8 @@ extern "C" int InitializeInjection(void) {
   if (const char* fd = std::getenv("COURSE_KERNEL_FD")) {
     char* end = nullptr;
     const long v = std::strtol(fd, &end, 10);
-    if (end != fd && *end == '\0' && v >= 0 && v < 1 << 20) g_log_fd = static_cast<int>(v);
+    if (end != fd && *end == '\0' && v >= 0 && v < 1 << 20 && fstat(static_cast<int>(v), &g_log_fd_stat) == 0)
+      g_log_fd = static_cast<int>(v);
   }
   // the grader's token proves the log is this recorder's; the run must not read it, so its bytes in
   // the environment block (what getenv and /proc/self/environ show) are overwritten

@@ -61,6 +61,7 @@ FORBIDDEN_CALLS = _words(
     mprotect pkey_mprotect mmap mmap64 mremap memfd_create
     signal sigaction sigset bsd_signal kill tgkill
     exit _exit _Exit quick_exit atexit at_quick_exit on_exit
+    dup dup2 dup3 pipe pipe2 fcntl fcntl64 close_range
     """
 )
 FORBIDDEN_PREFIXES = ("_dl_", "__libc_dl", "cupti", "cuGetProcAddress", "cudaGetDriverEntryPoint")

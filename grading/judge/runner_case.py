@@ -304,8 +304,8 @@ def run_group(
     raw = run.execute(step)
     out.seconds = raw.seconds
     ended = ended_early(raw, step)
-    if ended is not None:
-        out.problem = f"the process ended early ({ended[0].value}: {ended[1]})"
+    if ended is not None or raw.rc not in (0, 1):  # an exit 2 too: no version's refusal of arguments
+        out.problem = f"the process ended early ({ended[0].value}: {ended[1]})" if ended else run.exit_text(raw.rc)
         return out
     if kernels.read_log(raw.kernel_log) is None:
         out.problem = "no kernel record"
@@ -370,7 +370,7 @@ def _share(
         return None
     if want is not None and not set(want) <= set(got):
         return None
-    klog = os.path.join(step.workdir, f"{step.name}.{v}.kernels.tsv")
+    klog = os.path.join(run.records_dir(step.workdir), f"{step.name}.{v}.kernels.tsv")
     try:
         kernels.write_log(klog, entries, f"version {v} of a process of {step.version.count(',') + 1}")
     except OSError:

@@ -193,7 +193,7 @@ def execute(spec: RunSpec) -> RawRun:
     os.makedirs(spec.workdir, exist_ok=True)
     out_csv = os.path.join(spec.workdir, spec.name + ".csv")
     log = os.path.join(spec.workdir, spec.name + ".log")
-    klog = os.path.join(spec.workdir, spec.name + ".kernels.tsv")
+    klog = os.path.join(records_dir(spec.workdir), spec.name + ".kernels.tsv")
     for p in (out_csv, out_csv + ".partial", klog, klog + ".tmp"):
         remove_any(p)
     evidence = EvidencePipe()
@@ -335,13 +335,22 @@ def kernel_record_is_genuine(path: str, nonce: str) -> bool:
     return bool(nonce) and f"(run {nonce})" in head
 
 
+def records_dir(workdir: str) -> str:
+    """Where the grader keeps the kernel records of the runs in `workdir`: beside it, in no
+    sandbox (a step binds its own run folder only), so no later run of the student can rewrite a
+    record the grader wrote and reads after it."""
+    d = workdir.rstrip(os.sep) + ".records"
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
 def keep_record(record: EvidencePipe, path: str, nonce: str) -> None:
     """The recorder's record as it came through the grader's pipe, written where the case's code
     reads it, by the grader, after the run's processes are gone: only a record that is one whole
     record of this run (its first line the recorder's header with the run's nonce, no second header,
     not over the cap); whatever the run left at that path is removed either way."""
     record.thread.join(timeout=5)
-    data = bytes(record.data)
+    data = b"" if record.thread.is_alive() else bytes(record.data)  # still being written: not whole
     remove_any(path)
     lines = data.decode("utf-8", errors="replace").split("\n")
     headers = [line for line in lines if line.startswith("# course kernel record")]

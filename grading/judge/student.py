@@ -437,10 +437,12 @@ def case_groups(rules: list[VersionRule], indices_of: dict[str, list[int]]) -> l
 
 
 def group_key(group: list[Member]) -> str:
-    """The reference record's name for a group: its driver, case and arguments (not its versions: a
-    student's group is the reference's less the versions that do not run)."""
+    """The reference record's name for a group: its stage (timed or a check), driver, case and
+    arguments (not its versions: a student's group is the reference's less the versions that do
+    not run)."""
     rule, i = group[0]
-    return "\t".join([rule.driver, rule.cases[i].name] + list(rule.cases[i].args))
+    stage = "timed" if rubric_mod.timed_for_points(rule, rule.cases[i]) else "check"
+    return "\t".join([stage, rule.driver, rule.cases[i].name] + list(rule.cases[i].args))
 
 
 def group_runner(
@@ -481,6 +483,7 @@ def group_runner(
                 "seconds": got.seconds,
                 "own": got.own,
                 "between": got.between,
+                "stood": sorted(got.cases),  # the versions whose share of it stood
             }
         how = f"not used: {got.problem}" if got.problem else f"({got.seconds:.1f} s): {len(got.cases)} stand"
         if got.problem not in ("no kernel recorder", "one version"):  # a run without CUPTI groups nothing
@@ -912,24 +915,31 @@ def _group_retimes(
     i = next((k for k, c in enumerate(rule.cases) if rubric_mod.timed_for_points(rule, c)), None)
     key = group_key([(rule, i)]) if i is not None else ""
     g = groups.get(key)
-    if g is None or rule.version not in g.get("own", {}):
-        return None
+    if g is None or rule.version not in g.get("stood", []):
+        return None  # timed alone, or its share of the group did not stand: re-timed alone
     if key not in cache:
-        members = [r for r in job.rules if r.driver == rule.driver and r.version in g["own"]]
-        specs = {r.version: case_spec(job, r, drivers, workdir, env, i, None) for r in members}
-        base = specs[members[0].version]
+        case = rule.cases[i]
+        members = [
+            (r, k)
+            for r in job.rules
+            if r.driver == rule.driver and r.version in g["stood"]
+            for k, c in enumerate(r.cases)
+            if c.name == case.name and c.args == case.args
+        ]
+        specs = {r.version: case_spec(job, r, drivers, workdir, env, k, None) for r, k in members}
+        base = specs[members[0][0].version]
         cache[key] = []
-        for k in range(2):
+        for n in range(2):
             step = dataclasses.replace(
                 base,
                 version=",".join(specs),
-                name=f"{rule.subproject}.group.{hashlib.sha256(key.encode()).hexdigest()[:10]}.again{k}",
-                time_limit_s=sum(sp.time_limit_s for sp in specs.values()),
+                name=f"{rule.subproject}.group.{hashlib.sha256(key.encode()).hexdigest()[:10]}.again{n}",
+                time_limit_s=job.rubric.limits.time_limit(g.get("seconds")),
                 ranges=True,
             )
             raw = run.execute(step)
             times = {}
-            for r in members:
+            for r, _ in members:
                 row = run.timed_row(raw.rows, r.version, r) if raw.rc in (0, 1) and not raw.timed_out else None
                 if row is not None:
                     times[r.version] = float(row["median_ms"])
@@ -945,12 +955,12 @@ def _group_harness(job: Job, groups: dict[str, Any]) -> tuple[dict[str, set[str]
     between: dict[str, set[str]] = {}
     alone: dict[tuple[str, str], float] = {}
     for key, g in groups.items():
-        driver, case_name = key.split("\t")[:2]
+        driver, case_name = key.split("\t")[1:3]
         names = sorted(g["outside"])
         dem = kernels.demangle(names)
         outside = {k for k, d in zip(names, dem) if kernels.qualified_name(d)[1] not in job.region_kernels}
         for rule in job.rules:
-            if rule.driver == driver and rule.version in g["own"]:
+            if rule.driver == driver and rule.version in g.get("stood", []):
                 between.setdefault(rule.key, set()).update(outside)
                 alone[(rule.key, case_name)] = round(g["own"][rule.version] + g["between"], 2)
     return between, alone
@@ -1352,7 +1362,9 @@ def second_try(
     if g.ratio_to_reference is None or g.points_speed >= g.points_speed_max:
         return g
     timed = next((c for c in cases if c.timed_ms is not None and c.timed_case == g.timed_case), None)
-    if timed is None:
+    if timed is None or _grouped(timed):
+        # a time from a process of several versions is compared with the reference's three runs of
+        # its group (its band): an alone second try would set an alone time against group times
         return g
     own = [m for m, k in zip(timed.kernel_symbols, timed.kernels) if k.owner == "own"]
     # what the graded case ran, and the harness's kernels its process of its own runs too (a case
@@ -1366,6 +1378,12 @@ def second_try(
         g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))
     g.speed_note = (g.speed_note + "; " if g.speed_note else "") + "timed twice, the faster counted"
     return g
+
+
+def _grouped(c: CaseResult) -> bool:
+    """Whether a case's result came from a process of several versions (runner_case._share)."""
+    words = c.command.split(" ")
+    return "--version" in words and "," in (words[words.index("--version") + 1 :] or [""])[0]
 
 
 def refusal_of(rule: VersionRule, splice: assemble.Splice) -> str:

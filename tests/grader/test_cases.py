@@ -684,7 +684,7 @@ def test_the_references_grouped_timed_case_is_timed_again_in_its_group(tmp_path)
         rules=rules, rubric=types.SimpleNamespace(limits=Limits()), runs_per_gpu=1, recorder="", sandbox=None
     )
     key = student.group_key([(rules[0], 0)])
-    groups = {key: {"own": {"a": 0.1, "b": 0.1}}}
+    groups = {key: {"own": {"a": 0.1, "b": 0.1}, "stood": ["a", "b"], "seconds": 1.0}}
     cache: dict = {}
     env = dict(os.environ)
     got = student._group_retimes(job, rules[0], groups, {"d": exe}, str(tmp_path / "w"), env, cache)
@@ -695,3 +695,5 @@ def test_the_references_grouped_timed_case_is_timed_again_in_its_group(tmp_path)
         sorted(f for f in os.listdir(tmp_path / "w") if f.endswith(".csv")) == runs and len(runs) == 2
     )  # once for both
     assert student._group_retimes(job, rules[0], {}, {"d": exe}, str(tmp_path / "w"), env, cache) is None
+    alone = {key: dict(groups[key], stood=["b"])}  # a's share did not stand: a is re-timed alone
+    assert student._group_retimes(job, rules[0], alone, {"d": exe}, str(tmp_path / "w"), env, {}) is None

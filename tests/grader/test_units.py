@@ -695,7 +695,8 @@ def test_the_cases_versions_share_run_as_a_group_first():
     assert len(grouped) == 2
     assert given["a"] == [{0: "a's case 0"}, {1: "a's case 1"}] and given["b"] == [None, None]
     assert given["s"] == [None] and given["c"] == [None] and given["e"] == [None]
-    assert student.group_key([(a, 0), (b, 0)]) == "d1\tvisible\t--n\t5"
+    assert student.group_key([(a, 0), (b, 0)]) == "timed\td1\tvisible\t--n\t5"
+    assert student.group_key([(a, 1), (b, 1)]).startswith("check\td1\tedge\t")
     # a check kept out of the groups (a CPU version's) runs beside them: b's edge case has no group left
     grouped.clear()
     given.clear()
