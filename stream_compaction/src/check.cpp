@@ -4,8 +4,7 @@
 #include <string>
 #include <vector>
 
-#include <omp.h>
-
+#include "host_chunks.hpp"
 #include "stream_compaction/host.hpp"
 
 namespace StreamCompaction {
@@ -16,25 +15,15 @@ namespace {
 // of reference.cpp (the timed CPU versions, which stay sequential), in a fraction of the time. At
 // 2^26 elements the sequential radix sort took about 1 s and the scan 0.1 s of every graded
 // process that checks that size (H200 host, 2026-11-26); each chunk below is one thread's.
-int chunks_for(std::int64_t n) { return n < (std::int64_t{1} << 18) ? 1 : std::max(1, omp_get_max_threads()); }
-
-std::int64_t chunk_begin(std::int64_t n, int t, int chunks) { return n * t / chunks; }
-
 void threaded_scan(std::int64_t n, int* out, const int* in) {
-  const int T = chunks_for(n);
-  std::vector<std::uint32_t> base(T + 1, 0);  // wrap-around sums, as Host::scan's
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-  for (int t = 0; t < T; ++t) {
-    std::uint32_t s = 0;
-    for (std::int64_t i = chunk_begin(n, t, T); i < chunk_begin(n, t + 1, T); ++i)
-      s += static_cast<std::uint32_t>(in[i]);
-    base[t + 1] = s;
-  }
-  for (int t = 0; t < T; ++t) base[t + 1] += base[t];
+  const int T = HostChunks::count(n);
+  // wrap-around sums, as Host::scan's
+  const auto base =
+      HostChunks::bases<std::uint32_t>(n, T, [in](std::int64_t i) { return static_cast<std::uint32_t>(in[i]); });
 #pragma omp parallel for num_threads(T) schedule(static, 1)
   for (int t = 0; t < T; ++t) {
     std::uint32_t s = base[t];
-    for (std::int64_t i = chunk_begin(n, t, T); i < chunk_begin(n, t + 1, T); ++i) {
+    for (std::int64_t i = HostChunks::begin(n, t, T); i < HostChunks::begin(n, t + 1, T); ++i) {
       const std::uint32_t v = static_cast<std::uint32_t>(in[i]);
       out[i] = static_cast<int>(s);
       s += v;
@@ -43,19 +32,12 @@ void threaded_scan(std::int64_t n, int* out, const int* in) {
 }
 
 std::int64_t threaded_compact(std::int64_t n, int* out, const int* in) {
-  const int T = chunks_for(n);
-  std::vector<std::int64_t> base(T + 1, 0);
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-  for (int t = 0; t < T; ++t) {
-    std::int64_t k = 0;
-    for (std::int64_t i = chunk_begin(n, t, T); i < chunk_begin(n, t + 1, T); ++i) k += in[i] != 0;
-    base[t + 1] = k;
-  }
-  for (int t = 0; t < T; ++t) base[t + 1] += base[t];
+  const int T = HostChunks::count(n);
+  const auto base = HostChunks::bases<std::int64_t>(n, T, [in](std::int64_t i) { return std::int64_t{in[i] != 0}; });
 #pragma omp parallel for num_threads(T) schedule(static, 1)
   for (int t = 0; t < T; ++t) {
     std::int64_t k = base[t];
-    for (std::int64_t i = chunk_begin(n, t, T); i < chunk_begin(n, t + 1, T); ++i)
+    for (std::int64_t i = HostChunks::begin(n, t, T); i < HostChunks::begin(n, t + 1, T); ++i)
       if (in[i] != 0) out[k++] = in[i];
   }
   return base[T];
@@ -65,19 +47,20 @@ std::int64_t threaded_compact(std::int64_t n, int* out, const int* in) {
 // digits of every chunk, then each chunk scatters its keys in order after the keys of lower digits
 // and of the chunks before it with its digit (stable, so the passes compose).
 void threaded_radix_sort(std::int64_t n, int* out, const int* in) {
-  const int T = chunks_for(n);
+  const int T = HostChunks::count(n);
   std::vector<std::uint32_t> a(n), b(n);
   std::vector<std::int64_t> count(static_cast<std::size_t>(T) * 256);
 #pragma omp parallel for num_threads(T) schedule(static, 1)
   for (int t = 0; t < T; ++t)
-    for (std::int64_t i = chunk_begin(n, t, T); i < chunk_begin(n, t + 1, T); ++i)
+    for (std::int64_t i = HostChunks::begin(n, t, T); i < HostChunks::begin(n, t + 1, T); ++i)
       a[i] = static_cast<std::uint32_t>(in[i]) ^ 0x80000000u;
   for (int shift = 0; shift < 32; shift += 8) {
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int t = 0; t < T; ++t) {
       std::int64_t* c = &count[static_cast<std::size_t>(t) * 256];
       std::fill(c, c + 256, 0);
-      for (std::int64_t i = chunk_begin(n, t, T); i < chunk_begin(n, t + 1, T); ++i) ++c[(a[i] >> shift) & 0xff];
+      for (std::int64_t i = HostChunks::begin(n, t, T); i < HostChunks::begin(n, t + 1, T); ++i)
+        ++c[(a[i] >> shift) & 0xff];
     }
     std::int64_t at = 0;  // digit-major, chunk-minor: where chunk t's keys of digit d start
     for (int d = 0; d < 256; ++d)
@@ -89,14 +72,14 @@ void threaded_radix_sort(std::int64_t n, int* out, const int* in) {
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int t = 0; t < T; ++t) {
       std::int64_t* c = &count[static_cast<std::size_t>(t) * 256];
-      for (std::int64_t i = chunk_begin(n, t, T); i < chunk_begin(n, t + 1, T); ++i)
+      for (std::int64_t i = HostChunks::begin(n, t, T); i < HostChunks::begin(n, t + 1, T); ++i)
         b[c[(a[i] >> shift) & 0xff]++] = a[i];
     }
     a.swap(b);
   }
 #pragma omp parallel for num_threads(T) schedule(static, 1)
   for (int t = 0; t < T; ++t)
-    for (std::int64_t i = chunk_begin(n, t, T); i < chunk_begin(n, t + 1, T); ++i)
+    for (std::int64_t i = HostChunks::begin(n, t, T); i < HostChunks::begin(n, t + 1, T); ++i)
       out[i] = static_cast<int>(a[i] ^ 0x80000000u);
 }
 

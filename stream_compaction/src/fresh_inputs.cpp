@@ -2,11 +2,11 @@
 // words. A harness file: no exercise reaches it.
 #include "stream_compaction/fresh_inputs.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <random>
 #include <vector>
+
+#include "host_chunks.hpp"
 
 namespace StreamCompaction {
 namespace Fresh {
@@ -15,15 +15,6 @@ std::uint64_t new_key() {
   static std::random_device device;
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
 }
-
-namespace {
-
-// The host's checks of a CPU version's fresh runs over the host's cores (a 2^26 compaction's fill
-// and check took about 0.4 s of every run on one core): chunk t of T is [n t / T, n (t + 1) / T).
-int chunks_for(std::int64_t n) { return n < (std::int64_t{1} << 18) ? 1 : std::max(1, omp_get_max_threads()); }
-std::int64_t chunk_begin(std::int64_t n, int t, int chunks) { return n * t / chunks; }
-
-}  // namespace
 
 void fill(Op op, std::uint64_t key, std::int64_t n, int* in) {
 #pragma omp parallel for schedule(static) if (n >= (std::int64_t{1} << 18))
@@ -53,22 +44,15 @@ std::string not_a_permutation() { return "output is sorted but not a permutation
 
 // Each chunk finds its own first difference; the first chunk's that has one is the output's first.
 std::string check(Op op, std::int64_t n, const int* in, const int* out, std::int64_t count) {
-  const int T = chunks_for(n);
+  const int T = HostChunks::count(n);
   std::vector<std::string> bad(T);
-  if (op == Op::Scan) {
-    std::vector<std::uint32_t> base(T + 1, 0);  // wrap-around sums, as the reference's
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-    for (int t = 0; t < T; ++t) {
-      std::uint32_t s = 0;
-      for (std::int64_t i = chunk_begin(n, t, T); i < chunk_begin(n, t + 1, T); ++i)
-        s += static_cast<std::uint32_t>(in[i]);
-      base[t + 1] = s;
-    }
-    for (int t = 0; t < T; ++t) base[t + 1] += base[t];
+  if (op == Op::Scan) {  // wrap-around sums, as the reference's
+    const auto base =
+        HostChunks::bases<std::uint32_t>(n, T, [in](std::int64_t i) { return static_cast<std::uint32_t>(in[i]); });
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int t = 0; t < T; ++t) {
       std::uint32_t sum = base[t];
-      for (std::int64_t i = chunk_begin(n, t, T); i < chunk_begin(n, t + 1, T); ++i) {
+      for (std::int64_t i = HostChunks::begin(n, t, T); i < HostChunks::begin(n, t + 1, T); ++i) {
         if (static_cast<std::uint32_t>(out[i]) != sum) {
           bad[t] = scan_differs(i, out[i], static_cast<int>(sum));
           break;
@@ -77,19 +61,12 @@ std::string check(Op op, std::int64_t n, const int* in, const int* out, std::int
       }
     }
   } else if (op == Op::Compact) {
-    std::vector<std::int64_t> base(T + 1, 0);
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-    for (int t = 0; t < T; ++t) {
-      std::int64_t k = 0;
-      for (std::int64_t i = chunk_begin(n, t, T); i < chunk_begin(n, t + 1, T); ++i) k += in[i] != 0;
-      base[t + 1] = k;
-    }
-    for (int t = 0; t < T; ++t) base[t + 1] += base[t];
+    const auto base = HostChunks::bases<std::int64_t>(n, T, [in](std::int64_t i) { return std::int64_t{in[i] != 0}; });
     if (count != base[T]) return kept_count_differs(count, base[T]);
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int t = 0; t < T; ++t) {
       std::int64_t j = base[t];
-      for (std::int64_t i = chunk_begin(n, t, T); i < chunk_begin(n, t + 1, T); ++i)
+      for (std::int64_t i = HostChunks::begin(n, t, T); i < HostChunks::begin(n, t + 1, T); ++i)
         if (in[i] != 0) {
           if (out[j] != in[i]) {
             bad[t] = compaction_differs(j, out[j], in[i]);
@@ -103,7 +80,7 @@ std::string check(Op op, std::int64_t n, const int* in, const int* out, std::int
     std::vector<std::uint64_t> in_sum(T, 0), out_sum(T, 0);
 #pragma omp parallel for num_threads(T) schedule(static, 1)
     for (int t = 0; t < T; ++t) {
-      const std::int64_t b = chunk_begin(n, t, T), e = chunk_begin(n, t + 1, T);
+      const std::int64_t b = HostChunks::begin(n, t, T), e = HostChunks::begin(n, t + 1, T);
       for (std::int64_t i = std::max<std::int64_t>(b, 1); i < e; ++i)
         if (out[i] < out[i - 1]) {
           bad[t] = not_sorted(i, out[i - 1], out[i]);
