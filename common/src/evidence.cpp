@@ -71,13 +71,22 @@ std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t h) {
 
 std::uint64_t digest(const void* data, std::size_t bytes) {
   const auto* p = static_cast<const unsigned char*>(data);
-  std::uint64_t h = 0xcbf29ce484222325ull ^ bytes;
+  // four words a step, each word into its own lane: four independent multiply chains the core
+  // overlaps (one chain was latency-bound, 70 ms for a 2^26 output; fnv1a's byte loop 0.35 s)
+  std::uint64_t lane[4];
+  for (int l = 0; l < 4; ++l) lane[l] = (0xcbf29ce484222325ull ^ bytes) + 0x9e3779b97f4a7c15ull * l;
   std::size_t i = 0;
-  for (; i + 8 <= bytes; i += 8) {  // a word a multiply: fnv1a's byte loop took 0.35 s for 256 MiB
-    std::uint64_t w;
-    std::memcpy(&w, p + i, 8);
-    h = (h ^ w) * 0x100000001b3ull;
-    h ^= h >> 29;  // the high bits of a product reach the low ones, which the next word's xor meets
+  for (; i + 32 <= bytes; i += 32)
+    for (int l = 0; l < 4; ++l) {
+      std::uint64_t w;
+      std::memcpy(&w, p + i + 8 * l, 8);
+      lane[l] = (lane[l] ^ w) * 0x100000001b3ull;
+      lane[l] ^= lane[l] >> 29;  // the high bits of a product reach the low ones, which the next word's xor meets
+    }
+  std::uint64_t h = lane[0];
+  for (int l = 1; l < 4; ++l) {  // the lanes in order: a word moved to another lane changes the digest
+    h = (h ^ lane[l]) * 0x100000001b3ull;
+    h ^= h >> 29;
   }
   return fnv1a(p + i, bytes - i, h);
 }

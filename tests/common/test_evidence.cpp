@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -50,6 +51,12 @@ TEST(Evidence, RecordsAreOneLineEachAndRepeatedKeysAreNumbered) {
   }
   EXPECT_NE(common::evidence::digest(bytes.data(), bytes.size() - 1), d);
   EXPECT_EQ(common::evidence::digest(bytes.data(), bytes.size()), d);
+  // words in other lanes of one step, or in one lane of two steps, swapped: another digest
+  for (std::size_t other : {std::size_t{8}, std::size_t{32}, std::size_t{40}}) {
+    std::vector<unsigned char> swapped = bytes;
+    std::swap_ranges(swapped.begin(), swapped.begin() + 8, swapped.begin() + other);
+    EXPECT_NE(common::evidence::digest(swapped.data(), swapped.size()), d) << "word 0 and the word at byte " << other;
+  }
 }
 
 TEST(Evidence, ADescriptorNotOpenForWritingIsRefused) {

@@ -36,7 +36,8 @@ void bits(const std::string& version, const std::string& key, const std::vector<
 std::uint64_t fnv1a(const void* data, std::size_t bytes, std::uint64_t h = 0xcbf29ce484222325ull);
 
 // The exact records' digest: FNV-1a's step on 8-byte words (each product's high bits folded into
-// its low ones), the length in its seed, the tail bytewise. An equality check of outputs the
+// its low ones) in four lanes that take every fourth word, the lanes folded in order, the length
+// in the seed, the tail bytewise. An equality check of outputs the
 // grader also has, not a secret: any output with the reference's bytes has the reference's digest.
 std::uint64_t digest(const void* data, std::size_t bytes);
 
