@@ -697,3 +697,50 @@ def test_the_references_grouped_timed_case_is_timed_again_in_its_group(tmp_path)
     assert student._group_retimes(job, rules[0], {}, {"d": exe}, str(tmp_path / "w"), env, cache) is None
     alone = {key: dict(groups[key], stood=["b"])}  # a's share did not stand: a is re-timed alone
     assert student._group_retimes(job, rules[0], alone, {"d": exe}, str(tmp_path / "w"), env, {}) is None
+
+
+def test_a_grouped_timed_case_about_to_lose_a_speed_point_runs_its_group_once_more(tmp_path):
+    """A speed point about to be lost on a time from a group's process: the same group's process once
+    more (one for all the group's losing versions), and the faster time counts only where the
+    version's share of the second process stood."""
+    from judge import student
+    from judge.model import VersionGrade
+
+    rules = [VersionRule("sc", v, "d", 1, 1, [], [], [Case("visible", ARGS, timed=True)]) for v in ("a", "b", "c")]
+    key = student.group_key([(rules[0], 0)])
+    members = {key: [(r, 0) for r in rules]}
+
+    def case(ms: float) -> CaseResult:
+        return CaseResult(
+            "visible", False, Status.CORRECT, command="d --version a,b,c --n 1", timed_ms=ms, timed_case="n=1"
+        )
+
+    ran = {r.key: [case(ms)] for r, ms in zip(rules, (2.0, 2.0, 1.0))}
+
+    def grade(rule: VersionRule) -> VersionGrade:
+        ms = ran[rule.key][0].timed_ms
+        speed = 1.0 if ms <= 1.2 else 0.0  # the reference's 1 ms
+        return VersionGrade("sc", rule.version, Status.CORRECT, "", 1, 1, speed, 1, ms, 1.0, ms, "n=1")
+
+    graded = {r.key: grade(r) for r in rules}
+    calls = []
+
+    def run_group(group, sharing, attempt=0):
+        calls.append(([r.version for r, _ in group], attempt))
+        return {r.key: runner_case.CaseRun(result=case(0.0)) for r, _ in group if r.version != "b"}  # b's fell
+
+    def run_one(rule, only, prior, sharing, premade=None):
+        assert only == [0] and premade
+        return [case({"a": 1.1, "c": 0.9}[rule.version])]
+
+    student.group_second_tries(rules, ran, graded, members, run_group, run_one, grade, lambda s: None)
+    assert calls == [(["a", "b", "c"], 1)]  # once, the whole group, as the reference's runs were
+    assert graded[rules[0].key].points_speed == 1.0 and ran[rules[0].key][0].timed_ms == 1.1
+    assert "run twice (2 and 1.1 ms), the faster counted" in graded[rules[0].key].speed_note
+    assert graded[rules[1].key].points_speed == 0.0 and not graded[rules[1].key].speed_note  # no second share
+    assert graded[rules[2].key].points_speed == 1.0 and ran[rules[2].key][0].timed_ms == 1.0  # nothing lost
+    alone = {r.key: [dataclasses.replace(c, command="d --version a --n 1") for c in ran[r.key]] for r in rules}
+    graded = {r.key: grade(r) for r in rules}
+    calls.clear()
+    student.group_second_tries(rules, alone, graded, members, run_group, run_one, grade, lambda s: None)
+    assert calls == []  # timed alone: second_try's, not this
