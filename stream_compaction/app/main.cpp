@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -68,7 +69,8 @@ struct Context : common::Environment {
   // each version (zeroed, copied from the device, freed) took ~0.25 s of host time a version on an
   // H100 host, against a 2^26 scan's quarter of a millisecond (2026-11-26).
   common::PinnedBuffer<int> out_pinned;
-  common::HostArray<int> out_plain;
+  common::HostArray<int> out_plain;  // where no GPU is, or the pinned allocation was refused
+  bool pinned_refused = false;
   std::string fill = "random";  // --fill: what the checked inputs hold (a row's params name it)
 };
 
@@ -139,9 +141,15 @@ struct SizeRun {
 // Where check_version's copy of a version's output goes: elems ints of the run's one buffer.
 int* output_buffer(Context& c, std::int64_t elems) {
   const auto count = static_cast<std::size_t>(std::max<std::int64_t>(elems, 1));
-  if (c.gpu && common::gpu_unusable_reason().empty()) {
-    c.out_pinned.resize(count);
-    return c.out_pinned.get();
+  if (c.gpu && common::gpu_unusable_reason().empty() && !c.pinned_refused) {
+    try {
+      c.out_pinned.resize(count);
+      return c.out_pinned.get();
+    } catch (const std::exception&) {  // page-locked memory refused (a locked-memory limit): pageable
+      c.pinned_refused = true;
+      c.out_pinned.release();
+      (void)cudaGetLastError();  // an allocation failure is not sticky: clear it for the next check
+    }
   }
   if (c.out_plain.size() < count) c.out_plain.resize(count);
   return c.out_plain.data();
