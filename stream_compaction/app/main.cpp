@@ -225,7 +225,10 @@ void time_version(Context& c, const sc::Version& v, const SizeRun& s, int block,
     const common::CostModel cost = v.cost(s.n, s.kept, block);
     row.predicted_ms = common::predict(cost, c.spec).total_ms;
   } else {
-    common::HostArray<int> out(std::max<std::int64_t>(s.n, 1)), fresh_in;  // written by every run
+    const std::int64_t m = std::max<std::int64_t>(s.n, 1);
+    common::HostArray<int> out(m), fresh_in;  // fresh_in written whole by every fresh draw
+#pragma omp parallel for schedule(static) if (m >= (std::int64_t{1} << 18))
+    for (std::int64_t i = 0; i < m; ++i) out[i] = static_cast<int>(0xABABABAB);  // poisoned, as check_version's
     std::int64_t count = 0;
     a.out = out.data();
     a.in = s.input.data();
