@@ -79,11 +79,18 @@ struct Context : common::Environment {
 // fresh_inputs.hpp, which --fresh-inputs draws from too).
 // The checked input of op at size n: random values of the op's range, or the edge a --fill names
 // (zeros: nothing kept, every key equal; nonzero: every element kept, a 0 drawn becomes 1).
+// v[0, n) = value, over the host's cores from 2^18 elements (a zeroed vector's work, on one core)
+void fill_ints(int* v, std::int64_t n, int value) {
+#pragma omp parallel for schedule(static) if (n >= (std::int64_t{1} << 18))
+  for (std::int64_t i = 0; i < n; ++i) v[i] = value;
+}
+
+constexpr int kPoison = static_cast<int>(0xABABABAB);  // what a version leaves unwritten shows as
+
 common::HostArray<int> make_input(sc::Op op, std::int64_t n, std::uint64_t seed, const std::string& fill = "random") {
   common::HostArray<int> v(n);  // every element written below, in parallel
   if (fill == "zeros") {
-#pragma omp parallel for schedule(static) if (n >= (std::int64_t{1} << 18))
-    for (std::int64_t i = 0; i < n; ++i) v[i] = 0;
+    fill_ints(v.data(), n, 0);
     return v;
   }
   const std::uint64_t s =
@@ -183,9 +190,7 @@ common::Verdict check_version(Context& c, const sc::Version& v, const SizeRun& s
     CUDA_CHECK(cudaMemcpy(got, d_out, s.n * sizeof(int), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(&count, d_count, sizeof(count), cudaMemcpyDeviceToHost));
   } else {
-    const std::int64_t m = std::max<std::int64_t>(s.n, 1);  // poisoned: what the version leaves unwritten shows
-#pragma omp parallel for schedule(static) if (m >= (std::int64_t{1} << 18))
-    for (std::int64_t i = 0; i < m; ++i) got[i] = static_cast<int>(0xABABABAB);
+    fill_ints(got, std::max<std::int64_t>(s.n, 1), kPoison);
     a.out = got;
     a.in = s.input.data();
     a.count = &count;
@@ -225,10 +230,8 @@ void time_version(Context& c, const sc::Version& v, const SizeRun& s, int block,
     const common::CostModel cost = v.cost(s.n, s.kept, block);
     row.predicted_ms = common::predict(cost, c.spec).total_ms;
   } else {
-    const std::int64_t m = std::max<std::int64_t>(s.n, 1);
-    common::HostArray<int> out(m), fresh_in;  // fresh_in written whole by every fresh draw
-#pragma omp parallel for schedule(static) if (m >= (std::int64_t{1} << 18))
-    for (std::int64_t i = 0; i < m; ++i) out[i] = static_cast<int>(0xABABABAB);  // poisoned, as check_version's
+    common::HostArray<int> out(std::max<std::int64_t>(s.n, 1)), fresh_in;  // fresh_in written whole by every draw
+    fill_ints(out.data(), static_cast<std::int64_t>(out.size()), kPoison);
     std::int64_t count = 0;
     a.out = out.data();
     a.in = s.input.data();
