@@ -444,12 +444,15 @@ void cost_model_rows(Context& x, const Case& c, const std::vector<SplitSummary>&
   const EvalLayout l = eval_layout(static_cast<int>(c.source.size()), c.params.search);
   const int chunk_rounds = (l.chunks + l.blocks - 1) / l.blocks;
   const double n = static_cast<double>(c.source.size());
-  // Bytes an evaluation must move: the points, one hash slot per probe, a voxel per (point, voxel)
+  // Bytes an evaluation must move: the points, one grid cell per probe, a voxel per (point, voxel)
   // pair at the final pose, the blocks' partial sums.
-  const double bytes = n * 3 * sizeof(float) + n * l.cells_per_point * sizeof(CellSlot) +
+  const double bytes = n * 3 * sizeof(float) + n * l.cells_per_point * sizeof(GridCell) +
                        c.reference.pairs * sizeof(Voxel) + static_cast<double>(l.blocks) * kSums * sizeof(double);
   const double bytes_us = bytes / (x.env.ceilings.copy_gbs * 1e3);
-  const double probe_us = chunk_rounds * l.probe_rounds_per_chunk * lim.load_ns / 1e3;
+  // A chunk's loads one after another: its points, then every round's grid cell at once, then the
+  // pairs' voxels.
+  constexpr int kDependentLoadsPerChunk = 3;
+  const double probe_us = chunk_rounds * kDependentLoadsPerChunk * lim.load_ns / 1e3;
   const struct {
     const char* part;
     double measured_us, limit_us;
@@ -457,8 +460,9 @@ void cost_model_rows(Context& x, const Case& c, const std::vector<SplitSummary>&
   } parts[] = {
       {"evaluation", best.eval_us, std::max(bytes_us, probe_us),
        "the larger of its bytes (" + fmt(bytes / 1e6, 2) + " MB at the copy ceiling, " + fmt(bytes_us, 2) +
-           " us) and its probe rounds (" + std::to_string(chunk_rounds * l.probe_rounds_per_chunk) +
-           " one after another per block, one dependent L2 load each: " + fmt(probe_us, 2) + " us)"},
+           " us) and its loads that wait on one another (" + std::to_string(chunk_rounds * kDependentLoadsPerChunk) +
+           " per block: a chunk's points, then its " + std::to_string(l.probe_rounds_per_chunk) +
+           " rounds of grid cells together, then its voxels; one dependent L2 load each: " + fmt(probe_us, 2) + " us)"},
       {"reduction", best.reduce_us, l.partial_load_batches * lim.load_ns / 1e3,
        std::to_string(l.partial_load_batches) + " rounds of loads of the " + std::to_string(l.blocks) +
            " blocks' partials, one dependent L2 load each"},

@@ -10,7 +10,11 @@
 namespace ndt {
 namespace gpu {
 
-MapView DeviceMap::view(Search s) const { return map_view(voxels.get(), table.get(), table_size, resolution, s); }
+MapView DeviceMap::view(Search s) const {
+  MapView m = map_view(voxels.get(), table.get(), table_size, resolution, s);
+  m.grid = grid.get();
+  return m;
+}
 
 void upload_map(const VoxelMap& map, DeviceMap& d, cudaStream_t s) {
   d.voxels.resize(map.voxels.size());
@@ -22,6 +26,20 @@ void upload_map(const VoxelMap& map, DeviceMap& d, cudaStream_t s) {
   CUDA_CHECK(cudaStreamSynchronize(s));  // the host vectors may go away after this
   d.table_size = map.table.size();
   d.resolution = map.resolution;
+  CellGrid box;
+  std::vector<GridCell> cells;
+  const bool fits = build_cell_grid(map, kMaxGridCells, box, cells);
+  if (d.grid.size() == 0) {
+    d.grid.resize(1);
+    d.grid_cells.resize(fits ? cells.size() : 0);
+  }
+  if (!fits || cells.size() > d.grid_cells.size()) box = CellGrid{};
+  box.cells = d.grid_cells.get();
+  if (box.nx > 0)
+    CUDA_CHECK(
+        cudaMemcpyAsync(d.grid_cells.get(), cells.data(), cells.size() * sizeof(GridCell), cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaMemcpyAsync(d.grid.get(), &box, sizeof box, cudaMemcpyHostToDevice, s));
+  CUDA_CHECK(cudaStreamSynchronize(s));  // `cells` and `box` go away
 }
 
 namespace {
@@ -42,15 +60,16 @@ template <int MIN_BLOCKS>
 __global__ void __launch_bounds__(kBlock, MIN_BLOCKS)
     eval_kernel(MapView m, const float* xyz, const AlignmentSlot* slots, const SolverState* states,
                 const SolverConfig* cfg, double* partials, KernelClock* clocks, int blocks, int slots_per_alignment) {
-  __shared__ EvalSharedT<MIN_BLOCKS == 3> sh;
+  __shared__ EvalShared sh;
   common::pdl_wait();  // launched as a programmatic dependent (v8): the step before must be done
   common::pdl_trigger();
   const int a = blockIdx.y / slots_per_alignment, k = blockIdx.y % slots_per_alignment;
   const SolverState& s = states[a];
   if (solver_done(s) || k >= s.requests) return;
   if (threadIdx.x == 0) atomicMin(&clocks[a].eval_start, global_ns());
-  eval_block(m, xyz, slots[a], request_at(s, k), cfg[a], blockIdx.x, blocks,
-             partials + (static_cast<std::size_t>(blockIdx.y) * blocks + blockIdx.x) * kSums, sh);
+  eval_block<MIN_BLOCKS == 3 ? kMaxRounds : 4>(
+      m, xyz, slots[a], request_at(s, k), cfg[a], blockIdx.x, blocks,
+      partials + (static_cast<std::size_t>(blockIdx.y) * blocks + blockIdx.x) * kSums, sh);
   if (threadIdx.x == 0) atomicMax(&clocks[a].eval_end, global_ns());
 }
 
@@ -264,7 +283,7 @@ void DeviceAlignment::reload(const VoxelMap& m, const std::vector<BatchItem>& it
   upload_map(m, map, stream.get());
   const MapView now = map.view(view.search);
   if (now.voxels != view.voxels || now.table != view.table || now.mask != view.mask ||
-      now.resolution != view.resolution)
+      now.resolution != view.resolution || now.grid != view.grid)
     throw std::invalid_argument(
         "reload: a map of another shape (the prepared view, and any graph holding it, would "
         "be stale)");

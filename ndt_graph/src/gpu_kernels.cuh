@@ -26,6 +26,10 @@ struct DeviceMap {
   common::DeviceBuffer<CellSlot> table;
   std::size_t table_size = 0;
   float resolution = 1.f;
+  // the grid's cells (allocated once, for the first map's box: a later map of a larger box is
+  // probed through the hash) and its box (nx = 0: none), which the kernels read
+  common::DeviceBuffer<GridCell> grid_cells;
+  common::DeviceBuffer<CellGrid> grid;
   MapView view(Search s) const;
 };
 void upload_map(const VoxelMap& map, DeviceMap& d, cudaStream_t s);
@@ -54,27 +58,27 @@ __device__ __forceinline__ unsigned long long global_ns() {
 }
 
 // Shared memory of one evaluation block: the request's angular derivatives and transform, the
-// block reduction's scratch, and the pair queue. Only ~1 in 8 (point, cell) probes finds a
-// neighbour voxel, so a thread that went on to the float64 pair math at once would run it with
-// ~4 of its warp's 32 lanes active; instead the hits go to a queue in shared memory (in a fixed
-// order: warp ballots + the warps' counts), and whenever it holds a block's worth of pairs every
-// thread takes one, with all lanes busy.
-// One probe per thread per round. Measured on the H200 (room_tutorial): 4 probes per round
-// (fewer rounds and barriers) made an alignment slower, 0.83 ms against 0.75 ms with 1: the
-// extra live state pushed the kernel into 544 bytes of spills.
-constexpr int kQueue = 2 * kBlock;
-// SMEM_REDUCE: the 30 sums are reduced through shared memory (31 KB more per block; for one
-// alignment, 14.9 against 15.7 us per evaluation on the H200) or with shuffles (for batches, whose
-// 4 blocks per SM measured 8,204 alignments/s with the larger blocks against 10,255 without).
-template <bool SMEM_REDUCE>
-struct EvalSharedT {
-  double red[SMEM_REDUCE ? common::block_reduce_smem_values<kBlock, kSums>() : kSums * (kBlock / 32)];
+// block reduction's scratch, the chunk's points and the pair queue. Only ~1 in 8 (point, cell)
+// probes finds a neighbour voxel, so a thread that went on to the float64 pair math at once would
+// run it with ~4 of its warp's 32 lanes active; instead the hits go to a queue in shared memory
+// (in a fixed order: round, then warp, then lane) and every thread takes pairs from it with all
+// lanes busy.
+// Rounds of probes per chunk: 32 points x 27 cells over kBlock threads (radius; direct7 takes 2,
+// direct1 1). The queue holds a chunk's hits: at most one per thread and round.
+constexpr int kMaxRounds = (32 * 27 + kBlock - 1) / kBlock;
+constexpr int kQueue = kMaxRounds * kBlock;
+// The 30 sums are kept and reduced in shared memory (31 KB per block): measured on the H200
+// (room_tutorial), 14.9 against 15.7 us per evaluation with shuffles; with them in registers during
+// the probes, the probes' loads could not all be in flight (168 registers, spills); for batches
+// (4 blocks per SM) 14,135 alignments/s against 4,883 with register sums and shuffles.
+struct EvalShared {
+  double red[common::block_reduce_smem_values<kBlock, kSums>()];
   AngleDerivatives ad;
   double cs[2][3];
-  float T[12];
-  int warp_hits[kBlock / 32];
-  int q_point[kQueue], q_voxel[kQueue];
-  float q_t[3][kQueue];
+  int round_hits[kMaxRounds][kBlock / 32];
+  float x[3][kBlock], t[3][kBlock];  // the chunk's points, as read and transformed
+  int q_voxel[kQueue];
+  unsigned char q_point[kQueue];  // the point's place in its chunk
 };
 
 // Points per chunk of an evaluation block: with several candidate cells per point the block's
@@ -82,42 +86,74 @@ struct EvalSharedT {
 // transforms its point and finds its cell once per chunk, not once per probe; with one cell per
 // point (direct1) every thread has a point of its own.
 __host__ __device__ constexpr int points_per_chunk(int cells) { return cells >= kBlock / 32 ? 32 : kBlock; }
+static_assert(kBlock <= 256, "a queue entry names its point in one byte");
 
-template <typename Shared>
-__device__ __forceinline__ void eval_pair(const MapView& m, const float* xyz, const Shared& sh, int e,
-                                          const SolverConfig& c, double* sums) {
-  const float* p = xyz + 3 * static_cast<std::size_t>(sh.q_point[e]);
-  const double xo[3] = {p[0], p[1], p[2]};
+// A thread's 30 sums in its slots of the block reduction's scratch (value k at base[k * the
+// row stride]): a pair's terms are added there, one at a time, so they hold no registers.
+struct SlotSums {
+  double* base;
+  __device__ __forceinline__ double& operator[](int k) const {
+    return base[k * (common::block_reduce_smem_slot<kBlock>(1) - common::block_reduce_smem_slot<kBlock>(0))];
+  }
+};
+
+template <typename Shared, typename Sums>
+__device__ __forceinline__ void eval_pair(const MapView& m, const Shared& sh, int e, const SolverConfig& c,
+                                          Sums&& sums) {
+  const int i = sh.q_point[e];
+  const double xo[3] = {sh.x[0][i], sh.x[1][i], sh.x[2][i]};
   PointDerivatives pd;
   point_derivatives(sh.ad, xo, true, pd);
-  accumulate_neighbour(m.voxels[sh.q_voxel[e]], pd, c.gauss, true, sh.q_t[0][e], sh.q_t[1][e], sh.q_t[2][e], sums);
+  accumulate_neighbour(m.voxels[sh.q_voxel[e]], pd, c.gauss, true, sh.t[0][i], sh.t[1][i], sh.t[2][i], sums);
 }
 
-// One block's share of one evaluation at `req`: chunks of points_per_chunk points, each probed
-// cell by cell in rounds of one (point, cell) item per thread; the hits are queued and the pairs
-// evaluated a block at a time; the 30 sums reduced over the block and written by threads 0..29 to
-// `partial` (30 doubles). Deterministic: the same pairs reach the same threads in the same order
-// on every run.
-template <bool SMEM_REDUCE>
+// What a probe tests of a hash slot (its key, voxel, valid flag and centroid), read as two
+// 16-byte loads through the read-only path (the map does not change during an evaluation).
+__device__ __forceinline__ CellSlot load_slot(const CellSlot* at) {
+  const int4* p = reinterpret_cast<const int4*>(at);
+  const int4 a = __ldg(p), b = __ldg(p + 1);
+  CellSlot s;
+  s.key = static_cast<std::uint64_t>(static_cast<unsigned>(a.x)) |
+          (static_cast<std::uint64_t>(static_cast<unsigned>(a.y)) << 32);
+  s.voxel = a.z;
+  s.valid = a.w;
+  s.centroid[0] = __int_as_float(b.x);
+  s.centroid[1] = __int_as_float(b.y);
+  s.centroid[2] = __int_as_float(b.z);
+  s.unused = 0;
+  return s;
+}
+
+// One block's share of one evaluation at `req`: chunks of points_per_chunk points. Each thread
+// loads its (point, cell) items' home slots of every round at once, so a chunk's probes cost one
+// memory latency (and the rare collision chain) instead of one per round; the hits are queued in
+// (round, warp, lane) order, and the queue's pairs are dealt to the threads in turn. The 30 sums
+// are reduced over the block and written by threads 0..29 to `partial` (30 doubles).
+// Deterministic: the same pairs reach the same threads in the same order on every run.
+template <int PROBE_BATCH = kMaxRounds>
 __device__ __forceinline__ void eval_block(const MapView& m, const float* xyz, const AlignmentSlot& slot,
                                            const EvalRequest& req, const SolverConfig& c, int block, int nblocks,
-                                           double* partial, EvalSharedT<SMEM_REDUCE>& sh) {
+                                           double* partial, EvalShared& sh) {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  if (tid < 3) angle_cos_sin(req.pose[3 + tid], sh.cs[0][tid], sh.cs[1][tid]);
-  if (tid < 12) sh.T[tid] = req.T[tid];
-  __syncthreads();
-  if (tid == 0) angle_derivatives_from(sh.cs[0], sh.cs[1], sh.ad);  // read after the first round's barrier
+  // The transform straight from the request (one address for the whole block); the angles'
+  // cosines and sines in warp 0's first lanes, their derivatives by thread 0 while its probes are
+  // in flight (read after the first chunk's first barrier): no barrier before the probes.
   float Tl[12];
 #pragma unroll
-  for (int k = 0; k < 12; ++k) Tl[k] = sh.T[k];
-  double sums[kSums];
+  for (int k = 0; k < 12; ++k) Tl[k] = req.T[k];
+  if (tid < 3) angle_cos_sin(req.pose[3 + tid], sh.cs[0][tid], sh.cs[1][tid]);
+  __syncwarp();
+  // The thread's sums live in its slots of the reduction's scratch (a pair's 30 terms are added
+  // there), so none holds a register while the probes are in flight.
 #pragma unroll
-  for (int k = 0; k < kSums; ++k) sums[k] = 0;
+  for (int k = 0; k < kSums; ++k) sh.red[common::block_reduce_smem_slot<kBlock>(k)] = 0;
   const float* src = xyz + 3 * static_cast<std::size_t>(slot.offset);
   const int cells = cells_per_point(m.search), per_chunk = points_per_chunk(cells);
   const int chunks = (slot.count + per_chunk - 1) / per_chunk, rounds = (per_chunk * cells + kBlock - 1) / kBlock;
   const int mine = tid % per_chunk, first_cell = tid / per_chunk, cell_stride = kBlock / per_chunk;
-  int queued = 0;  // the same in every thread
+  const std::uint32_t mask = static_cast<std::uint32_t>(m.mask);
+  CellGrid grid;  // nx = 0: the map's cells are probed through the hash
+  if (m.grid) grid = *m.grid;
   for (int chunk = block; chunk < chunks; chunk += nblocks) {
     const int idx = chunk * per_chunk + mine;
     float t[3] = {0, 0, 0};
@@ -125,44 +161,122 @@ __device__ __forceinline__ void eval_block(const MapView& m, const float* xyz, c
     bool inside = idx < slot.count;
     if (inside) {
       const float* p = src + 3 * static_cast<std::size_t>(idx);
-      transform_point(Tl, p[0], p[1], p[2], t[0], t[1], t[2]);
+      const float x0 = p[0], x1 = p[1], x2 = p[2];
+      transform_point(Tl, x0, x1, x2, t[0], t[1], t[2]);
       inside = point_cell(m, t[0], t[1], t[2], ix, iy, iz);
+      if (first_cell == 0) {
+        sh.x[0][mine] = x0, sh.x[1][mine] = x1, sh.x[2][mine] = x2;
+        sh.t[0][mine] = t[0], sh.t[1][mine] = t[1], sh.t[2][mine] = t[2];
+      }
     }
-    for (int r = 0, cell = first_cell; r < rounds; ++r, cell += cell_stride) {
-      const int v = inside && cell < cells ? neighbour_in_cell(m, t[0], t[1], t[2], ix, iy, iz, cell) : -1;
-      const unsigned hits = __ballot_sync(0xffffffffu, v >= 0);
-      if (lane == 0) sh.warp_hits[warp] = __popc(hits);
-      __syncthreads();
-      // Queue order: warp, then lane (fixed, so the sums are deterministic).
+    // The probes of kProbeBatch rounds at a time, in lockstep: each step loads the next slot of
+    // every probe still open (independent loads, in flight together), so a batch costs as many
+    // memory latencies as its longest chain of linear probing (an absent cell ends at an empty slot,
+    // often after one step more), not the sum of the rounds' chains. All 7 rounds at once where
+    // the sums are not in registers.
+    constexpr int kProbeBatch = PROBE_BATCH;
+    unsigned hits[kMaxRounds];
+    int v[kMaxRounds];
+    if (grid.nx > 0) {  // the dense grid: every round's cell in one load each, all in flight together
+      int4 got[kMaxRounds];
+#pragma unroll
+      for (int r = 0; r < kMaxRounds; ++r) {
+        const int cell = first_cell + r * cell_stride;
+        got[r] = make_int4(-1, 0, 0, 0);
+        if (r < rounds && inside && cell < cells) {
+          int cx, cy, cz;
+          candidate_cell(m.search, ix, iy, iz, cell, cx, cy, cz);
+          const long long g = grid_index(grid, cx, cy, cz);
+          if (g >= 0) got[r] = __ldg(reinterpret_cast<const int4*>(grid.cells + g));
+        }
+      }
+      if (chunk == block && tid == 0) angle_derivatives_from(sh.cs[0], sh.cs[1], sh.ad);  // with the loads in flight
+#pragma unroll
+      for (int r = 0; r < kMaxRounds; ++r) {
+        v[r] = -1;
+        if (got[r].x >= 0) {
+          CellSlot sl;
+          sl.voxel = got[r].x & (kGridValidBit - 1);
+          sl.valid = (got[r].x & kGridValidBit) != 0;
+          sl.centroid[0] = __int_as_float(got[r].y);
+          sl.centroid[1] = __int_as_float(got[r].z);
+          sl.centroid[2] = __int_as_float(got[r].w);
+          v[r] = neighbour_of_slot(m, sl, t[0], t[1], t[2]);
+        }
+        hits[r] = __ballot_sync(0xffffffffu, v[r] >= 0);
+        if (lane == 0) sh.round_hits[r][warp] = __popc(hits[r]);
+      }
+    } else {
+#pragma unroll
+      for (int r0 = 0; r0 < kMaxRounds; r0 += kProbeBatch) {
+        std::uint64_t key[kProbeBatch];
+        std::uint32_t at[kProbeBatch];
+        bool open[kProbeBatch];
+#pragma unroll
+        for (int b = 0; b < kProbeBatch; ++b) {
+          const int r = r0 + b, cell = first_cell + r * cell_stride;
+          open[b] = r < kMaxRounds && r < rounds && inside && cell < cells;
+          key[b] = open[b] ? candidate_key(m.search, ix, iy, iz, cell) : kEmptyKey;
+          at[b] = hash_slot(key[b], m.mask);
+          if (r < kMaxRounds) v[r] = -1;
+        }
+        for (bool first = true;; first = false) {
+          CellSlot sl[kProbeBatch];
+#pragma unroll
+          for (int b = 0; b < kProbeBatch; ++b)
+            if (open[b]) sl[b] = load_slot(m.table + at[b]);
+          if (first && r0 == 0 && chunk == block && tid == 0)  // with the loads in flight
+            angle_derivatives_from(sh.cs[0], sh.cs[1], sh.ad);
+          bool more = false;
+#pragma unroll
+          for (int b = 0; b < kProbeBatch; ++b) {
+            if (!open[b]) continue;
+            if (sl[b].key == key[b]) {
+              v[r0 + b] = neighbour_of_slot(m, sl[b], t[0], t[1], t[2]);
+              open[b] = false;
+            } else if (sl[b].key == kEmptyKey) {
+              open[b] = false;
+            } else {
+              at[b] = (at[b] + 1) & mask;
+              more = true;
+            }
+          }
+          if (!more) break;
+        }
+#pragma unroll
+        for (int b = 0; b < kProbeBatch && r0 + b < kMaxRounds; ++b) {
+          const int r = r0 + b;
+          hits[r] = __ballot_sync(0xffffffffu, v[r] >= 0);
+          if (lane == 0) sh.round_hits[r][warp] = __popc(hits[r]);
+        }
+      }
+    }
+    __syncthreads();
+    // Queue order: round, then warp, then lane (fixed, so the sums are deterministic).
+    int queued = 0;  // the same in every thread
+#pragma unroll
+    for (int r = 0; r < kMaxRounds; ++r) {
       int before = 0, total = 0;
 #pragma unroll
       for (int k = 0; k < kBlock / 32; ++k) {
-        const int h = sh.warp_hits[k];
+        const int h = sh.round_hits[r][k];
         before += k < warp ? h : 0;
         total += h;
       }
-      if (v >= 0) {
-        const int e = queued + before + __popc(hits & ((1u << lane) - 1u));
-        sh.q_point[e] = idx;
-        sh.q_voxel[e] = v;
-        sh.q_t[0][e] = t[0];
-        sh.q_t[1][e] = t[1];
-        sh.q_t[2][e] = t[2];
+      if (v[r] >= 0) {
+        const int e = queued + before + __popc(hits[r] & ((1u << lane) - 1u));
+        sh.q_point[e] = static_cast<unsigned char>(mine);
+        sh.q_voxel[e] = v[r];
       }
       queued += total;
-      __syncthreads();
-      if (queued >= kBlock) {  // a full block of pairs: one each, from the tail of the queue
-        queued -= kBlock;
-        eval_pair(m, src, sh, queued + tid, c, sums);
-        __syncthreads();  // the queue's tail is rewritten next round (uniform: `queued` is)
-      }
     }
+    __syncthreads();
+    for (int e = tid; e < queued; e += kBlock)
+      eval_pair(m, sh, e, c, SlotSums{sh.red + common::block_reduce_smem_slot<kBlock>(0)});
+    if (chunk + nblocks < chunks) __syncthreads();  // the next chunk rewrites the points and the queue
   }
-  if (tid < queued) eval_pair(m, src, sh, tid, c, sums);
-  if constexpr (SMEM_REDUCE)
-    common::block_reduce_sum_n_smem<kBlock, kSums>(sums, sh.red);
-  else
-    common::block_reduce_sum_n<kBlock, kSums>(sums, sh.red);
+  double sums[kSums];
+  common::block_reduce_smem_finish<kBlock, kSums>(sums, sh.red);
   if (tid < kSums) {
 #pragma unroll
     for (int k = 0; k < kSums; ++k)

@@ -22,7 +22,7 @@ __global__ void __launch_bounds__(kBlock)
                        const SolverConfig* cfg, double* partials, TraceRow* trace) {
   namespace cg = cooperative_groups;
   cg::grid_group grid = cg::this_grid();
-  __shared__ EvalSharedT<true> sh;
+  __shared__ EvalShared sh;
   __shared__ StepShared step;
   while (!solver_done(*state)) {
     eval_block(m, xyz, *slot, state->req, *cfg, blockIdx.x, gridDim.x, partials + blockIdx.x * kSums, sh);

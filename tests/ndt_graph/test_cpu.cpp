@@ -190,6 +190,50 @@ TEST(CellHash, ProbeRunsStayShortOnADenseBlockOfCells) {
   EXPECT_LT(longest, 32u) << "longest probe run";
 }
 
+// The dense cell grid the GPU evaluation probes gives, for every cell of its box, what the hash
+// gives (voxel, valid flag, centroid), has a cell of margin on every side, and is refused (false,
+// nothing built) for a box of more cells than allowed.
+TEST(CellGrid, EveryCellOfTheBoxAgreesWithTheHashAndALargeBoxIsRefused) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> U(-6.f, 6.f);
+  common::PointCloud c;
+  for (int i = 0; i < 4000; ++i) {  // scattered: most cells empty, some with fewer than 6 points
+    c.x.push_back(U(rng));
+    c.y.push_back(0.5f * U(rng));
+    c.z.push_back(0.25f * U(rng));
+  }
+  const VoxelMap m = build_voxel_map(c, 1.0f);
+  ASSERT_GT(m.voxels.size(), 10u);
+  CellGrid box;
+  std::vector<GridCell> cells;
+  ASSERT_TRUE(build_cell_grid(m, std::size_t{1} << 20, box, cells));
+  ASSERT_EQ(cells.size(), static_cast<std::size_t>(box.nx) * box.ny * box.nz);
+  const MapView v = m.view(Search::radius);
+  int found = 0;
+  for (int z = box.z0; z < box.z0 + box.nz; ++z)
+    for (int y = box.y0; y < box.y0 + box.ny; ++y)
+      for (int x = box.x0; x < box.x0 + box.nx; ++x) {
+        const GridCell& g = cells[static_cast<std::size_t>(grid_index(box, x, y, z))];
+        const CellSlot* s = find_slot(v, x, y, z);
+        const bool margin = x == box.x0 || y == box.y0 || z == box.z0 || x == box.x0 + box.nx - 1 ||
+                            y == box.y0 + box.ny - 1 || z == box.z0 + box.nz - 1;
+        if (margin) EXPECT_EQ(g.voxel, -1) << "margin cell " << x << "," << y << "," << z;
+        if (!s) {
+          EXPECT_EQ(g.voxel, -1) << "cell " << x << "," << y << "," << z;
+          continue;
+        }
+        ++found;
+        EXPECT_EQ(g.voxel, s->voxel | (s->valid ? kGridValidBit : 0)) << "cell " << x << "," << y << "," << z;
+        for (int k = 0; k < 3; ++k) EXPECT_EQ(g.centroid[k], s->centroid[k]);
+      }
+  EXPECT_EQ(found, static_cast<int>(m.voxels.size()));
+  EXPECT_EQ(grid_index(box, box.x0 - 1, box.y0, box.z0), -1);
+  EXPECT_EQ(grid_index(box, box.x0, box.y0, box.z0 + box.nz), -1);
+  EXPECT_FALSE(build_cell_grid(m, cells.size() - 1, box, cells));
+  EXPECT_TRUE(cells.empty());
+  EXPECT_EQ(box.nx, 0);
+}
+
 TEST(VoxelStatistics, CollinearAndCoplanarAreClampedIdenticalIsInvalid) {
   common::PointCloud line, plane, same;
   for (int i = 0; i < 8; ++i) {

@@ -119,6 +119,25 @@ TEST_P(NdtGpuVersion, AFarSourceHasNoCorrespondences) {
   COURSE_SKIP_NOTED();
 }
 
+// A target whose cells' box is too large for the dense grid (a second cluster 3 km away): the
+// evaluation probes the hash instead, and must agree with the reference all the same.
+TEST_P(NdtGpuVersion, MatchesTheReferenceThroughTheHash) {
+  REQUIRE_SELECTED_VERSION_RUNNABLE();
+  const Pair p = sim_pair();
+  common::PointCloud target = p.target;
+  for (int k = 0; k < 2 * kMinPointsPerVoxel; ++k) {
+    target.x.push_back(3000.25f + 0.05f * k);
+    target.y.push_back(3000.5f - 0.03f * k);
+    target.z.push_back(0.5f + 0.02f * k);
+  }
+  const VoxelMap map = build_voxel_map(target, 1.0f);
+  CellGrid box;
+  std::vector<GridCell> cells;
+  ASSERT_FALSE(build_cell_grid(map, kMaxGridCells, box, cells)) << "the box should be too large for the grid";
+  version_matches(v(), map, target, p.source, p.guess, "a map probed through its hash");
+  COURSE_SKIP_NOTED();
+}
+
 INSTANTIATE_TEST_SUITE_P(Ndt, NdtGpuVersion, ::testing::ValuesIn(gpu_version_names()),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 

@@ -126,52 +126,30 @@ __device__ __forceinline__ T block_exclusive_scan(T v, T& block_total, T* smem) 
   // EXERCISE END
 }
 
-// Block sum of N values per thread at once (e.g. a score, a gradient and a Hessian): each warp
-// reduces its N values with shuffles, then warp w's totals go to smem[k * WARPS + w] and the first
-// N threads each add one value's warp totals in a fixed order, so the result is deterministic.
-// On return thread k < N holds total k in v[k] (other threads' v are partial). `smem` holds
-// N * BLOCK/32 values. Ends with a barrier.
-template <int BLOCK, int N, typename T>
-__device__ __forceinline__ void block_reduce_sum_n(T (&v)[N], T* smem) {
-  static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
-  static_assert(N <= BLOCK, "one thread per value finishes the reduction");
-  constexpr int kWarps = BLOCK / 32;
-#pragma unroll
-  for (int k = 0; k < N; ++k) {
-    v[k] = warp_reduce_sum(v[k]);
-    if (lane_id() == 0) smem[k * kWarps + warp_id()] = v[k];
-  }
-  __syncthreads();
-  if (threadIdx.x < N) {
-    T total = T(0);
-    for (int w = 0; w < kWarps; ++w) total += smem[threadIdx.x * kWarps + w];
-    // the caller reads v[threadIdx.x]; write through a loop so v stays in registers
-#pragma unroll
-    for (int k = 0; k < N; ++k)
-      if (k == static_cast<int>(threadIdx.x)) v[k] = total;
-  }
-  __syncthreads();
-}
-
-// The same block sum of N values per thread, through shared memory instead of shuffles: every
-// thread stores its N values, then for each value one thread per warp's worth of threads adds
-// those 32 values in lane order, and thread k adds value k's BLOCK/32 warp totals in order
-// (deterministic). A shuffle moves 32 lanes of 4 bytes per cycle per SM, so with N = 30 doubles
-// the shuffle version issues 300 shuffles per warp; here the stores and loads cost a few hundred
-// cycles. On return thread k < N holds total k in v[k]. `smem` holds
-// block_reduce_smem_values<BLOCK, N>() values of T. Ends with a barrier.
+// Block sum of N values per thread at once (e.g. a score, a gradient and a Hessian), through shared
+// memory: each thread keeps its N values in its own slots of the scratch (block_reduce_smem_slot;
+// it may accumulate there directly, so they hold no registers), then for each value one thread
+// per warp's worth of threads adds those 32 values in lane order, and thread k adds value k's
+// BLOCK/32 warp totals in order (deterministic). Shuffles would move 32 lanes of 4 bytes per cycle
+// per SM: with N = 30 doubles, 300 shuffles per warp; here the stores and loads cost a few hundred
+// cycles. `smem` holds block_reduce_smem_values<BLOCK, N>() values of T.
 template <int BLOCK, int N>
 constexpr int block_reduce_smem_values() {
   return N * (BLOCK / 32) * 33;  // a row of 33 per (value, warp): conflict-free stores, 2-way loads
 }
+// Where the calling thread's value k sits in that scratch.
+template <int BLOCK>
+__device__ __forceinline__ int block_reduce_smem_slot(int k) {
+  return (k * (BLOCK / 32) + warp_id()) * 33 + lane_id();
+}
+// The sum, once every thread's N values are in their slots: on return thread k < N holds total k
+// in v[k]. Starts and ends with a barrier.
 template <int BLOCK, int N, typename T>
-__device__ __forceinline__ void block_reduce_sum_n_smem(T (&v)[N], T* smem) {
+__device__ __forceinline__ void block_reduce_smem_finish(T (&v)[N], T* smem) {
   static_assert(BLOCK % 32 == 0 && BLOCK <= 1024, "BLOCK must be a multiple of 32, at most 1024");
   constexpr int kWarps = BLOCK / 32;
   static_assert(N * kWarps <= BLOCK, "one thread per (value, warp) row");
   const int tid = threadIdx.x;
-#pragma unroll
-  for (int k = 0; k < N; ++k) smem[(k * kWarps + warp_id()) * 33 + lane_id()] = v[k];
   __syncthreads();
   T row = T(0);
   if (tid < N * kWarps) {

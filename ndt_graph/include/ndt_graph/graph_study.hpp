@@ -73,7 +73,7 @@ int eval_kernel_blocks_per_sm_runtime();
 
 // How an evaluation of `points` points is laid out (gpu_kernels: eval_blocks_for): blocks in the
 // wave, chunks of points_per_chunk points each, and the probe rounds of one chunk (its (point,
-// cell) probes one per thread per round, the rounds separated by barriers).
+// cell) probes, one per thread per round, every round's load in flight at once).
 struct EvalLayout {
   int blocks = 0, chunks = 0, points_per_chunk = 0, probe_rounds_per_chunk = 0, cells_per_point = 0;
   int partial_load_batches = 0;  // rounds of loads in which the step reads the blocks' partials

@@ -43,7 +43,7 @@ common::PointCloud apply_filter(const common::PointCloud& in, Filter f, float le
 struct VoxelMap {
   float resolution = 1.f;
   std::vector<Voxel> voxels;    // searchable voxels (>= 6 points), PCL's leaf order
-  std::vector<CellSlot> table;  // cell hash (a power of two of slots, at most half full)
+  std::vector<CellSlot> table;  // cell hash (a power of two of slots, at most a quarter full)
   std::size_t occupied = 0;     // leaves with at least one point
   std::size_t valid = 0;        // searchable and not invalidated
   MapView view(Search s) const;
@@ -55,6 +55,12 @@ VoxelMap build_voxel_map(const common::PointCloud& target, float resolution);
 std::string compare_maps(const VoxelMap& a, const VoxelMap& b);
 // Hash table for `voxels` keyed by `cells` (x, y, z per voxel).
 void build_hash(const std::vector<int>& cells, VoxelMap& map);
+// The GPU evaluation keeps a map's dense cell grid up to this many cells (16 bytes each: 64 MiB);
+// a map whose box is larger is probed through its hash.
+constexpr std::size_t kMaxGridCells = std::size_t{1} << 22;
+// The dense cell grid of a map (CellGrid: its box, one cell of margin), in `cells` (x fastest);
+// false, with `cells` empty, when the box holds more than `max_cells` cells.
+bool build_cell_grid(const VoxelMap& map, std::size_t max_cells, CellGrid& box, std::vector<GridCell>& cells);
 
 struct NdtParams {
   double resolution = 1.0, step_size = 0.1, epsilon = 1e-4, outlier_ratio = 0.55;

@@ -98,14 +98,43 @@ COMMON_HD void fill_slot(CellSlot& s, std::uint64_t key, int voxel, const Voxel&
   s.unused = 0;
 }
 
+// A dense index of the map's cells over their bounding box, one cell of margin on every side: what
+// the GPU evaluation probes instead of the hash where the box is small enough. A probe is one
+// 16-byte load at an address computed from the cell, with no chain of linear probing behind it;
+// neighbouring cells along x are neighbours in memory. `voxel`: the voxel's index with its valid
+// flag in bit 30, or -1 for a cell without a voxel.
+struct alignas(16) GridCell {
+  int voxel;
+  float centroid[3];
+};
+constexpr int kGridValidBit = 1 << 30;
+struct CellGrid {
+  const GridCell* cells = nullptr;
+  int x0 = 0, y0 = 0, z0 = 0, nx = 0, ny = 0, nz = 0;  // nx = 0: no grid (the hash is probed)
+};
+// The cell of a key (cell_key's inverse).
+COMMON_HD void key_cell(std::uint64_t key, int& ix, int& iy, int& iz) {
+  ix = static_cast<int>((key >> 42) & 0x1fffff) - kCellBias;
+  iy = static_cast<int>((key >> 21) & 0x1fffff) - kCellBias;
+  iz = static_cast<int>(key & 0x1fffff) - kCellBias;
+}
+// The index of cell (ix, iy, iz) in the grid, or -1 outside its box.
+COMMON_HD long long grid_index(const CellGrid& g, int ix, int iy, int iz) {
+  const int x = ix - g.x0, y = iy - g.y0, z = iz - g.z0;
+  if (x < 0 || y < 0 || z < 0 || x >= g.nx || y >= g.ny || z >= g.nz) return -1;
+  return (static_cast<long long>(z) * g.ny + y) * g.nx + x;
+}
+
 // What a kernel or the CPU needs to search the map: open-addressing hash (linear probing) from
-// a cell key to its slot.
+// a cell key to its slot; for the GPU evaluation also the dense grid of the cells (in device
+// memory, its box read by the kernel: a map moved by --fresh-inputs keeps the same view), or null.
 struct MapView {
   const Voxel* voxels = nullptr;
   const CellSlot* table = nullptr;
   std::uint64_t mask = 0;  // table size - 1 (a power of two)
   float resolution = 1.f, inv_resolution = 1.f;
   Search search = Search::radius;
+  const CellGrid* grid = nullptr;
 };
 
 // The view of a map held anywhere (host vectors or device buffers): `table_size` hash slots.
@@ -121,14 +150,18 @@ inline MapView map_view(const Voxel* voxels, const CellSlot* table, std::size_t 
   return m;
 }
 
-// The slot of cell (ix, iy, iz), or nullptr when no voxel has that cell.
-COMMON_HD const CellSlot* find_slot(const MapView& m, int ix, int iy, int iz) {
-  const std::uint64_t key = cell_key(ix, iy, iz);
-  for (std::uint32_t s = hash_slot(key, m.mask);; s = (s + 1) & static_cast<std::uint32_t>(m.mask)) {
+// The slot holding `key`, probing linearly from slot `from`, or nullptr when no voxel has that cell.
+COMMON_HD const CellSlot* find_slot_from(const MapView& m, std::uint64_t key, std::uint32_t from) {
+  for (std::uint32_t s = from;; s = (s + 1) & static_cast<std::uint32_t>(m.mask)) {
     const CellSlot& slot = m.table[s];
     if (slot.key == key) return &slot;
     if (slot.key == kEmptyKey) return nullptr;
   }
+}
+// The slot of cell (ix, iy, iz), or nullptr when no voxel has that cell.
+COMMON_HD const CellSlot* find_slot(const MapView& m, int ix, int iy, int iz) {
+  const std::uint64_t key = cell_key(ix, iy, iz);
+  return find_slot_from(m, key, hash_slot(key, m.mask));
 }
 COMMON_HD int find_voxel(const MapView& m, int ix, int iy, int iz) {
   const CellSlot* s = find_slot(m, ix, iy, iz);
@@ -152,23 +185,49 @@ COMMON_HD bool point_cell(const MapView& m, float px, float py, float pz, int& i
   return true;
 }
 
-// The neighbour voxel in candidate cell `c` (0 .. cells_per_point - 1) of the point (px, py, pz)
-// whose cell is (ix, iy, iz), or -1, in the search mode's sense: radius = centroid within
-// `resolution` (any of the 27 surrounding cells: what PCL 1.13's kd-tree returns, invalid voxels
-// included as PCL includes them); direct7 = the point's cell and its 6 face neighbours; direct1 =
-// its own cell (valid voxels only, as PCL's getNeighborhoodAtPoint* return). Split by cell so a
-// kernel can give each (point, cell) pair its own thread.
-COMMON_HD int neighbour_in_cell(const MapView& m, float px, float py, float pz, int ix, int iy, int iz, int c) {
-  if (m.search == Search::radius) {
-    const CellSlot* s = find_slot(m, ix + c / 9 - 1, iy + (c / 3) % 3 - 1, iz + c % 3 - 1);
-    if (!s) return -1;
-    const float ex = fsub_rn(px, s->centroid[0]), ey = fsub_rn(py, s->centroid[1]), ez = fsub_rn(pz, s->centroid[2]);
-    const float d2 = fadd_rn(fadd_rn(fmul_rn(ex, ex), fmul_rn(ey, ey)), fmul_rn(ez, ez));
-    return d2 < fmul_rn(m.resolution, m.resolution) ? s->voxel : -1;
+// The key of candidate cell `c` (0 .. cells_per_point - 1) of a point in cell (ix, iy, iz): radius
+// = the 27 surrounding cells (x slowest), direct7 = the cell and its 6 face neighbours, direct1 =
+// the cell itself.
+COMMON_HD void candidate_cell(Search search, int ix, int iy, int iz, int c, int& cx, int& cy, int& cz) {
+  if (search == Search::radius) {
+    cx = ix + c / 9 - 1, cy = iy + (c / 3) % 3 - 1, cz = iz + c % 3 - 1;
+    return;
   }
-  const int dx = c == 1 ? -1 : c == 2 ? 1 : 0, dy = c == 3 ? -1 : c == 4 ? 1 : 0, dz = c == 5 ? -1 : c == 6 ? 1 : 0;
-  const CellSlot* s = find_slot(m, ix + dx, iy + dy, iz + dz);
-  return s && s->valid ? s->voxel : -1;
+  cx = ix + (c == 1   ? -1
+             : c == 2 ? 1
+                      : 0),
+  cy = iy + (c == 3   ? -1
+             : c == 4 ? 1
+                      : 0),
+  cz = iz + (c == 5   ? -1
+             : c == 6 ? 1
+                      : 0);
+}
+COMMON_HD std::uint64_t candidate_key(Search search, int ix, int iy, int iz, int c) {
+  int cx, cy, cz;
+  candidate_cell(search, ix, iy, iz, c, cx, cy, cz);
+  return cell_key(cx, cy, cz);
+}
+
+// The neighbour voxel a candidate cell's slot (nullptr: no voxel there) gives the point, or -1:
+// radius = centroid within `resolution` (what PCL 1.13's kd-tree returns, invalid voxels included
+// as PCL includes them); direct = a valid voxel (as PCL's getNeighborhoodAtPoint* return).
+COMMON_HD int neighbour_of_slot(const MapView& m, const CellSlot& s, float px, float py, float pz) {
+  if (m.search != Search::radius) return s.valid ? s.voxel : -1;
+  const float ex = fsub_rn(px, s.centroid[0]), ey = fsub_rn(py, s.centroid[1]), ez = fsub_rn(pz, s.centroid[2]);
+  const float d2 = fadd_rn(fadd_rn(fmul_rn(ex, ex), fmul_rn(ey, ey)), fmul_rn(ez, ez));
+  return d2 < fmul_rn(m.resolution, m.resolution) ? s.voxel : -1;
+}
+COMMON_HD int neighbour_of_slot(const MapView& m, const CellSlot* s, float px, float py, float pz) {
+  return s ? neighbour_of_slot(m, *s, px, py, pz) : -1;
+}
+
+// The neighbour voxel in candidate cell `c` of the point (px, py, pz) whose cell is (ix, iy, iz),
+// or -1, in the search mode's sense (candidate_key, neighbour_of_slot). Split by cell so a kernel
+// can give each (point, cell) pair its own thread.
+COMMON_HD int neighbour_in_cell(const MapView& m, float px, float py, float pz, int ix, int iy, int iz, int c) {
+  const std::uint64_t key = candidate_key(m.search, ix, iy, iz, c);
+  return neighbour_of_slot(m, find_slot_from(m, key, hash_slot(key, m.mask)), px, py, pz);
 }
 
 // Calls f(voxel_index) for every neighbour voxel of the (transformed, float) point, cell by cell.
@@ -303,9 +362,12 @@ inline GaussConstants gauss_constants(double resolution, double outlier_ratio) {
 }
 
 // Adds one (point, voxel) pair to the sums (score, gradient, Hessian upper triangle when asked).
-// Returns false for the pairs PCL skips (the scaled exponential outside [0, 1] or NaN).
+// Returns false for the pairs PCL skips (the scaled exponential outside [0, 1] or NaN). `sums` is
+// anything indexed like an array of kSums doubles (a kernel passes a view of shared memory); each
+// sum gets at most one add per pair.
+template <typename Sums>
 COMMON_HD bool accumulate_pair(const PointDerivatives& pd, const double (&xt)[3], const double (&ic)[6],
-                               GaussConstants g, bool hessian, double* sums) {
+                               GaussConstants g, bool hessian, Sums&& sums) {
   const double C[3][3] = {{ic[0], ic[1], ic[2]}, {ic[1], ic[3], ic[4]}, {ic[2], ic[4], ic[5]}};
   double cx[3];
   for (int r = 0; r < 3; ++r) cx[r] = C[r][0] * xt[0] + C[r][1] * xt[1] + C[r][2] * xt[2];
@@ -390,8 +452,9 @@ COMMON_HD void transform_point(const float (&T)[12], float x, float y, float z, 
 
 // Everything one source point adds to an evaluation at the transform T / angles `ad`.
 // The contribution of one (point, voxel) pair given the point transformed (tx, ty, tz).
+template <typename Sums>
 COMMON_HD void accumulate_neighbour(const Voxel& vox, const PointDerivatives& pd, GaussConstants g, bool hessian,
-                                    float tx, float ty, float tz, double* sums) {
+                                    float tx, float ty, float tz, Sums&& sums) {
   const double xt[3] = {double(tx) - vox.mean[0], double(ty) - vox.mean[1], double(tz) - vox.mean[2]};
   sums[kNeighbours] += 1;
   if (accumulate_pair(pd, xt, vox.icov, g, hessian, sums)) sums[kPairs] += 1;
