@@ -376,14 +376,17 @@ std::vector<SplitSummary> kernel_split_rows(Context& x, const Case& c, common::R
 }
 
 // 3. The limits the cost model compares each part with, measured on this GPU: a dependent L2 load,
-// one thread's Newton-step arithmetic, and a kernel node of a graph with nothing to do.
+// the bandwidth from L2 into one SM (one block reading the step's partials), one thread's
+// Newton-step arithmetic, and a kernel node of a graph with nothing to do.
 struct Limits {
-  double load_ns = 0, newton_us = 0, node_us = 0;
+  double load_ns = 0, one_sm_gbs = 0, newton_us = 0, node_us = 0;
   bool complete = true;  // every probe measured (a failed one is its own FAIL row)
 };
 
 Limits measure_limits(Context& x, const Case& c, common::RowList& rows) {
   Limits l;
+  const EvalLayout layout = eval_layout(static_cast<int>(c.source.size()), c.params.search);
+  const std::size_t partial_bytes = static_cast<std::size_t>(layout.blocks) * kSums * sizeof(double);
   // a buffer a quarter of L2 (the hash table and the partials live there), 256 KB to 4 MB
   const std::size_t bytes = std::clamp<std::size_t>(x.env.device.l2_bytes / 4, 256 << 10, 4 << 20);
   double g[6];
@@ -401,6 +404,11 @@ Limits measure_limits(Context& x, const Case& c, common::RowList& rows) {
   } probes[] = {
       {"dependent_l2_load", "one thread chasing pointers through a random cycle of 128-byte lines (ld.global.cg)",
        [&] { return dependent_load_ns(bytes); }, &l.load_ns, "ns/load", "bytes=" + std::to_string(bytes)},
+      {"one_block_l2_read",
+       "one block of the step's threads reading the evaluation's partials from L2, 8 loads in flight per thread (the "
+       "bandwidth into one SM)",
+       [&] { return one_block_read_gbs(partial_bytes); }, &l.one_sm_gbs, "GB/s",
+       "bytes=" + std::to_string(partial_bytes)},
       {"newton_step_one_thread",
        "one thread: the pivoted 6x6 solve of the reference's last Hessian and the float transform of the pose it "
        "leads to, each repetition waiting for the last",
@@ -449,6 +457,8 @@ void cost_model_rows(Context& x, const Case& c, const std::vector<SplitSummary>&
   const double bytes = n * 3 * sizeof(float) + n * l.cells_per_point * sizeof(GridCell) +
                        c.reference.pairs * sizeof(Voxel) + static_cast<double>(l.blocks) * kSums * sizeof(double);
   const double bytes_us = bytes / (x.env.ceilings.copy_gbs * 1e3);
+  const double partial_bytes = static_cast<double>(l.blocks) * kSums * sizeof(double);
+  const double partial_us = lim.one_sm_gbs > 0 ? partial_bytes / (lim.one_sm_gbs * 1e3) : 0.0;
   // A chunk's loads one after another: its points, then every round's grid cell at once, then the
   // pairs' voxels.
   constexpr int kDependentLoadsPerChunk = 3;
@@ -463,9 +473,11 @@ void cost_model_rows(Context& x, const Case& c, const std::vector<SplitSummary>&
            " us) and its loads that wait on one another (" + std::to_string(chunk_rounds * kDependentLoadsPerChunk) +
            " per block: a chunk's points, then its " + std::to_string(l.probe_rounds_per_chunk) +
            " rounds of grid cells together, then its voxels; one dependent L2 load each: " + fmt(probe_us, 2) + " us)"},
-      {"reduction", best.reduce_us, l.partial_load_batches * lim.load_ns / 1e3,
-       std::to_string(l.partial_load_batches) + " rounds of loads of the " + std::to_string(l.blocks) +
-           " blocks' partials, one dependent L2 load each"},
+      {"reduction", best.reduce_us, std::max(l.partial_load_batches * lim.load_ns / 1e3, partial_us),
+       "the larger of its rounds of loads (" + std::to_string(l.partial_load_batches) + " of the " +
+           std::to_string(l.blocks) + " blocks' partials, one dependent L2 load each: " +
+           fmt(l.partial_load_batches * lim.load_ns / 1e3, 2) + " us) and their bytes into the step's one SM (" +
+           fmt(partial_bytes / 1e3, 1) + " KB at " + fmt(lim.one_sm_gbs, 1) + " GB/s: " + fmt(partial_us, 2) + " us)"},
       {"solve", best.solve_us, lim.newton_us,
        "one thread's Newton-step arithmetic (pivoted 6x6 solve + float transform)"},
       {"bookkeeping", best.bookkeeping_us, lim.load_ns / 1e3, "the solver state read once (one dependent L2 load)"},

@@ -24,6 +24,29 @@ __global__ void chase_kernel(const unsigned* next, int steps, unsigned long long
   *end = j;
 }
 
+// One block of `threads` threads reading `n` doubles from L2 `reps` times (after one pass that
+// puts them there): 8 independent loads in flight per thread, as the step's reduction keeps
+// dozens; the time of the timed passes.
+__global__ void one_block_read_kernel(const double* data, int n, int reps, unsigned long long* ns, double* sink) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  const int stride = static_cast<int>(blockDim.x);
+  unsigned long long t0 = 0;
+  for (int r = 0; r <= reps; ++r) {
+    __syncthreads();
+    if (r == 1) t0 = gpu::global_ns();
+    for (int i = threadIdx.x; i < n; i += 8 * stride) {
+#pragma unroll
+      for (int u = 0; u < 8; ++u)
+        if (i + u * stride < n) acc[u] += __ldcg(data + i + u * stride);
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) *ns = gpu::global_ns() - t0;
+  double t = 0;
+  for (double a : acc) t += a;
+  sink[threadIdx.x] = t;
+}
+
 struct NewtonInputs {
   double h[6][6], g[6], p[6];
 };
@@ -119,6 +142,23 @@ double dependent_load_ns(std::size_t bytes) {
   unsigned long long ns = 0;
   CUDA_CHECK(cudaMemcpy(&ns, d_ns.get(), sizeof ns, cudaMemcpyDeviceToHost));
   return static_cast<double>(ns) / steps;
+}
+
+double one_block_read_gbs(std::size_t bytes) {
+  const std::size_t n = bytes / sizeof(double);
+  if (n < 1 || n > (std::size_t{1} << 28))
+    throw std::invalid_argument("one_block_read_gbs: " + std::to_string(bytes) + " bytes");
+  std::vector<double> host(n, 1.0);
+  common::DeviceBuffer<double> data(n), sink(gpu::kStepThreads);
+  common::DeviceBuffer<unsigned long long> d_ns(1);
+  CUDA_CHECK(cudaMemcpy(data.get(), host.data(), n * sizeof(double), cudaMemcpyHostToDevice));
+  constexpr int kReps = 20;
+  one_block_read_kernel<<<1, gpu::kStepThreads>>>(data.get(), static_cast<int>(n), kReps, d_ns.get(), sink.get());
+  CUDA_CHECK_LAST();
+  unsigned long long ns = 0;
+  CUDA_CHECK(cudaMemcpy(&ns, d_ns.get(), sizeof ns, cudaMemcpyDeviceToHost));
+  if (ns == 0) throw std::runtime_error("one_block_read_gbs: the timer did not move");
+  return static_cast<double>(kReps) * static_cast<double>(n * sizeof(double)) / static_cast<double>(ns);
 }
 
 double one_thread_solve_us(const double (&hessian)[6][6], const double (&gradient)[6], const double (&pose)[6]) {
