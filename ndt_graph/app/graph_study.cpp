@@ -385,8 +385,6 @@ struct Limits {
 
 Limits measure_limits(Context& x, const Case& c, common::RowList& rows) {
   Limits l;
-  const EvalLayout layout = eval_layout(static_cast<int>(c.source.size()), c.params.search);
-  const std::size_t partial_bytes = static_cast<std::size_t>(layout.blocks) * kSums * sizeof(double);
   // a buffer a quarter of L2 (the hash table and the partials live there), 256 KB to 4 MB
   const std::size_t bytes = std::clamp<std::size_t>(x.env.device.l2_bytes / 4, 256 << 10, 4 << 20);
   double g[6];
@@ -405,10 +403,9 @@ Limits measure_limits(Context& x, const Case& c, common::RowList& rows) {
       {"dependent_l2_load", "one thread chasing pointers through a random cycle of 128-byte lines (ld.global.cg)",
        [&] { return dependent_load_ns(bytes); }, &l.load_ns, "ns/load", "bytes=" + std::to_string(bytes)},
       {"one_block_l2_read",
-       "one block of the step's threads reading the evaluation's partials from L2, 8 loads in flight per thread (the "
-       "bandwidth into one SM)",
-       [&] { return one_block_read_gbs(partial_bytes); }, &l.one_sm_gbs, "GB/s",
-       "bytes=" + std::to_string(partial_bytes)},
+       "one block of the step's threads reading a buffer resident in L2, 64 loads in flight per thread (the "
+       "bandwidth from L2 into one SM)",
+       [&] { return one_block_read_gbs(bytes); }, &l.one_sm_gbs, "GB/s", "bytes=" + std::to_string(bytes)},
       {"newton_step_one_thread",
        "one thread: the pivoted 6x6 solve of the reference's last Hessian and the float transform of the pose it "
        "leads to, each repetition waiting for the last",

@@ -24,27 +24,29 @@ __global__ void chase_kernel(const unsigned* next, int steps, unsigned long long
   *end = j;
 }
 
-// One block of `threads` threads reading `n` doubles from L2 `reps` times (after one pass that
-// puts them there): 8 independent loads in flight per thread, as the step's reduction keeps
-// dozens; the time of the timed passes.
+// One block of the step's threads reading `n` doubles from L2 `reps` times (after one pass that
+// puts them there), 64 independent loads in flight per thread (128 KB for the block, above the
+// bandwidth-latency product of one SM): the time of the timed passes is their bytes over the
+// bandwidth from L2 into one SM.
 __global__ void one_block_read_kernel(const double* data, int n, int reps, unsigned long long* ns, double* sink) {
-  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  constexpr int kInFlight = 64;
   const int stride = static_cast<int>(blockDim.x);
+  double acc = 0;
   unsigned long long t0 = 0;
   for (int r = 0; r <= reps; ++r) {
     __syncthreads();
     if (r == 1) t0 = gpu::global_ns();
-    for (int i = threadIdx.x; i < n; i += 8 * stride) {
+    for (int base = threadIdx.x; base < n; base += kInFlight * stride) {
+      double v[kInFlight];
 #pragma unroll
-      for (int u = 0; u < 8; ++u)
-        if (i + u * stride < n) acc[u] += __ldcg(data + i + u * stride);
+      for (int u = 0; u < kInFlight; ++u) v[u] = base + u * stride < n ? __ldcg(data + base + u * stride) : 0.0;
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) acc += v[u];
     }
   }
   __syncthreads();
   if (threadIdx.x == 0) *ns = gpu::global_ns() - t0;
-  double t = 0;
-  for (double a : acc) t += a;
-  sink[threadIdx.x] = t;
+  sink[threadIdx.x] = acc;
 }
 
 struct NewtonInputs {

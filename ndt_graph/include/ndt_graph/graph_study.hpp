@@ -84,7 +84,8 @@ EvalLayout eval_layout(int points, Search search);
 // random cycle of 128-byte lines, loads cached in L2 only: the latency of one dependent L2 access
 // when `bytes` fits in L2.
 double dependent_load_ns(std::size_t bytes);
-// GB/s one block of the step's threads reads `bytes` at from L2 (the bandwidth into one SM).
+// GB/s at which one block of the step's threads reads a buffer of `bytes` from L2 (resident there:
+// the bandwidth from L2 into one SM).
 double one_block_read_gbs(std::size_t bytes);
 // Microseconds of one thread's Newton-step arithmetic from registers: the pivoted 6x6 solve of
 // `hessian` and `gradient` and the float transform of the pose it leads to, the chain repeated
