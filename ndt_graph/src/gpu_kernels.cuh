@@ -57,8 +57,8 @@ __device__ __forceinline__ unsigned long long global_ns() {
   return t;
 }
 
-// Shared memory of one evaluation block: the request's angular derivatives and transform, the
-// block reduction's scratch, the chunk's points and the pair queue. Only ~1 in 8 (point, cell)
+// Shared memory of one evaluation block: the request's angular derivatives (and the angles'
+// cosines and sines), the block reduction's scratch, the chunk's points and the pair queue. Only ~1 in 8 (point, cell)
 // probes finds a neighbour voxel, so a thread that went on to the float64 pair math at once would
 // run it with ~4 of its warp's 32 lanes active; instead the hits go to a queue in shared memory
 // (in a fixed order: round, then warp, then lane) and every thread takes pairs from it with all
@@ -125,8 +125,9 @@ __device__ __forceinline__ CellSlot load_slot(const CellSlot* at) {
 }
 
 // One block's share of one evaluation at `req`: chunks of points_per_chunk points. Each thread
-// loads its (point, cell) items' home slots of every round at once, so a chunk's probes cost one
-// memory latency (and the rare collision chain) instead of one per round; the hits are queued in
+// loads the grid cells of its (point, cell) items of every round at once (or, without the grid,
+// the hash's slots in lockstep), so a chunk's probes cost one memory latency instead of one per
+// round and probe chain; the hits are queued in
 // (round, warp, lane) order, and the queue's pairs are dealt to the threads in turn. The 30 sums
 // are reduced over the block and written by threads 0..29 to `partial` (30 doubles).
 // Deterministic: the same pairs reach the same threads in the same order on every run.
@@ -169,11 +170,11 @@ __device__ __forceinline__ void eval_block(const MapView& m, const float* xyz, c
         sh.t[0][mine] = t[0], sh.t[1][mine] = t[1], sh.t[2][mine] = t[2];
       }
     }
-    // The probes of kProbeBatch rounds at a time, in lockstep: each step loads the next slot of
-    // every probe still open (independent loads, in flight together), so a batch costs as many
-    // memory latencies as its longest chain of linear probing (an absent cell ends at an empty slot,
-    // often after one step more), not the sum of the rounds' chains. All 7 rounds at once where
-    // the sums are not in registers.
+    // Without the grid, the hash's probes of kProbeBatch rounds at a time, in lockstep: each step
+    // loads the next slot of every probe still open (independent loads, in flight together), so a
+    // batch costs as many memory latencies as its longest chain of linear probing (an absent cell
+    // ends at an empty slot, often after one step more), not the sum of the rounds' chains. All 7
+    // rounds at once in the latency budget (168 registers); 4 at a time in the batches' 128.
     constexpr int kProbeBatch = PROBE_BATCH;
     unsigned hits[kMaxRounds];
     int v[kMaxRounds];
@@ -383,12 +384,13 @@ __device__ __forceinline__ bool step_block(const double* partials, int nblocks, 
 // given a conditional handle, clears it when every alignment is done (a batch of one: when its
 // alignment is). `programmatic`: launched as a programmatic dependent of the stream's previous
 // kernel (v8; the kernels wait for it before reading the state).
-// The evaluation kernel comes in two register budgets. latency (one alignment, v2-v6): 3 blocks
-// per SM, 168 registers, a little spilling in the pair math; the pass is a few rounds long and
-// its length is what counts. throughput (many alignments, v7): 4 blocks per SM, 128 registers,
-// more spilling, but a third more warps to hide the probes' latency. Measured on the H200:
-// latency's budget for a batch peaked at 9,099 alignments/s on koide_vg02_both, throughput's
-// at 10,218; throughput's for one alignment of room_tutorial took 0.622 ms against 0.542.
+// The evaluation kernel comes in two register budgets. latency (one alignment, v2-v6, v8): 3
+// blocks per SM, 168 registers; the pass is a few rounds long and its length is what counts.
+// throughput (many alignments, v7): 4 blocks per SM, 128 registers (the hash's probes 4 rounds at
+// a time), a third more warps to hide the loads' latency. Measured on the H200 with the kernel
+// before the dense grid (one probe round at a time): latency's budget for a batch peaked at 9,099
+// alignments/s on koide_vg02_both, throughput's at 10,218; throughput's for one alignment of
+// room_tutorial took 0.622 ms against 0.542.
 enum class EvalShape { latency, throughput };
 int eval_blocks_for(int points, Search search, int evaluations = 1,
                     EvalShape shape = EvalShape::latency);  // blocks per evaluation
