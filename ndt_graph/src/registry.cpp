@@ -82,6 +82,10 @@ const std::vector<Version>& versions() {
           "v4 with each kernel a programmatic dependent of the one before (Hopper PDL): launches overlap the running kernel",
           Role::version, kOnGpu, common::needs_sm(90, "programmatic dependent launch")},
          3, make_v8_programmatic_launch, "", 1, "v4_graph_batch", false, make_v8_programmatic_launch_unrolled},
+        {{"v9", "v9_resident_clusters", "src/v9_resident_clusters.cu",
+          "v3's persistent kernel with one barrier per evaluation: clusters add their sums in distributed shared memory, every block runs the solver",
+          Role::version, kOnGpu, common::Needs{90, "thread-block clusters", true, 0}},
+         13, make_v9_resident_clusters, "", 1, "v3_cooperative"},
     };
     // clang-format on
     return list;

@@ -22,6 +22,7 @@ std::unique_ptr<Runner> make_v5_graph_while();
 std::unique_ptr<Runner> make_v6_parallel_line_search();
 std::unique_ptr<Runner> make_v8_programmatic_launch();
 std::unique_ptr<Runner> make_v8_programmatic_launch_unrolled(int unrolled);
+std::unique_ptr<Runner> make_v9_resident_clusters();
 bool pcl_available();
 
 }  // namespace ndt
