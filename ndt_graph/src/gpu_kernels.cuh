@@ -317,17 +317,15 @@ constexpr int kPartialBatch = 32;
 
 // The totals of each of the pass's evaluations (sh.st.requests of them) in sh.sums: thread
 // (value, group) adds every `groups`-th block of one value of one evaluation, then the groups are
-// added in order, so the order is fixed (deterministic). Block b's 30 values start at
-// partials + b * block_stride (v9 reads every cluster-size-th cluster partial).
-__device__ __forceinline__ void reduce_partials(const double* partials, int nblocks, StepShared& sh,
-                                                int block_stride = kSums) {
+// added in order, so the order is fixed (deterministic).
+__device__ __forceinline__ void reduce_partials(const double* partials, int nblocks, StepShared& sh) {
   const int tid = threadIdx.x;
   const int values = sh.st.requests * kSums;
   const int groups = partial_groups(values, static_cast<int>(blockDim.x));
   if (tid < groups * values) {
     const int v = tid % values, g = tid / values, k = v / kSums, j = v % kSums;
     const double* p = partials + static_cast<std::size_t>(k) * nblocks * kSums + j;
-    // Read at L2 (__ldcg): v9's resident blocks read partials that other SMs wrote since this
+    // Read at L2 (__ldcg): v9's resident leaders read partials that other SMs wrote since this
     // SM last read the same addresses, which its L1 could still hold.
     // A thread adds ~50 partials (a wave of ~400 blocks, 8 groups). Each batch of loads is an L2
     // round trip (~770 cycles on the H200, clock64 in the step); batches of 32 predicated loads
@@ -340,7 +338,7 @@ __device__ __forceinline__ void reduce_partials(const double* partials, int nblo
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) {
         const int b = base + u * groups;
-        v[u] = b < nblocks ? __ldcg(p + static_cast<std::size_t>(b) * block_stride) : 0.0;
+        v[u] = b < nblocks ? __ldcg(p + static_cast<std::size_t>(b) * kSums) : 0.0;
       }
 #pragma unroll
       for (int u = 0; u < kBatch; ++u) t += v[u];  // the same order as one block after another

@@ -1,29 +1,31 @@
 // v9_resident_clusters — v3's persistent kernel with one barrier per evaluation instead of two,
 // and no block that the others wait for. The grid is made of thread-block clusters (Hopper: 8
-// blocks, or 4 or 2, scheduled together on one GPC, each able to read the others' shared memory). After its
-// share of an evaluation, every block leaves its 30 sums in its own shared memory; the cluster
-// syncs (a hardware barrier), its first block adds its blocks' sums through distributed shared
-// memory and writes one partial per cluster, and then arrives at the grid-wide barrier (one
-// atomic per cluster, not per block). Past the barrier every block adds the clusters' partials in
-// the same fixed order and advances its own copy of the solver in shared memory: the same sums
-// and the same code give the same next request in every block, so no block broadcasts the state
-// and there is no second barrier. The state lives in shared memory for the whole alignment;
-// block 0 writes the trace and, at the end, the state.
+// blocks, or 4 or 2, scheduled together on one GPC, each able to read the others' shared memory).
+// After its share of an evaluation, every block leaves its 30 sums in its own shared memory; the
+// cluster syncs (a hardware barrier), its first block (the leader) adds its blocks' sums through
+// distributed shared memory, writes one partial per cluster and arrives at the grid-wide barrier
+// (one atomic per cluster). Past the barrier every leader adds the clusters' partials in the same
+// fixed order, the cluster syncs again, its blocks copy the leader's totals, and every block
+// advances its own copy of the solver in shared memory: the same sums and the same code give the
+// same next request in every block, so no block broadcasts the state and no second grid-wide
+// barrier is needed. The state lives in shared memory for the whole alignment; block 0 writes the
+// trace and, at the end, the state.
 // Predicted (H100, room_tutorial, against v8's cost model of 18.3 us per evaluation): the time
 // outside the kernels (4.9 us) and the state copies (0.4 us) go; the reduction reads ~50 cluster
-// partials instead of ~400 block partials (2.2 -> ~0.8 us); the cluster sync and the one barrier
+// partials instead of ~400 block partials (2.2 -> ~0.8 us); the cluster syncs and the one barrier
 // add ~1.5 us; the evaluation and the solve stay (7.5 and 3.4 us): ~13 us per evaluation, about
 // 0.28 ms per alignment.
-// Measured (H100, room_tutorial, 21 evaluations): 0.363 ms against v8's 0.392, 17.3 us per
-// evaluation. Thread 0 of block 0, global timer, per evaluation: evaluation 5.7, cluster sync 0.8,
-// cluster sum and arrival 1.0, barrier 2.5, reduction 3.0, solve 3.3 us. The miss: one block per
-// chunk of points needs 389 blocks there, clusters of 8 or 4 fit only 360 or 384 at once, so the
-// grid takes clusters of 2; then 195 clusters arrive on one counter (the atomics serialise: the
-// barrier) and 390 blocks read the same partials at once (the same L2 lines: the reduction).
-// Clusters of 8 (H200, before the two-level sum): the evaluation 8.6 us (29 blocks with two
-// chunks), the barrier 1.0, the reduction 1.7. 4 blocks per SM (128 registers, so 8-clusters
-// give every chunk a block): 0.410 ms, the solver spilled. Next: a tree of arrival counters, and
-// the clusters' partials summed once and broadcast instead of read by every block.
+// Measured (H100, room_tutorial, 21 evaluations): 0.364 ms against v8's 0.393 in the same run,
+// 17.3 us per evaluation. Thread 0 of block 0 (a leader), global timer, per evaluation: evaluation
+// 5.4, cluster sync 0.6, cluster sum 0.4, arrival and barrier 2.8, reduction 3.8, second cluster
+// sync and solve 4.2 us. The miss: one block per chunk of points needs 389 blocks there; on that
+// H100 clusters of 8 or 4 fit only 360 or 384 at once (the GPCs' SM counts), so the grid takes
+// clusters of 2, and then 195 leaders arrive on one counter (the atomics serialise: the barrier)
+// and each reads all 195 partials (the reduction). Tried and not kept, same H100: every block
+// polling the counter and adding a share of the partials (0.363 ms); the last leader to arrive
+// adding them and publishing the totals (0.397: four dependent round trips after the last
+// arrival); 4 blocks per SM, so that clusters of 8 give every chunk a block (0.410: the solver
+// spilled at 128 registers). Next: the solve spread over a warp, and a tree of arrival counters.
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -45,68 +47,73 @@ namespace {
 constexpr int kClusterSizes[] = {8, 4, 2};
 
 // EXERCISE BEGIN
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // The solver, one thread's call: not inlined into the kernel, so its registers are not the
 // evaluation's (inlined, the kernel spilled 8.9 KB at 4 blocks per SM).
 __device__ __noinline__ void advance(SolverState& st, const SolverConfig* cfg, const double* sums, TraceRow* trace) {
   const SolverConfig c = *cfg;
   solver_advance(st, c, sums, true, trace);
 }
+#endif
 
-// Block b's 30 sums are added into its cluster's partial (blockIdx / cluster size); the partials of
-// evaluation k sit in half k % 2 of `cluster_sums` (a block still reading evaluation k's cannot
-// meet a block writing evaluation k + 1's: that one has passed barrier k + 1, which needs this
-// block's cluster to have arrived after its reads). `arrived` counts the clusters that arrived,
-// over the whole run (zeroed before the launch): barrier k waits for (k + 1) x clusters.
-__global__ void __launch_bounds__(kBlock, 4)
-    resident_kernel(MapView m, const float* xyz, const AlignmentSlot* slot, SolverState* state,
-                    const SolverConfig* cfg, double* cluster_sums, unsigned* arrived, TraceRow* trace) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900  // below sm_90 the registry never runs it (needs sm_90)
+// The cluster size is compiled into the kernel (__cluster_dims__), not set at launch: a launch
+// attribute is lost where a tool replays the launch (Nsight Compute's kernel replay ran it in
+// clusters of 1), and a kernel that trusted it would write past its partials. Below sm_90 there
+// are no clusters (the registry never runs it there).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define NDT_CLUSTER_DIMS(n) __cluster_dims__(n, 1, 1)
+#else
+#define NDT_CLUSTER_DIMS(n)
+#endif
+
+// Cluster c's partial (the sum of its SIZE blocks' sums) of evaluation k sits in half k % 2 of
+// `cluster_sums` (a leader still reading evaluation k's cannot meet one writing evaluation
+// k + 2's: that one has passed barrier k + 1, which needs every leader's arrival after its reads).
+// sync[0] counts the leaders' arrivals over the whole run (zeroed before the launch): barrier k
+// waits for (k + 1) x clusters. sync[1]: set to the cluster size the kernel found when it is not
+// SIZE (or the grid not `clusters` of them); the kernel then does nothing.
+template <int SIZE>
+__global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3)
+    resident_kernel(MapView m, const float* xyz, const AlignmentSlot* slot, SolverState* state, const SolverConfig* cfg,
+                    double* cluster_sums, unsigned clusters, unsigned* sync, TraceRow* trace) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
+  if (cluster.num_blocks() != SIZE || gridDim.x != clusters * SIZE) {  // the same test in every block
+    if (blockIdx.x == 0 && threadIdx.x == 0) sync[1] = cluster.num_blocks();
+    return;
+  }
   __shared__ EvalShared sh;
   __shared__ StepShared step;
-  __shared__ double mine[kSums], share[kSums];  // read by the cluster's other blocks
+  __shared__ double mine[kSums];  // this block's sums, read by its cluster's leader
   const int tid = threadIdx.x;
-  const unsigned size = cluster.num_blocks(), clusters = gridDim.x / size, id = blockIdx.x / size;
+  const bool leader = cluster.block_rank() == 0;
   block_copy(step.st, *state);
   __syncthreads();
-  unsigned target = 0;
-  for (int k = 0; !solver_done(step.st); ++k) {
-    double* sums = cluster_sums + static_cast<std::size_t>(k & 1) * clusters * kSums;
-    eval_block<4>(m, xyz, *slot, step.st.req, *cfg, blockIdx.x, gridDim.x, mine, sh);
+  for (unsigned k = 0; !solver_done(step.st); ++k) {
+    eval_block(m, xyz, *slot, step.st.req, *cfg, blockIdx.x, gridDim.x, mine, sh);
     cluster.sync();  // every block's sums are in its shared memory
-    if (cluster.block_rank() == 0) {
+    if (leader) {
+      // the cluster's sum, the arrival, the wait (the leaders only: one poller per cluster),
+      // then every cluster's partial in a fixed order: the same totals in every leader
+      double* sums = cluster_sums + static_cast<std::size_t>(k & 1) * clusters * kSums;
       if (tid < kSums) {
         double t = 0;
-        for (unsigned r = 0; r < size; ++r) t += cluster.map_shared_rank(mine, r)[tid];
-        sums[id * kSums + tid] = t;
+        for (int r = 0; r < SIZE; ++r) t += cluster.map_shared_rank(mine, r)[tid];
+        sums[blockIdx.x / SIZE * kSums + tid] = t;
       }
       __syncthreads();
       if (tid == 0) {
-        __threadfence();  // the partial before the arrival, for every block that sees the count
-        atomicAdd(arrived, 1u);
+        __threadfence();  // the partial before the arrival, for every leader that sees the count
+        atomicAdd(sync, 1u);
+        while (*const_cast<volatile unsigned*>(sync) < (k + 1) * clusters) {}
+        __threadfence();
       }
+      __syncthreads();
+      reduce_partials(sums, static_cast<int>(clusters), step);
     }
-    target += clusters;
-    if (tid == 0) {
-      while (*const_cast<volatile unsigned*>(arrived) < target) {
-      }
-      __threadfence();
-    }
-    __syncthreads();
-    // The clusters' partials, added in two levels, in the same order in every cluster: block
-    // rank r adds clusters r, r + size, ... (a size-th of the loads), the cluster syncs, and every
-    // block adds the ranks' sums in rank order through distributed shared memory.
-    const unsigned rank = cluster.block_rank();
-    reduce_partials(sums + rank * kSums, static_cast<int>((clusters + size - 1 - rank) / size), step,
-                    static_cast<int>(size) * kSums);
-    if (tid < kSums) share[tid] = step.sums[tid];
-    cluster.sync();
-    if (tid < kSums) {
-      double t = 0;
-      for (unsigned r = 0; r < size; ++r) t += cluster.map_shared_rank(share, r)[tid];
-      step.sums[tid] = t;
-    }
+    cluster.sync();  // the leader's totals are ready
+    if (!leader && tid < kSums) step.sums[tid] = cluster.map_shared_rank(step.sums, 0)[tid];
     __syncthreads();
     if (tid == 0) advance(step.st, cfg, step.sums, blockIdx.x == 0 ? trace : nullptr);
     __syncthreads();
@@ -115,27 +122,30 @@ __global__ void __launch_bounds__(kBlock, 4)
   cluster.sync();  // no block leaves while its cluster might still read its shared memory
 #endif
 }
+
+using ResidentKernel = void (*)(MapView, const float*, const AlignmentSlot*, SolverState*, const SolverConfig*, double*,
+                                unsigned, unsigned*, TraceRow*);
+ResidentKernel resident_kernel_for(int size) {
+  return size == 8 ? resident_kernel<8> : size == 4 ? resident_kernel<4> : resident_kernel<2>;
+}
 // EXERCISE END
 
 // The launch: `clusters` clusters of `size` blocks, cooperative (all resident at once, or it fails).
-cudaError_t launch_resident(int clusters, int size, cudaStream_t s, MapView m, const float* xyz, const AlignmentSlot* slot,
-                            SolverState* state, const SolverConfig* cfg, double* cluster_sums, unsigned* arrived,
-                            TraceRow* trace) {
-  // EXERCISE BEGIN body unused(clusters, size, s, m, xyz, slot, state, cfg, cluster_sums, arrived, trace)
+cudaError_t launch_resident(int clusters, int size, cudaStream_t s, MapView m, const float* xyz,
+                            const AlignmentSlot* slot, SolverState* state, const SolverConfig* cfg,
+                            double* cluster_sums, unsigned* sync, TraceRow* trace) {
+  // EXERCISE BEGIN body unused(clusters, size, s, m, xyz, slot, state, cfg, cluster_sums, sync, trace)
   cudaLaunchConfig_t c = {};
   c.gridDim = dim3(static_cast<unsigned>(clusters * size));
   c.blockDim = dim3(kBlock);
   c.stream = s;
-  cudaLaunchAttribute attr[2];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(size);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  attr[1].id = cudaLaunchAttributeCooperative;
-  attr[1].val.cooperative = 1;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeCooperative;
+  attr[0].val.cooperative = 1;
   c.attrs = attr;
-  c.numAttrs = 2;
-  return cudaLaunchKernelEx(&c, resident_kernel, m, xyz, slot, state, cfg, cluster_sums, arrived, trace);
+  c.numAttrs = 1;
+  return cudaLaunchKernelEx(&c, resident_kernel_for(size), m, xyz, slot, state, cfg, cluster_sums,
+                            static_cast<unsigned>(clusters), sync, trace);
   // EXERCISE END
 }
 
@@ -145,15 +155,8 @@ int max_resident_clusters(int size) {
   cudaLaunchConfig_t c = {};
   c.gridDim = dim3(static_cast<unsigned>(size));
   c.blockDim = dim3(kBlock);
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(size);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  c.attrs = attr;
-  c.numAttrs = 1;
   int clusters = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, resident_kernel, &c));
+  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, resident_kernel_for(size), &c));
   return clusters;
   // EXERCISE END
 }
@@ -174,20 +177,22 @@ class ResidentRunner : public DeviceRunner {
       if (static_cast<long long>(use) * size >= chunks) break;
     }
     if (clusters_ < 1)
-      throw std::runtime_error("v9_resident_clusters: no thread-block cluster fits on this GPU "
-                               "(cudaOccupancyMaxActiveClusters)");
+      throw std::runtime_error(
+          "v9_resident_clusters: no thread-block cluster fits on this GPU "
+          "(cudaOccupancyMaxActiveClusters)");
     cluster_sums_.resize(2 * static_cast<std::size_t>(clusters_) * kSums);
-    arrived_.resize(1);
+    sync_.resize(2);
+    found_.resize(1);
     // EXERCISE END
   }
   void enqueue() override {
     // EXERCISE BEGIN body
     cudaStream_t s = a_.stream.get();
     a_.upload_source_and_init(s);
-    CUDA_CHECK(cudaMemsetAsync(arrived_.get(), 0, sizeof(unsigned), s));
+    CUDA_CHECK(cudaMemsetAsync(sync_.get(), 0, 2 * sizeof(unsigned), s));
     start_.record(s);
     const cudaError_t e = launch_resident(clusters_, size_, s, a_.view, a_.xyz.get(), a_.slot.get(), a_.state.get(),
-                                          a_.d_cfg.get(), cluster_sums_.get(), arrived_.get(), a_.trace.get());
+                                          a_.d_cfg.get(), cluster_sums_.get(), sync_.get(), a_.trace.get());
     if (e == cudaErrorCooperativeLaunchTooLarge) {
       (void)cudaGetLastError();
       throw std::runtime_error("v9_resident_clusters: " + std::to_string(clusters_) + " clusters of " +
@@ -197,7 +202,15 @@ class ResidentRunner : public DeviceRunner {
     CUDA_CHECK(e);
     stop_.record(s);
     a_.download(s);
+    CUDA_CHECK(cudaMemcpyAsync(found_.get(), sync_.get() + 1, sizeof(unsigned), cudaMemcpyDeviceToHost, s));
     // EXERCISE END
+  }
+  AlignResult result() override {
+    if (found_.size() > 0 && found_[0] != 0)
+      throw std::runtime_error("v9_resident_clusters: the kernel ran in clusters of " + std::to_string(found_[0]) +
+                               " blocks, not the " + std::to_string(size_) +
+                               " it was compiled and sized for (a tool replaying the launch?): it computed nothing");
+    return DeviceRunner::result();
   }
   double kernel_ms() const override { return stop_.since(start_); }
   // One kernel: its evaluation, reduction and solve have no clock of their own.
@@ -206,7 +219,8 @@ class ResidentRunner : public DeviceRunner {
  private:
   int clusters_ = 0, size_ = 0;  // clusters of size_ blocks
   common::DeviceBuffer<double> cluster_sums_;
-  common::DeviceBuffer<unsigned> arrived_;
+  common::DeviceBuffer<unsigned> sync_;  // the leaders' arrivals, the cluster size found when wrong
+  common::PinnedBuffer<unsigned> found_;
   common::Event start_, stop_;
 };
 
