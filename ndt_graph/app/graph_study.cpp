@@ -523,22 +523,27 @@ void cooperative_rows(Context& x, common::RowList& rows) {
   const GpuLimits here = current_gpu_limits();
   const KernelResources eval = eval_kernel_resources();
   const int own = eval_kernel_block_threads();
+  // `blocks` < 0: per_sm on every SM; a clustered grid (v9) gives its own count, which need not be
+  // a whole number per SM (its clusters fill the GPCs, not the SMs).
   const auto row = [&](const GpuLimits& g, const std::string& kernel, const std::string& idea, int threads, int per_sm,
-                       bool measured, const common::Verdict& verdict) {
-    const long long blocks = static_cast<long long>(per_sm) * g.multiProcessorCount;
+                       bool measured, const common::Verdict& verdict, long long blocks = -1) {
+    const bool whole = blocks < 0;
+    if (whole) blocks = static_cast<long long>(per_sm) * g.multiProcessorCount;
     ResultRow r = common::make_row(
         "ndt_graph", kernel, idea, blocks * threads,
         "gpu=" + g.name + " threads=" + std::to_string(threads) + " source=" + (measured ? "measured" : "computed"),
         x.env.device_label, "", "coop");
     r.metric = static_cast<double>(blocks * threads);
     r.metric_unit = "points";
-    r.add_metric("sms", g.multiProcessorCount, "").add_metric("blocks_per_sm", per_sm, "");
+    r.add_metric("sms", g.multiProcessorCount, "")
+        .add_metric("blocks_per_sm", static_cast<double>(blocks) / g.multiProcessorCount, "");
     r.add_metric("coresident_blocks", static_cast<double>(blocks), "");
     r.verdict = verdict;
     x.record(rows, r);
-    std::cout << "  " << g.name << ", " << kernel << ", " << threads << " threads: " << per_sm << " x "
-              << g.multiProcessorCount << " = " << blocks << " blocks, " << blocks * threads << " points ("
-              << (measured ? "measured" : "computed") << ")  " << r.verdict << "\n";
+    std::cout << "  " << g.name << ", " << kernel << ", " << threads << " threads: "
+              << (whole ? std::to_string(per_sm) + " x " + std::to_string(g.multiProcessorCount) + " = " : "") << blocks
+              << " blocks, " << blocks * threads << " points (" << (measured ? "measured" : "computed") << ")  "
+              << r.verdict << "\n";
   };
   const auto eval_idea = [&](const Residency& res) {
     return "the evaluation kernel, " + std::to_string(eval.regs_per_thread) + " registers per thread and " +
@@ -551,13 +556,12 @@ void cooperative_rows(Context& x, common::RowList& rows) {
                                "CUDA's occupancy calculator says " + std::to_string(calc.blocks_per_sm) +
                                    " blocks per SM from this GPU's limits, the runtime " + std::to_string(runtime)));
   for (const auto& v : versions())
-    if (v.needs.cooperative && v.make) {
+    if (v.resident_blocks && v.make) {
       ResultRow r = common::make_row("ndt_graph", v.name, v.idea, 0, "gpu=" + here.name, x.env.device_label,
                                      common::role_name(v.role), "coop");
-      int per_sm = 0;  // a version this GPU cannot run is a skipped row
-      if (common::run_guarded(
-              r, true, [&] { per_sm = v3_cooperative_resident_blocks() / here.multiProcessorCount; }, v.needs))
-        row(here, v.name, v.idea, own, per_sm, true, common::Verdict::pass());
+      int blocks = 0;  // a version this GPU cannot run is a skipped row
+      if (common::run_guarded(r, true, [&] { blocks = v.resident_blocks(); }, v.needs))
+        row(here, v.name, v.idea, own, 0, true, common::Verdict::pass(), blocks);
       else
         x.record(rows, r);
     }
@@ -591,8 +595,8 @@ void large_cloud_rows(Context& x, common::RowList& rows) {
           AlignResult res;
           if (!run_checked(big, v, *runner, res, r)) return;
           r.verdict = time_version(x, v, *runner, res, r);
-          if (v.needs.cooperative) {
-            const int resident = v3_cooperative_resident_blocks(), threads = eval_kernel_block_threads();
+          if (v.resident_blocks) {
+            const int resident = v.resident_blocks(), threads = eval_kernel_block_threads();
             const EvalLayout l = eval_layout(static_cast<int>(big.source.size()), big.params.search);
             const int grid = std::min(l.blocks, resident);
             r.add_metric("coresident_blocks", resident, "").add_metric("grid_blocks", grid, "");

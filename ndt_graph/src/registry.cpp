@@ -64,7 +64,7 @@ const std::vector<Version>& versions() {
          17, make_v2_device_step, ""},
         {{"v3", "v3_cooperative", "src/v3_cooperative.cu", "one persistent cooperative kernel, two grid syncs per evaluation, sized by occupancy",
           Role::version, kOnGpu, common::needs_cooperative()},
-         5, make_v3_cooperative, ""},
+         5, make_v3_cooperative, "", 1, "", false, nullptr, 0, "", v3_cooperative_resident_blocks},
         {{"v4", "v4_graph_batch", "src/v4_graph_batch.cu", "CUDA graph of 8 unrolled evaluations, host checks the flag between graphs",
           Role::version, kOnGpu},
          5, make_v4_graph_batch, "", 1, "", false, make_v4_graph_batch_unrolled, 1.4, "v2_device_step"},
@@ -85,7 +85,7 @@ const std::vector<Version>& versions() {
         {{"v9", "v9_resident_clusters", "src/v9_resident_clusters.cu",
           "v3's persistent kernel with one barrier per evaluation: clusters add their sums in distributed shared memory, every block runs the solver",
           Role::version, kOnGpu, common::Needs{90, "thread-block clusters", true, 0}},
-         13, make_v9_resident_clusters, "", 1, "v3_cooperative"},
+         13, make_v9_resident_clusters, "", 1, "v3_cooperative", false, nullptr, 0, "", v9_resident_clusters_resident_blocks},
     };
     // clang-format on
     return list;

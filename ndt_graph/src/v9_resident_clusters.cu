@@ -228,5 +228,10 @@ class ResidentRunner : public DeviceRunner {
 }  // namespace gpu
 
 std::unique_ptr<Runner> make_v9_resident_clusters() { return std::make_unique<gpu::ResidentRunner>(); }
+int v9_resident_clusters_resident_blocks() {
+  int most = 0;
+  for (int size : gpu::kClusterSizes) most = std::max(most, gpu::max_resident_clusters(size) * size);
+  return most;
+}
 
 }  // namespace ndt

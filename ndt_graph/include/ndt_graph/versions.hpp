@@ -76,6 +76,9 @@ struct Version : common::Entry {
   // speed of the version named `claimed_over` (0: none).
   double claimed_speedup = 0;
   std::string claimed_over = "";
+  // A version that keeps its whole grid resident (a cooperative launch): how many blocks of its
+  // kernel fit on this GPU at once (--graph-study reports the points they cover). Null otherwise.
+  std::function<int()> resident_blocks = nullptr;
   NdtParams params_for(NdtParams base) const {
     base.line_search_candidates = line_search_candidates;
     return base;
