@@ -45,7 +45,8 @@ const std::vector<Version>& versions() {
     using common::kOnGpu;
     const std::function<std::unique_ptr<Runner>()> pcl = pcl_available() ? make_pcl : nullptr;
     // {{id, name, file, idea, role, where it runs[, needs]}, predicted us per evaluation, make, why make is null
-    //  [, line-search candidates, builds on, batched, make with another unroll count, claimed speed-up, over whom]}
+    //  [, line-search candidates, builds on, batched, make with another unroll count, claimed speed-up, over whom,
+    //   resident blocks (the versions that keep their whole grid resident)]}
     // v4's claim is the plan's: graph-batched evaluations 1.4x a host sync per evaluation.
     // clang-format off: the registry is a table, one entry per line
     std::vector<Version> list = {

@@ -32,7 +32,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "common/device_info.hpp"
 #include "gpu_kernels.cuh"
 #include "ndt_graph/registry_detail.hpp"
 
@@ -70,8 +69,9 @@ __device__ __noinline__ void advance(SolverState& st, const SolverConfig* cfg, c
 // `cluster_sums` (a leader still reading evaluation k's cannot meet one writing evaluation
 // k + 2's: that one has passed barrier k + 1, which needs every leader's arrival after its reads).
 // sync[0] counts the leaders' arrivals over the whole run (zeroed before the launch): barrier k
-// waits for (k + 1) x clusters. sync[1]: set to the cluster size the kernel found when it is not
-// SIZE (or the grid not `clusters` of them); the kernel then does nothing.
+// waits for (k + 1) x clusters. sync[1], sync[2]: the cluster size and grid the kernel found when
+// they are not SIZE and `clusters` of them; the kernel then does nothing. One request per pass
+// (the serial line search: the registry gives v9 one candidate), as in v3.
 template <int SIZE>
 __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3)
     resident_kernel(MapView m, const float* xyz, const AlignmentSlot* slot, SolverState* state, const SolverConfig* cfg,
@@ -80,7 +80,7 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3)
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   if (cluster.num_blocks() != SIZE || gridDim.x != clusters * SIZE) {  // the same test in every block
-    if (blockIdx.x == 0 && threadIdx.x == 0) sync[1] = cluster.num_blocks();
+    if (blockIdx.x == 0 && threadIdx.x == 0) sync[1] = cluster.num_blocks(), sync[2] = gridDim.x;
     return;
   }
   __shared__ EvalShared sh;
@@ -181,15 +181,16 @@ class ResidentRunner : public DeviceRunner {
           "v9_resident_clusters: no thread-block cluster fits on this GPU "
           "(cudaOccupancyMaxActiveClusters)");
     cluster_sums_.resize(2 * static_cast<std::size_t>(clusters_) * kSums);
-    sync_.resize(2);
-    found_.resize(1);
+    sync_.resize(3);
+    found_.resize(2);
     // EXERCISE END
   }
+  // The run: the source and the state, the barrier's counter zeroed, the one launch, the results
+  // back (the exercise is the kernel, its launch and the grid's size).
   void enqueue() override {
-    // EXERCISE BEGIN body
     cudaStream_t s = a_.stream.get();
     a_.upload_source_and_init(s);
-    CUDA_CHECK(cudaMemsetAsync(sync_.get(), 0, 2 * sizeof(unsigned), s));
+    CUDA_CHECK(cudaMemsetAsync(sync_.get(), 0, 3 * sizeof(unsigned), s));
     start_.record(s);
     const cudaError_t e = launch_resident(clusters_, size_, s, a_.view, a_.xyz.get(), a_.slot.get(), a_.state.get(),
                                           a_.d_cfg.get(), cluster_sums_.get(), sync_.get(), a_.trace.get());
@@ -202,13 +203,13 @@ class ResidentRunner : public DeviceRunner {
     CUDA_CHECK(e);
     stop_.record(s);
     a_.download(s);
-    CUDA_CHECK(cudaMemcpyAsync(found_.get(), sync_.get() + 1, sizeof(unsigned), cudaMemcpyDeviceToHost, s));
-    // EXERCISE END
+    CUDA_CHECK(cudaMemcpyAsync(found_.get(), sync_.get() + 1, 2 * sizeof(unsigned), cudaMemcpyDeviceToHost, s));
   }
   AlignResult result() override {
     if (found_.size() > 0 && found_[0] != 0)
       throw std::runtime_error("v9_resident_clusters: the kernel ran in clusters of " + std::to_string(found_[0]) +
-                               " blocks, not the " + std::to_string(size_) +
+                               " blocks in a grid of " + std::to_string(found_[1]) + ", not the " +
+                               std::to_string(clusters_) + " clusters of " + std::to_string(size_) +
                                " it was compiled and sized for (a tool replaying the launch?): it computed nothing");
     return DeviceRunner::result();
   }
@@ -219,7 +220,7 @@ class ResidentRunner : public DeviceRunner {
  private:
   int clusters_ = 0, size_ = 0;  // clusters of size_ blocks
   common::DeviceBuffer<double> cluster_sums_;
-  common::DeviceBuffer<unsigned> sync_;  // the leaders' arrivals, the cluster size found when wrong
+  common::DeviceBuffer<unsigned> sync_;  // the leaders' arrivals; the cluster size and grid found when wrong
   common::PinnedBuffer<unsigned> found_;
   common::Event start_, stop_;
 };
