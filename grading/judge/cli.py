@@ -56,6 +56,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     ap.add_argument("--build-workers", type=int, default=2, help="students built at once (default 2)")
     ap.add_argument("--out", default="grade", help="where reports go (default grade/)")
+    ap.add_argument(
+        "--cache",
+        help="the grader's cache: compiled objects, the reference's records, the signing key (default "
+        "OUT/.grader/cache). Give jobs of one instructor tree the same folder (a regrade, late submissions "
+        "into another --out) and an unchanged file is compiled and the reference run once",
+    )
     ap.add_argument("--keep", action="store_true", help="keep each student's clean tree and objects")
     ap.add_argument("--shard", type=int, help="grade only shard I of --of K of --students (a Slurm array task)")
     ap.add_argument("--of", type=int, help="the number of shards")
@@ -160,11 +166,23 @@ def load_job(a: argparse.Namespace, out: str, build_tree: bool = True) -> Job:
         plan,
         (handout, files),
         out,
-        os.path.join(os.path.abspath(a.out), ".grader", "cache"),
+        cache_dir(a),
         build_jobs=max(1, (os.cpu_count() or 2) // max(1, a.build_workers)),
         sandbox=box,
     )
     return job
+
+
+def cache_dir(a: argparse.Namespace) -> str:
+    """--cache, or the job's own under --out. Never inside the students' folder: a student's
+    checkout must not hold (or be) the grader's objects and key."""
+    cache = os.path.abspath(a.cache) if a.cache else os.path.join(os.path.abspath(a.out), ".grader", "cache")
+    if a.students:
+        studs = os.path.realpath(a.students)
+        real = os.path.realpath(cache)
+        if real == studs or real.startswith(studs.rstrip(os.sep) + os.sep):
+            raise SystemExit(f"grade: --cache {a.cache}: inside --students {a.students} (the students' checkouts)")
+    return cache
 
 
 def sandbox_for(a: argparse.Namespace, self_check: bool) -> runner_sandbox.Sandbox:
@@ -204,6 +222,7 @@ def submit_slurm(a: argparse.Namespace) -> int:
         ("--handout", a.handout),
         ("--rubric", a.rubric),
         ("--instructor-build", a.instructor_build),
+        ("--cache", a.cache),
     ):
         if val:
             cmd += [flag, os.path.abspath(val) if flag != "--versions" else val]

@@ -86,7 +86,14 @@ def klass(tmp_path_factory):
     return work
 
 
-def grade(klass, out, extra=()):
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """One grader cache for every job of this module (--cache), as an instructor's regrades share
+    one: a file compiled for one job is not compiled again, the reference runs once."""
+    return tmp_path_factory.mktemp("cache")
+
+
+def grade(klass, out, cache, extra=()):
     args = [
         "--students",
         str(klass / "students"),
@@ -102,6 +109,8 @@ def grade(klass, out, extra=()):
         str(out),
         "--gpus",
         "0",
+        "--cache",
+        str(cache),
     ] + list(extra)
     assert cli.main(args) == 0
     reports = [json.loads(p.read_text()) for p in (out / "students").glob("*/report.json")]
@@ -111,8 +120,8 @@ def grade(klass, out, extra=()):
 
 
 @pytest.fixture(scope="module")
-def graded(klass, tmp_path_factory):
-    return grade(klass, tmp_path_factory.mktemp("out"))
+def graded(klass, cache, tmp_path_factory):
+    return grade(klass, tmp_path_factory.mktemp("out"), cache)
 
 
 def status(rep, version="compact_cpu_scan"):
@@ -182,7 +191,7 @@ def test_hostile_folders_are_refused_by_name_and_nothing_of_theirs_runs(graded, 
         assert graded[name]["points"] == graded["solution"]["points"], graded[name]["build_error"]
 
 
-def test_library_and_other_exercises_calls_are_found_without_a_gpu(klass, tmp_path):
+def test_library_and_other_exercises_calls_are_found_without_a_gpu(klass, cache, graded, tmp_path):
     a = cli.parse_args(
         [
             "--handout",
@@ -193,6 +202,8 @@ def test_library_and_other_exercises_calls_are_found_without_a_gpu(klass, tmp_pa
             BUILD,
             "--out",
             str(tmp_path),
+            "--cache",
+            str(cache),
         ]
     )
     a.instructor = ROOT
@@ -248,12 +259,12 @@ def test_a_realistic_class_is_graded_per_case_as_a_ta_would(graded):
     assert graded["tamper_checker"]["points"] == 0  # returns 0: the empty input alone earns nothing
 
 
-def test_device_vector_temporaries_are_a_container_not_a_library_algorithm(klass, tmp_path):
+def test_device_vector_temporaries_are_a_container_not_a_library_algorithm(klass, cache, graded, tmp_path):
     """The static check without a GPU: the thrust::device_vector student's objects instantiate
     Thrust's fill kernels (container set-up, allowed); the CUB student's, CUB's scan (not)."""
     a = cli.parse_args(
         ["--handout", str(klass / "handout"), "--subproject", "stream_compaction", "--instructor-build", BUILD]
-        + ["--out", str(tmp_path)]
+        + ["--out", str(tmp_path), "--cache", str(cache)]
     )
     a.instructor = ROOT
     job = cli.load_job(a, str(tmp_path))
@@ -296,7 +307,7 @@ SLURM = shutil.which("sbatch") and shutil.which("slurmctld") and shutil.which("m
 
 
 @pytest.mark.skipif(not SLURM, reason="no Slurm here (Debian's slurm-wlm and munge, run as root, start one)")
-def test_a_class_graded_as_a_slurm_job_array_and_merged(klass, tmp_path):
+def test_a_class_graded_as_a_slurm_job_array_and_merged(klass, cache, graded, tmp_path):
     cluster = tmp_path / "slurm"
     script = os.path.join(os.path.dirname(__file__), "slurm_single_node.sh")
     subprocess.run([script, "start", str(cluster)], check=True)
@@ -326,6 +337,8 @@ def test_a_class_graded_as_a_slurm_job_array_and_merged(klass, tmp_path):
                     "2",
                     "--slurm-gpus",
                     "0",
+                    "--cache",
+                    str(cache),
                 ]
             )
             == 0

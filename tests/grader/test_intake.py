@@ -496,3 +496,24 @@ def test_the_console_gets_no_escape_sequence_from_a_student():
     seen = []
     schedule.console(seen.append)("[grade] x: incorrect (" + HOSTILE + ")")
     assert "\x1b" not in seen[0] and "\x07" not in seen[0] and "RED" in seen[0]
+
+
+def test_the_graders_cache_is_its_own_folder_never_inside_the_students(tmp_path):
+    """--cache: a shared folder for jobs of one instructor tree (default OUT/.grader/cache), refused
+    where it would sit in (or be) the folder of the students' checkouts, whose contents they wrote."""
+    from judge import cli
+
+    studs = tmp_path / "students"
+    studs.mkdir()
+    a = cli.parse_args(["--students", str(studs), "--out", str(tmp_path / "out")])
+    assert cli.cache_dir(a) == str(tmp_path / "out" / ".grader" / "cache")
+    a = cli.parse_args(["--students", str(studs), "--cache", str(tmp_path / "shared")])
+    assert cli.cache_dir(a) == str(tmp_path / "shared")
+    for bad in (studs, studs / "alice" / "cache"):
+        a = cli.parse_args(["--students", str(studs), "--cache", str(bad)])
+        with pytest.raises(SystemExit, match="inside --students"):
+            cli.cache_dir(a)
+    (tmp_path / "link").symlink_to(studs)
+    a = cli.parse_args(["--students", str(studs), "--cache", str(tmp_path / "link" / "c")])
+    with pytest.raises(SystemExit, match="inside --students"):
+        cli.cache_dir(a)
