@@ -155,7 +155,7 @@ def load_plan(root: str, build: str, drivers: list[str]) -> Plan:
             source=os.path.abspath(e["file"]),
             directory=e["directory"],
             command=cmd,
-            deps=read_depfile(out + ".d"),
+            deps=read_depfile(out + ".d", e["directory"]),
         )
     for d in drivers:
         plan.drivers[d] = find_link_rule(build, d)
@@ -163,7 +163,10 @@ def load_plan(root: str, build: str, drivers: list[str]) -> Plan:
     return plan
 
 
-def read_depfile(path: str) -> set[str]:
+def read_depfile(path: str, directory: str) -> set[str]:
+    """The inputs a make-style dependency file names, as absolute paths: a relative one is the
+    compile's, relative to its working folder `directory` (ccache with a base folder, or a build
+    configured with relative paths, writes them so). Escapes: `\\ ` a space, `$$` a dollar."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError:
@@ -174,10 +177,52 @@ def read_depfile(path: str) -> set[str]:
         if ":" not in line:
             continue
         _, rest = line.split(":", 1) if not re.match(r"^[A-Za-z]:\\", line) else ("", line)
-        for tok in rest.split():
-            if tok.startswith("/"):
-                deps.add(os.path.normpath(tok))
+        for tok in depfile_tokens(rest):
+            deps.add(os.path.normpath(tok if os.path.isabs(tok) else os.path.join(directory, tok)))
     return deps
+
+
+def depfile_tokens(rest: str) -> list[str]:
+    toks, cur, i = [], [], 0
+    while i < len(rest):
+        ch = rest[i]
+        if ch == "\\" and i + 1 < len(rest) and rest[i + 1] in " #":
+            cur.append(rest[i + 1])
+            i += 2
+            continue
+        if ch == "$" and rest[i + 1 : i + 2] == "$":
+            cur.append("$")
+            i += 2
+            continue
+        if ch.isspace():
+            if cur:
+                toks.append("".join(cur))
+                cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    if cur:
+        toks.append("".join(cur))
+    return toks
+
+
+def check_sources(plan: Plan, files: dict[str, list[str]]) -> None:
+    """Every file a graded exercise is written in must be an input of an object the student's build
+    recompiles (an object of the drivers' libraries, by its dependency file): otherwise a student's
+    code would never be compiled and the instructor's objects graded in its place. `files`: the
+    exercise (for the message) -> its files, relative to the instructor's tree."""
+    used = set()
+    for r in plan.objects.values():
+        if in_archives(plan, r.output):
+            used |= r.deps
+    for exercise, rels in sorted(files.items()):
+        for rel in rels:
+            if os.path.join(plan.root, rel) not in used:
+                raise BuildError(
+                    f"{plan.build}: no object of the graded drivers' libraries lists {rel} (exercise {exercise}) "
+                    "among its inputs: its dependency files (<object>.d) are missing or name other paths. "
+                    "A student's file would not be compiled; build the instructor tree again"
+                )
 
 
 def find_link_rule(build: str, driver: str) -> LinkRule:

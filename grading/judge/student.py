@@ -122,6 +122,10 @@ def make_job(
                 job.exercise_files.setdefault(f, key)
                 if f not in job.exercise_of.setdefault(key, []):
                     job.exercise_of[key].append(f)
+    # the graded exercises' files are inputs of the objects a student's build recompiles (else the
+    # instructor's objects would be graded in the student's place): refused here, before anyone
+    needed = {req if "/" in req else f"{r.subproject}/{req}" for r in rules for req in r.requires}
+    build.check_sources(plan, {k: job.exercise_of[k] for k in needed if k in job.exercise_of})
     job.symbol_owner = kernels.symbol_owners(plan, rubric.libraries)
     job.symbols = symbols.build_harness(plan, getattr(rubric, "checker_files", ()), rubric.libraries)
     # the kernels of the handed-out exercises' regions (a withheld region's stays the instructor's code

@@ -517,3 +517,38 @@ def test_the_graders_cache_is_its_own_folder_never_inside_the_students(tmp_path)
     a = cli.parse_args(["--students", str(studs), "--cache", str(tmp_path / "link" / "c")])
     with pytest.raises(SystemExit, match="inside --students"):
         cli.cache_dir(a)
+
+
+def test_dependency_files_with_relative_paths_are_read_from_the_compiles_folder(tmp_path):
+    """ccache with a base folder (as CI builds) writes an object's .d with paths relative to the
+    compile's folder: they are its inputs all the same, found from compile_commands.json's
+    "directory"; escaped spaces and dollars are part of a path."""
+    d = tmp_path / "build" / "sub"
+    d.mkdir(parents=True)
+    (d / "x.o.d").write_text(
+        "sub/x.o: \\\n ../../src/cpu.cpp /usr/include/stdio.h \\\n ../../my\\ dir/a$$b.h\n../../src/cpu.cpp:\n"
+    )
+    deps = build.read_depfile(str(d / "x.o.d"), str(d))
+    assert deps == {str(tmp_path / "src" / "cpu.cpp"), "/usr/include/stdio.h", str(tmp_path / "my dir" / "a$b.h")}
+
+
+def test_an_instructor_build_that_does_not_list_an_exercise_file_is_refused(tmp_path):
+    """Were an exercise file an input of no object the student's build recompiles (dependency files
+    missing, or naming paths the grader does not resolve), every student would be graded on the
+    instructor's objects: the job stops at once, naming the file and the exercise."""
+    root, bdir = tmp_path / "inst", tmp_path / "build"
+    plan = build.Plan(root=str(root), build=str(bdir))
+    obj = str(bdir / "cpu.o")
+    plan.archives[str(bdir / "libsc.a")] = [obj]
+    rule = build.ObjectRule(
+        output=obj, source=str(root / "sc" / "cpu.cpp"), directory=str(bdir), command=[], deps=set()
+    )
+    plan.objects[obj] = rule
+    files = {"sc/cpu_compact_with_scan": ["sc/cpu.cpp"]}
+    with pytest.raises(build.BuildError, match=r"lists sc/cpu.cpp \(exercise sc/cpu_compact_with_scan\)"):
+        build.check_sources(plan, files)
+    rule.deps = {str(root / "sc" / "cpu.cpp")}
+    build.check_sources(plan, files)
+    plan.archives.clear()  # an object of no graded driver's library: not what a student's build recompiles
+    with pytest.raises(build.BuildError):
+        build.check_sources(plan, files)
