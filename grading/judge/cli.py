@@ -166,22 +166,28 @@ def load_job(a: argparse.Namespace, out: str, build_tree: bool = True) -> Job:
         plan,
         (handout, files),
         out,
-        cache_dir(a),
+        cache_dir(a, plan.build),
         build_jobs=max(1, (os.cpu_count() or 2) // max(1, a.build_workers)),
         sandbox=box,
     )
     return job
 
 
-def cache_dir(a: argparse.Namespace) -> str:
-    """--cache, or the job's own under --out. Never inside the students' folder: a student's
-    checkout must not hold (or be) the grader's objects and key."""
+def _inside(path: str, folder: str) -> bool:
+    path, folder = os.path.realpath(path), os.path.realpath(folder)
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def cache_dir(a: argparse.Namespace, build_dir: str = "") -> str:
+    """--cache, or the job's own under --out. Never in a place a student's code reads or writes: the
+    students' folder (unless under --out there, which the grader skips as it skips its own output),
+    or the instructor build, which the sandbox shows a compile and a link read-only."""
     cache = os.path.abspath(a.cache) if a.cache else os.path.join(os.path.abspath(a.out), ".grader", "cache")
-    if a.students:
-        studs = os.path.realpath(a.students)
-        real = os.path.realpath(cache)
-        if real == studs or real.startswith(studs.rstrip(os.sep) + os.sep):
-            raise SystemExit(f"grade: --cache {a.cache}: inside --students {a.students} (the students' checkouts)")
+    what = f"--cache {a.cache}" if a.cache else f"the cache {cache} (under --out; --cache puts it elsewhere)"
+    if a.students and _inside(cache, a.students) and not _inside(cache, a.out):
+        raise SystemExit(f"grade: {what}: inside --students {a.students} (the students' checkouts)")
+    if build_dir and _inside(cache, build_dir):
+        raise SystemExit(f"grade: {what}: inside the instructor build {build_dir}, which every compile reads")
     return cache
 
 

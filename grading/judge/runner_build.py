@@ -32,6 +32,7 @@ RECORDER = "grading/libcourse_kernel_recorder.so"
 # constexpr stops here instead of at the machine's memory)
 COMPILE_FILE_MB = 512
 COMPILE_MEMORY_GB = 8
+CHUNK = 1 << 20
 
 
 class BuildError(Exception):
@@ -176,7 +177,7 @@ def read_depfile(path: str, directory: str) -> set[str]:
     for line in text.split("\n"):
         if ":" not in line:
             continue
-        _, rest = line.split(":", 1) if not re.match(r"^[A-Za-z]:\\", line) else ("", line)
+        _, rest = line.split(":", 1)
         for tok in depfile_tokens(rest):
             deps.add(os.path.normpath(tok if os.path.isabs(tok) else os.path.join(directory, tok)))
     return deps
@@ -204,6 +205,44 @@ def depfile_tokens(rest: str) -> list[str]:
     if cur:
         toks.append("".join(cur))
     return toks
+
+
+_digests: dict = {}
+_digests_lock = threading.Lock()
+
+
+def file_digest(path: str) -> bytes:
+    """SHA-256 of a file's bytes, remembered by (path, size, mtime, inode) for the process: the
+    toolkit's headers are read once per job, not once per compile."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return b"missing"
+    key = (path, st.st_size, st.st_mtime_ns, st.st_ino)
+    with _digests_lock:
+        got = _digests.get(key)
+    if got is None:
+        h = hashlib.sha256()
+        try:
+            with open(path, "rb") as fh:
+                for chunk in iter(lambda: fh.read(CHUNK), b""):
+                    h.update(chunk)
+        except OSError:
+            return b"unreadable"
+        got = h.digest()
+        with _digests_lock:
+            _digests[key] = got
+    return got
+
+
+def response_files(rule: ObjectRule) -> list[str]:
+    """The option files a compile command reads (`@file`, nvcc's `--options-file x.rsp`)."""
+    out = []
+    for tok in rule.command:
+        if tok.startswith("@") or tok.endswith(".rsp"):
+            path = tok[1:] if tok.startswith("@") else tok
+            out.append(os.path.normpath(os.path.join(rule.directory, path)))
+    return out
 
 
 def check_sources(plan: Plan, files: dict[str, list[str]]) -> None:
@@ -330,6 +369,11 @@ class _Compiler:
         h = hashlib.sha256("\0".join(cmd).replace(tree, "@TREE@").replace(out_dir, "@OUT@").encode())
         for dep in sorted(rule.deps & self.spliced_abs.keys()):
             h.update(Path(self.spliced_abs[dep]).read_bytes())
+        # and every other input by content (the harness's headers, the toolkit's, the response files
+        # the command names): a cache shared between jobs (--cache) never serves an object compiled
+        # against an instructor tree or toolkit that has changed since
+        for dep in sorted(rule.deps - self.spliced_abs.keys()) + response_files(rule):
+            h.update(dep.encode() + b"\0" + file_digest(dep))
         cached = h.hexdigest() + ".obj"  # signed (integrity.py): an edited entry is compiled again
         if integrity.cached_object(self.cache_dir, cached, dst):
             return rule, dst, 0, True, ""

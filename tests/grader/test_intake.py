@@ -500,23 +500,26 @@ def test_the_console_gets_no_escape_sequence_from_a_student():
 
 def test_the_graders_cache_is_its_own_folder_never_inside_the_students(tmp_path):
     """--cache: a shared folder for jobs of one instructor tree (default OUT/.grader/cache), refused
-    where it would sit in (or be) the folder of the students' checkouts, whose contents they wrote."""
+    where it would sit in (or be) the folder of the students' checkouts, whose contents they wrote
+    (an --out inside it is the grader's and skipped, as before), or in the instructor build, which
+    the sandbox shows every compile."""
     from judge import cli
 
     studs = tmp_path / "students"
     studs.mkdir()
     a = cli.parse_args(["--students", str(studs), "--out", str(tmp_path / "out")])
     assert cli.cache_dir(a) == str(tmp_path / "out" / ".grader" / "cache")
+    a = cli.parse_args(["--students", str(studs), "--out", str(studs / "grades")])
+    assert cli.cache_dir(a) == str(studs / "grades" / ".grader" / "cache")
     a = cli.parse_args(["--students", str(studs), "--cache", str(tmp_path / "shared")])
     assert cli.cache_dir(a) == str(tmp_path / "shared")
-    for bad in (studs, studs / "alice" / "cache"):
-        a = cli.parse_args(["--students", str(studs), "--cache", str(bad)])
+    with pytest.raises(SystemExit, match="inside the instructor build"):
+        cli.cache_dir(a, str(tmp_path / "shared" / ".."))
+    (tmp_path / "link").symlink_to(studs)
+    for bad in (studs, studs / "alice" / "cache", tmp_path / "link" / "c"):
+        a = cli.parse_args(["--students", str(studs), "--cache", str(bad), "--out", str(tmp_path / "out")])
         with pytest.raises(SystemExit, match="inside --students"):
             cli.cache_dir(a)
-    (tmp_path / "link").symlink_to(studs)
-    a = cli.parse_args(["--students", str(studs), "--cache", str(tmp_path / "link" / "c")])
-    with pytest.raises(SystemExit, match="inside --students"):
-        cli.cache_dir(a)
 
 
 def test_dependency_files_with_relative_paths_are_read_from_the_compiles_folder(tmp_path):
@@ -530,6 +533,37 @@ def test_dependency_files_with_relative_paths_are_read_from_the_compiles_folder(
     )
     deps = build.read_depfile(str(d / "x.o.d"), str(d))
     assert deps == {str(tmp_path / "src" / "cpu.cpp"), "/usr/include/stdio.h", str(tmp_path / "my dir" / "a$b.h")}
+
+
+def test_a_cached_object_is_keyed_by_every_input_not_only_the_students_files(tmp_path):
+    """A cache shared between jobs (--cache): an edit of a harness header the object includes, or of
+    the response file its command reads, gives another key (compiled again), never the object of
+    the tree as it was."""
+    root, bdir, tree, out = (tmp_path / d for d in ("inst", "build", "tree", "out"))
+    for d in (root / "sc", bdir, tree / "sc", out):
+        d.mkdir(parents=True)
+    src, mine, header, rsp = root / "sc" / "x.cu", tree / "sc" / "x.cu", root / "sc" / "h.cuh", bdir / "inc.rsp"
+    src.write_text("the solution\n")
+    mine.write_text("student code\n")
+    header.write_text("#define N 1\n")
+    rsp.write_text("-I/a\n")
+    copy = "import sys; open(sys.argv[3], 'wb').write(b'OBJ:' + open(sys.argv[1], 'rb').read())"
+    rule = build.ObjectRule(
+        output=str(bdir / "x.o"),
+        source=str(src),
+        directory=str(bdir),
+        command=["python3", "-c", copy, str(src), "-o", str(bdir / "x.o"), "--options-file", "inc.rsp"],
+        deps={str(src), str(header)},
+    )
+    plan = build.Plan(root=str(root), build=str(bdir))
+    cache = tmp_path / "cache" / "objects"
+    cache.mkdir(parents=True)
+    comp = build._Compiler(plan, str(tree), str(out), str(cache), {str(src): str(mine)}, str(out / "log"), 60)
+    assert not comp.compile(rule)[3] and comp.compile(rule)[3]
+    header.write_text("#define N 2\n")
+    assert not comp.compile(rule)[3] and comp.compile(rule)[3]
+    rsp.write_text("-I/b\n")
+    assert not comp.compile(rule)[3]
 
 
 def test_an_instructor_build_that_does_not_list_an_exercise_file_is_refused(tmp_path):
