@@ -988,8 +988,19 @@ def reference_record(
     """The reference solution's record on this device, cached by device, instructor commit, rubric
     and assignment: per version its status, per case the time, the wall seconds (the students'
     time limits follow from them) and the kernels it ran (the harness's)."""
+    # the drivers' and the recorder's bytes too: a tree edited (or rebuilt) since, committed or not,
+    # is timed again rather than served another build's record
+    built = hashlib.sha256()
+    for path in sorted(os.path.join(job.plan.build, d) for d in job.drivers()) + [getattr(job, "recorder", "")]:
+        built.update(path.encode() + b"\0" + build.file_digest(path))
     key = "-".join(
-        [device_key.replace("/", "_"), job.instructor_commit[:12], job.rubric.sha256[:12], job.assignment.digest()[:12]]
+        [
+            device_key.replace("/", "_"),
+            job.instructor_commit[:12],
+            job.rubric.sha256[:12],
+            job.assignment.digest()[:12],
+            built.hexdigest()[:12],
+        ]
     )
     record = f"reference-{key}.json"  # signed (integrity.py): an edited record is timed again
     cached = integrity.cached_record(job.cache, record)

@@ -427,6 +427,19 @@ def test_a_tampered_reference_record_is_discarded_and_timed_again(tmp_path, caps
     assert student.reference_record(job, {}, "gpu-1", progress=lambda *_: None) == again
 
 
+def test_a_reference_record_is_keyed_by_the_drivers_bytes(tmp_path):
+    """A record cached by device, commit, rubric and assignment is the reference of one build: a
+    driver rebuilt since (an edited tree, committed or not) makes another record's name."""
+    job = reference_job(tmp_path)
+    job.drivers = lambda: ["sc/sc"]
+    (tmp_path / "sc").mkdir()
+    (tmp_path / "sc" / "sc").write_bytes(b"driver 1")
+    student.reference_record(job, {}, "gpu-1", progress=lambda *_: None)
+    (tmp_path / "sc" / "sc").write_bytes(b"driver 2")
+    student.reference_record(job, {}, "gpu-1", progress=lambda *_: None)
+    assert len([p for p in Path(job.cache).iterdir() if p.name.startswith("reference-")]) == 2
+
+
 def test_the_key_file_is_private_and_the_secret_derives_the_key(tmp_path, monkeypatch):
     monkeypatch.delenv("COURSE_GRADING_SECRET", raising=False)
     k = integrity.key_for(str(tmp_path / "c"))
