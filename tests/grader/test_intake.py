@@ -11,6 +11,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import threading
 import time
 import tracemalloc
@@ -21,6 +22,7 @@ from pathlib import Path
 import pytest
 from test_units import RUB, case, make_tree, rule_for, sample_report
 
+from conftest import ROOT
 from judge import checker_splice as assemble
 from judge import formats, intake, integrity, schedule, student
 from judge import runner_build as build
@@ -451,6 +453,22 @@ def test_the_key_file_is_private_and_the_secret_derives_the_key(tmp_path, monkey
     assert stat.S_IMODE(os.stat(tmp_path / "c" / integrity.KEY_FILE).st_mode) == 0o600
     monkeypatch.setenv("COURSE_GRADING_SECRET", "s")  # shards on other nodes: the same key from the secret
     assert integrity.key_for(str(tmp_path / "other")) == integrity.key_for(str(tmp_path / "c")) != k
+
+
+def test_shards_that_start_at_once_share_one_key(tmp_path, monkeypatch):
+    """The Slurm shards of a cold cache (no key file yet) start together: every process ends up with
+    the first writer's key, so each shard's signed report verifies in the merge."""
+    monkeypatch.delenv("COURSE_GRADING_SECRET", raising=False)
+    code = "import sys; from judge import integrity; print(integrity.key_for(sys.argv[1]).hex())"
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "grading"))
+    cache = str(tmp_path / "cold")
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, cache], stdout=subprocess.PIPE, text=True, env=env)
+        for _ in range(8)
+    ]
+    keys = {p.communicate(timeout=60)[0].strip() for p in procs}
+    assert len(keys) == 1 and len(next(iter(keys))) == 64
+    assert bytes.fromhex(next(iter(keys))) == (tmp_path / "cold" / integrity.KEY_FILE).read_bytes()
 
 
 def shard_job(tmp_path):
