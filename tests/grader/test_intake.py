@@ -366,10 +366,12 @@ def test_a_hidden_cases_arguments_are_in_no_report(tmp_path):
 
 
 # ---- the grader's own state ---------------------------------------------------------------------
-def test_a_tampered_object_cache_entry_is_discarded_and_compiled_again(tmp_path, capsys):
+def one_object(tmp_path, extra_deps=(), extra_args=()):
+    """An instructor tree with one exercise file, the student's copy, and a "compiler" (a copy
+    with a prefix) for it: the rule, and a compiler of the student's tree with an empty cache."""
     root, bdir, tree, out = (tmp_path / d for d in ("inst", "build", "tree", "out"))
     for d in (root / "stream_compaction", bdir, tree / "stream_compaction", out):
-        d.mkdir(parents=True)
+        d.mkdir(parents=True, exist_ok=True)
     src, mine = root / "stream_compaction" / "x.cu", tree / "stream_compaction" / "x.cu"
     src.write_text("the solution\n")
     mine.write_text("student code\n")
@@ -378,13 +380,18 @@ def test_a_tampered_object_cache_entry_is_discarded_and_compiled_again(tmp_path,
         output=str(bdir / "x.o"),
         source=str(src),
         directory=str(bdir),
-        command=["python3", "-c", copy, str(src), "-o", str(bdir / "x.o")],
-        deps={str(src)},
+        command=["python3", "-c", copy, str(src), "-o", str(bdir / "x.o"), *extra_args],
+        deps={str(src), *map(str, extra_deps)},
     )
     plan = build.Plan(root=str(root), build=str(bdir))
     cache = tmp_path / "cache" / "objects"
     cache.mkdir(parents=True)
     comp = build._Compiler(plan, str(tree), str(out), str(cache), {str(src): str(mine)}, str(out / "log"), 60)
+    return rule, comp, cache
+
+
+def test_a_tampered_object_cache_entry_is_discarded_and_compiled_again(tmp_path, capsys):
+    rule, comp, cache = one_object(tmp_path)
     _, dst, rc, hit, _ = comp.compile(rule)
     assert rc == 0 and not hit and Path(dst).read_bytes() == b"OBJ:student code\n"
     assert comp.compile(rule)[3]  # from the cache
@@ -570,26 +577,12 @@ def test_a_cached_object_is_keyed_by_every_input_not_only_the_students_files(tmp
     """A cache shared between jobs (--cache): an edit of a harness header the object includes, or of
     the response file its command reads, gives another key (compiled again), never the object of
     the tree as it was."""
-    root, bdir, tree, out = (tmp_path / d for d in ("inst", "build", "tree", "out"))
-    for d in (root / "sc", bdir, tree / "sc", out):
-        d.mkdir(parents=True)
-    src, mine, header, rsp = root / "sc" / "x.cu", tree / "sc" / "x.cu", root / "sc" / "h.cuh", bdir / "inc.rsp"
-    src.write_text("the solution\n")
-    mine.write_text("student code\n")
+    header, rsp = tmp_path / "inst" / "stream_compaction" / "h.cuh", tmp_path / "build" / "inc.rsp"
+    rsp.parent.mkdir(parents=True)
+    header.parent.mkdir(parents=True)
     header.write_text("#define N 1\n")
     rsp.write_text("-I/a\n")
-    copy = "import sys; open(sys.argv[3], 'wb').write(b'OBJ:' + open(sys.argv[1], 'rb').read())"
-    rule = build.ObjectRule(
-        output=str(bdir / "x.o"),
-        source=str(src),
-        directory=str(bdir),
-        command=["python3", "-c", copy, str(src), "-o", str(bdir / "x.o"), "--options-file", "inc.rsp"],
-        deps={str(src), str(header)},
-    )
-    plan = build.Plan(root=str(root), build=str(bdir))
-    cache = tmp_path / "cache" / "objects"
-    cache.mkdir(parents=True)
-    comp = build._Compiler(plan, str(tree), str(out), str(cache), {str(src): str(mine)}, str(out / "log"), 60)
+    rule, comp, _ = one_object(tmp_path, extra_deps=[header], extra_args=["--options-file", "inc.rsp"])
     assert not comp.compile(rule)[3] and comp.compile(rule)[3]
     header.write_text("#define N 2\n")
     assert not comp.compile(rule)[3] and comp.compile(rule)[3]
