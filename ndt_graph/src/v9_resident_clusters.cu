@@ -25,7 +25,24 @@
 // polling the counter and adding a share of the partials (0.363 ms); the last leader to arrive
 // adding them and publishing the totals (0.397: four dependent round trips after the last
 // arrival); 4 blocks per SM, so that clusters of 8 give every chunk a block (0.410: the solver
-// spilled at 128 registers). Next: the solve spread over a warp, and a tree of arrival counters.
+// spilled at 128 registers).
+// Measured next (H100, 2026-11-27, thread 0 of block 0, clock64 around each part of one solver
+// call, room_tutorial, ~1.98 GHz): 7,400 cycles per call that ends an iteration (3.7 us): the line
+// search and the end of the iteration 1,850, the 6 x 6 elimination 4,100 (six reciprocals of the
+// pivots, ~250-cycle dependent sequences each, on its chain), the direction 730, the next
+// request (three sincos, the float matrix) 1,300; ~1,400 cycles more the first time the code runs
+// in an evaluation (instruction fetch: the same call again takes 6,150). Block 0's loop takes 330
+// of the alignment's ~365 us; its prologue and epilogue under 1 us each: ~35 us are the cluster
+// launch and its end, outside the kernel's code. Tried and not kept, same H100 (room_tutorial, v9 against the kept kernel's ~0.364 ms in
+// the same run): the clusters' partials and totals exchanged as self-validating words (each half
+// of a double beside the evaluation's number, NCCL's LL protocol; no counter, no fence), ten
+// reducer clusters adding three values' partials each: 0.377 (the exchange stays ~3.9 us after
+// the last arrival); the points split evenly over the resident grid, so that clusters of 4 cover
+// them: 0.411 (the chunk's points through shared memory and a barrier cost more than the fewer
+// partials saved); each block keeping its chunk's points in shared memory between evaluations:
+// 0.364 (the points' load is not on the chain); the elimination without a division on its chain
+// (rows scaled by the pivot's mantissa, the reciprocals taken together at the end): 0.373, its
+// solve 5,350 cycles (frexp, ldexp and the six divisions' slow-path branches serialise).
 #include <cooperative_groups.h>
 
 #include <algorithm>
