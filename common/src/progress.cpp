@@ -24,6 +24,9 @@ void Progress::step(const std::string& what) {
   if (!tty_ && since < 5.0 && done_ != total_) return;
   last_print_ = now;
   const double el = std::chrono::duration<double>(now - start_).count();
+  // In a log that holds both streams, what stdout has buffered goes first: a block flushed
+  // later would put this line in the middle of one of its lines.
+  if (!tty_) std::fflush(stdout);
   std::fprintf(stderr, "%s[%s %d/%d, %.0f s] %s%s", tty_ ? "\r" : "", label_.c_str(), done_, total_, el, what.c_str(),
                tty_ ? "\033[K" : "\n");
   std::fflush(stderr);
