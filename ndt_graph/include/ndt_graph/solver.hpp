@@ -18,10 +18,10 @@
 #define NDT_HD __host__ __device__ inline
 // Out of line in the device code: the SVD-equivalent fallback of the Newton step (thousands of
 // instructions of unrolled Jacobi sweeps, run only for a near-singular Hessian), which the state
-// machine's phases would otherwise each inline: v9's solver was 72,000 instructions (580 KB) with
-// its hot path scattered through them, 35,000 without. Measured (H100, v9, room_tutorial): 0.364
-// against 0.370 ms. The chained steps out of line as well made v9's solver 28,000 instructions
-// and v9 0.359 ms, but v8's step kernel 0.419 against 0.388 ms (calls through the stack).
+// machine's phases would otherwise each inline: v9's solver was 36,000 instructions (580 KB) with
+// its hot path scattered through them, 13,700 (215 KB) without. Measured (H100, v9, room_tutorial):
+// 0.364 against 0.370 ms. The chained steps out of line as well: v9 0.359 ms, but v8 0.419 against
+// 0.388 ms (its step kernel's calls through the stack).
 #define NDT_COLD __host__ __device__ __noinline__ inline
 #else
 #define NDT_HD inline
