@@ -33,16 +33,18 @@
 // request (three sincos, the float matrix) 1,300; ~1,400 cycles more the first time the code runs
 // in an evaluation (instruction fetch: the same call again takes 6,150). Block 0's loop takes 330
 // of the alignment's ~365 us; its prologue and epilogue under 1 us each: ~35 us are the cluster
-// launch and its end, outside the kernel's code. Tried and not kept, same H100 (room_tutorial, v9 against the kept kernel's ~0.364 ms in
-// the same run): the clusters' partials and totals exchanged as self-validating words (each half
-// of a double beside the evaluation's number, NCCL's LL protocol; no counter, no fence), ten
-// reducer clusters adding three values' partials each: 0.377 (the exchange stays ~3.9 us after
-// the last arrival); the points split evenly over the resident grid, so that clusters of 4 cover
-// them: 0.411 (the chunk's points through shared memory and a barrier cost more than the fewer
-// partials saved); each block keeping its chunk's points in shared memory between evaluations:
-// 0.364 (the points' load is not on the chain); the elimination without a division on its chain
-// (rows scaled by the pivot's mantissa, the reciprocals taken together at the end): 0.373, its
-// solve 5,350 cycles (frexp, ldexp and the six divisions' slow-path branches serialise).
+// launch and its end, outside the kernel's code. Tried and not kept (same H100, room_tutorial;
+// each against the kept kernel, 0.364 ms beside v8's 0.385, with v8 as the control in its run):
+// the clusters' partials and totals exchanged as self-validating words (each half of a double
+// beside the evaluation's number, NCCL's LL protocol; no counter, no fence), ten reducer clusters
+// adding three values' partials each: 0.377 (v8 0.390; the exchange stays ~3.9 us after the last
+// arrival); the points split evenly over the resident grid, so that clusters of 4 cover them:
+// 0.411 against 0.359 in the same run (the chunk's points through shared memory and a barrier
+// cost more than the fewer partials saved); each block keeping its chunk's points in shared
+// memory between evaluations: 0.364 and 0.369 (v8 0.387, 0.384; the points' load is not on the
+// chain); the elimination without a division on its chain (rows scaled by the pivot's mantissa,
+// the reciprocals taken together at the end): 0.373 and 0.376 (v8 0.388, 0.389), its solve 5,350
+// cycles (frexp, ldexp and the six divisions' slow-path branches serialise).
 #include <cooperative_groups.h>
 
 #include <algorithm>
