@@ -111,6 +111,18 @@ pwned += [p for p in files if (p.endswith(".csv") or p.endswith("report.json")) 
           and open(p, errors="replace").read().startswith("PWNED")]
 if pwned:
     bad.append(f"escape wrote {pwned}")
+# a library call in a file other versions build on: the versions that never take that path are
+# their own work (their kernel record), the ones that do ran CUB
+g = grade("library_version", "scan_lookback")
+if g and g["status"] != "correct":
+    bad.append(f"library_version scan_lookback: {g['status']}: {g['detail']}")
+g = grade("library_version", "compact_warp_shuffle")
+if g and g["status"] != "not its own work":
+    bad.append(f"library_version compact_warp_shuffle: {g['status']}: {g['detail']}")
+# the forged CSV of a version run inside another (compact_naive's run of the forged scan_naive)
+g = grade("forged_time", "compact_naive")
+if g and g["status"] != "correct" and "wrote over" not in g["detail"]:
+    bad.append(f"forged_time compact_naive: {g['status']}: {g['detail']}")
 g = grade("hang", "compact_cpu_scan")
 if g and g["status"] != "timeout":
     bad.append(f"hang compact_cpu_scan: {g['status']}: {g['detail']}")

@@ -327,19 +327,24 @@ def static_check(
     symbol_owner: dict[str, tuple[str, bool]],
     harness_symbols: Collection[str] = (),
     entry_points: dict[str, set[str]] | None = None,
+    seen_at_run: list[str] | None = None,
 ) -> list[str]:
     """Findings for one version from its own objects: library or other exercises' kernels it
     instantiates, and calls into other exercises (a function whose body is an exercise, or one
     defined inside an exercise region) or into code that launches library kernels.
     symbol_owner maps a defined symbol of the instructor's objects to (source file, launches a
-    library kernel: bool)."""
+    library kernel: bool). seen_at_run, where given, takes the findings whose evidence is a kernel
+    (one it instantiates, or a call into code that launches library kernels) instead of the returned
+    list: for the objects of an exercise the version builds on, which may hold such a call on a path
+    the version never takes, the kernel record of its runs says whether the kernel ran."""
     findings = []
+    kernel_findings = findings if seen_at_run is None else seen_at_run
     for obj in objects:
         defined, undefined = object_symbols(obj)
         kernels = sorted(stub_kernels(defined))
         for use in classify([(k, 0) for k in kernels], rule, own_files, exercise_files, index, libraries, harness=None):
             if not use.allowed and not use.owner.startswith("not the version"):
-                findings.append(f"{os.path.basename(obj)} instantiates {short(use.name)}: {use.owner}")
+                kernel_findings.append(f"{os.path.basename(obj)} instantiates {short(use.name)}: {use.owner}")
         calls = sorted(undefined & symbol_owner.keys())
         for sym, dem in zip(calls, demangle(calls)):
             src, launches_library = symbol_owner[sym]
@@ -352,7 +357,9 @@ def static_check(
                     f"({exercise_files[src]}, {src})"
                 )
             elif launches_library and not any(p in lib for p in rule.allow for lib in libraries):
-                findings.append(f"{os.path.basename(obj)} calls {short(dem)} ({src}), which launches library kernels")
+                kernel_findings.append(
+                    f"{os.path.basename(obj)} calls {short(dem)} ({src}), which launches library kernels"
+                )
     return findings
 
 

@@ -33,9 +33,15 @@ def grade_version(
     static_findings: Sequence[str] = (),
     build_error: str = "",
     refused: str = "",
+    run_checked: Sequence[str] = (),
 ) -> VersionGrade:
     """One version's grade from its cases (visible first). reference: the reference's record of this
-    version on this GPU ({"cases": {name: {"ms", "timed_case"}}}), None when it has none."""
+    version on this GPU ({"cases": {name: {"ms", "timed_case"}}}), None when it has none.
+    run_checked: static findings of kernels in the objects of exercises it builds on; they count
+    where a case that earned points has no kernel record (one that has says what ran)."""
+    earning = [c for c in cases if c.status is Status.CORRECT or any(t.status is Status.CORRECT for t in c.tests)]
+    if any(not c.recorded for c in earning):
+        static_findings = list(static_findings) + list(run_checked)
     g = VersionGrade(
         subproject=rule.subproject,
         version=rule.version,

@@ -67,6 +67,7 @@ class CaseResult:
     log: str = ""
     kernels: list = field(default_factory=list)  # [KernelUse]
     kernel_symbols: list = field(default_factory=list)  # the mangled names the run ran
+    recorded: bool = False  # the kernel recorder's record of the run was read (kernels: all it ran)
     tests: list = field(default_factory=list)  # [TestResult]: the case's outputs, each checked
     runs: int = 1  # processes the case took (a crash or a sticky error: the rest in a fresh one)
     memcheck: str = ""  # compute-sanitizer memcheck of one small size: "" clean or not run, else the errors

@@ -11,6 +11,7 @@ signed (integrity.py), and one that does not verify is compiled again."""
 from __future__ import annotations
 
 import concurrent.futures as cf
+import fcntl
 import hashlib
 import json
 import os
@@ -95,10 +96,19 @@ def prepare(
     cuda_arch: str | None = None,
 ) -> Plan:
     """Configures (if needed) and builds the instructor's tree in `build`: the drivers named in the
-    rubric and the kernel recorder. Returns its Plan."""
+    rubric and the kernel recorder. Returns its Plan. Two grading jobs on one tree (a class and its
+    hanging student beside it, two TAs' jobs) take turns: the second waits for the first's build and
+    then finds it done, instead of configuring the tree while the first one does."""
     root, build = os.path.abspath(root), os.path.abspath(build)
-    log = log or os.path.join(build, "grader_prepare.log")
     os.makedirs(build, exist_ok=True)
+    with open(os.path.join(build, ".grader_prepare.lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process ends
+        return _prepare_locked(root, build, drivers, jobs, log or os.path.join(build, "grader_prepare.log"), cuda_arch)
+
+
+def _prepare_locked(
+    root: str, build: str, drivers: list[str], jobs: int | None, log: str, cuda_arch: str | None
+) -> Plan:
     if not os.path.exists(os.path.join(build, "compile_commands.json")):
         cmd = [
             "cmake",

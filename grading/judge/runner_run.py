@@ -419,8 +419,14 @@ def _verdict(
         return Status.UNWRITTEN, unwritten[0]
     if passes:
         return Status.CORRECT, f"{len(passes)} cases passed"
-    reasons = sorted({f"{st.value}: {reason}" for (st, reason), _ in status}) or ["no rows for this version"]
-    return Status.NOT_GRADABLE, "; ".join(reasons)[:300]
+    reasons = sorted({f"{st.value}: {reason}" for (st, reason), _ in status})
+    others = sorted({r.get("version", "") for r in raw.rows if r.get("kind") != "meta"} - {version})
+    if not reasons and others:  # the driver writes the rows of the version it runs, whatever they say
+        reasons = [
+            f"the run ended normally, but its CSV has no row of {version}, only rows of "
+            f"{', '.join(others)}: something in the process wrote over the CSV the driver wrote"
+        ]
+    return Status.NOT_GRADABLE, "; ".join(reasons or ["no rows for this version"])[:300]
 
 
 def judge(raw: RawRun, version: str, case: Case, spec: RunSpec) -> CaseResult:

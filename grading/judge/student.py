@@ -73,9 +73,11 @@ class Job:
     def drivers(self) -> list[str]:
         return sorted({r.driver for r in self.rules})
 
-    def own_files(self, rule: VersionRule) -> set[str]:
+    def own_files(self, rule: VersionRule, first_only: bool = False) -> set[str]:
+        """The files of the exercises the version requires; first_only: of its own exercise (the
+        first it requires) alone, not of those it builds on."""
         files = set()
-        for req in rule.requires:
+        for req in rule.requires[:1] if first_only else rule.requires:
             key = req if "/" in req else f"{rule.subproject}/{req}"
             files.update(self.exercise_of.get(key, []))
         return files
@@ -318,6 +320,7 @@ def _graded_case(
         if log is None and gpu_rows(done.rows, rule.version):
             cr.status, cr.detail = Status.HARNESS_ERROR, "the kernel recorder left no record of this run"
         elif log is not None:  # an empty record too: a GPU version that ran no kernel did its work on the host
+            cr.recorded = True
             cr.kernels = kernels.classify(
                 log,
                 rule,
@@ -1141,36 +1144,40 @@ class Prepared:
     index: dict
     static: dict  # version key -> findings
     provenance: dict
+    # version key -> findings of kernels in the objects of exercises it builds on (not its own): they
+    # stand only where its runs left no kernel record to say whether those kernels ran
+    run_checked: dict = field(default_factory=dict)
 
 
-def static_findings(job: Job, b: build.StudentBuild, index: dict[str, set[str]]) -> dict[str, list[str]]:
-    """{version key: findings} from the student's objects, without running them: the kernels and
-    calls of each version's own objects (checker_kernels), and the object rules over every object
-    built from a spliced file (checker_symbols: calls into the checker or out of the process,
-    definitions of the harness's names, static constructors)."""
+def static_findings(
+    job: Job, b: build.StudentBuild, index: dict[str, set[str]]
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """({version key: findings}, {version key: run-checked findings}) from the student's objects,
+    without running them: the kernels and calls of each version's own objects (checker_kernels),
+    and the object rules over every object built from a spliced file (checker_symbols: calls into
+    the checker or out of the process, definitions of the harness's names, static constructors).
+    A library kernel in an object of an exercise the version only builds on (scan_lookback on
+    scan_warp_shuffle's file, whose scan calls CUB where scan_lookback uses only its block
+    primitives) is run-checked: the version's kernel record says whether it ran in its runs."""
     found = symbols.check_student(job.symbols, b.objects) if job.symbols is not None else {}
     units = symbols.exercises_of_units(job.plan, job.exercise_files, found) if found else {}
-    static = {}
+    static, run_checked = {}, {}
     for rule in job.rules:
-        own = job.own_files(rule)
-        objs = [b.objects[f] for f in sorted(own) if f in b.objects]
-        static[rule.key] = kernels.static_check(
-            rule,
-            objs,
-            own,
-            job.exercise_files,
-            index,
-            job.rubric.libraries,
-            job.symbol_owner,
-            job.harness_symbols,
-            job.entry_points,
+        own, first = job.own_files(rule), job.own_files(rule, first_only=True)
+        context = (own, job.exercise_files, index, job.rubric.libraries, job.symbol_owner, job.harness_symbols)
+        mine = [b.objects[f] for f in sorted(first) if f in b.objects]
+        built_on = [b.objects[f] for f in sorted(own - first) if f in b.objects]
+        later: list[str] = []
+        static[rule.key] = kernels.static_check(rule, mine, *context, job.entry_points) + kernels.static_check(
+            rule, built_on, *context, job.entry_points, seen_at_run=later
         )
+        run_checked[rule.key] = later
         if found:
             exercises = {r if "/" in r else f"{rule.subproject}/{r}" for r in rule.requires}
             static[rule.key] = (
                 symbols.version_findings(job.symbols, found, units, exercises, rule.driver) + static[rule.key]
             )
-    return static
+    return static, run_checked
 
 
 def submission_provenance(job: Job | SimpleNamespace, path: str) -> dict[str, str]:
@@ -1227,7 +1234,7 @@ def prepare_student(job: Job, name: str, path: str, progress: Callable[[str], No
         broken.update(new)
     b.broken = broken
     index = kernels.kernel_definitions(tree, source_files(tree)) if b.ok else {}
-    static = static_findings(job, b, index) if b.ok else {}
+    static, run_checked = static_findings(job, b, index) if b.ok else ({}, {})
     prov = submission_provenance(job, path)
     progress(
         f"[grade] {name}: built in {time.time() - t0:.1f} s ({b.compiled} compiled, {b.cached} cached)"
@@ -1239,7 +1246,29 @@ def prepare_student(job: Job, name: str, path: str, progress: Callable[[str], No
         progress(f"[grade] {name}: {ex} refused (graded as the starter body): {why}")
     if b.ok and broken:
         progress(f"[grade] {name}: does not build: {', '.join(sorted(broken))} (stubbed; the rest is graded)")
-    return Prepared(name=name, path=path, splice=sp, build=b, tree=tree, index=index, static=static, provenance=prov)
+    return Prepared(
+        name=name,
+        path=path,
+        splice=sp,
+        build=b,
+        tree=tree,
+        index=index,
+        static=static,
+        provenance=prov,
+        run_checked=run_checked,
+    )
+
+
+def graded_version(job: Job, prep: Prepared, rule: VersionRule, cases: list[CaseResult], ref: dict) -> VersionGrade:
+    """A version's grade from its cases and the static check of the student's objects."""
+    return score.grade_version(
+        rule,
+        cases,
+        job.rubric,
+        ref,
+        static_findings=prep.static.get(rule.key, []),
+        run_checked=prep.run_checked.get(rule.key, []),
+    )
 
 
 def grade_prepared(
@@ -1287,7 +1316,7 @@ def grade_prepared(
     ran = run_all_versions(job, runnable, env, one, remembered if job.rubric.group_timed else None, solo, clock)
     for rule in runnable:  # a second try of a speed point runs alone again
         ref, cases = reference["versions"][rule.key], ran[rule.key]
-        g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))
+        g = graded_version(job, prep, rule, cases, ref)
         g = second_try(job, rule, prep, work, env, ref, cases, g)
         unread_reason(job, rule, prep.splice, g)
         graded[rule.key] = g
@@ -1407,7 +1436,7 @@ def second_try(
         return g
     if again[0] < timed.timed_ms:
         timed.timed_ms = again[0]
-        g = score.grade_version(rule, cases, job.rubric, ref, static_findings=prep.static.get(rule.key, []))
+        g = graded_version(job, prep, rule, cases, ref)
     g.speed_note = (g.speed_note + "; " if g.speed_note else "") + "timed twice, the faster counted"
     return g
 
@@ -1430,7 +1459,7 @@ def regrade(
 ) -> VersionGrade:
     """A version's grade from its cases as they are now (a faster second time in one of them)."""
     ref = reference["versions"][rule.key]
-    return score.grade_version(rule, ran[rule.key], job.rubric, ref, static_findings=prep.static.get(rule.key, []))
+    return graded_version(job, prep, rule, ran[rule.key], ref)
 
 
 def group_second_tries(

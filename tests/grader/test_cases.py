@@ -268,6 +268,13 @@ def test_points_follow_the_tests_and_speed_the_timed_size(tmp_path):
     cr.kernels = []
     g = score.grade_version(rule, [cr], rub, ref, static_findings=["calls cub::DeviceScan"])
     assert g.status is Status.NOT_OWN_WORK and g.points == 0
+    # a library call in the object of an exercise it only builds on: the kernel record of its runs
+    # decides (scan_lookback over a scan_warp_shuffle whose scan calls CUB); with no record, it counts
+    built_on = ["v4_warp_shuffle.cu.o calls scan_cub (library_cub.cu), which launches library kernels"]
+    assert score.grade_version(rule, [cr], rub, ref, run_checked=built_on).status is Status.NOT_OWN_WORK
+    cr.recorded = True  # its record: every kernel it ran, none of them a library's
+    g = score.grade_version(rule, [cr], rub, ref, run_checked=built_on)
+    assert g.status is Status.INCORRECT and g.points_speed == 2
 
 
 def test_a_fault_is_reported_where_it_is():
@@ -744,3 +751,12 @@ def test_a_grouped_timed_case_about_to_lose_a_speed_point_runs_its_group_once_mo
     calls.clear()
     student.group_second_tries(rules, alone, graded, members, run_group, run_one, grade, lambda s: None)
     assert calls == []  # timed alone: second_try's, not this
+
+
+def test_a_csv_written_over_with_another_versions_rows_says_so(tmp_path):
+    """A run that exits 0 with only another version's rows in its CSV (forged_time's rewrite at exit,
+    when the forged scan runs inside compact_naive): not gradable, and the detail says why."""
+    other = 'echo "x,version,scan_naive,version,idea,$n,op=scan,1,1,1,0,3,,,,,,,,,,pass,,dev,13.0,abc" >> "$csv.partial"'
+    done = runner_case.run_case(spec(tmp_path, driver(tmp_path, "  " + other)), CASE, None)
+    assert done.result.status is Status.NOT_GRADABLE, done.result
+    assert "no row of v, only rows of scan_naive: something in the process wrote over" in done.result.detail

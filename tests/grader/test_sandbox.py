@@ -306,3 +306,26 @@ def test_a_link_planted_at_the_log_path_is_not_followed(tmp_path):
     assert not os.path.islink(raw.log)
     with open(raw.log) as fh:
         assert "student" in fh.read()
+
+
+def test_two_grading_jobs_on_one_instructor_tree_take_turns_preparing_it(tmp_path, monkeypatch):
+    """A class and its hanging student graded beside it prepare the same tree: the second job waits
+    for the first's configure and build (which it then finds done) instead of configuring it too."""
+    import fcntl
+    import threading
+
+    from judge import runner_build
+
+    calls = []
+    monkeypatch.setattr(runner_build, "_prepare_locked", lambda *a: calls.append(a[1]) or "plan")
+    build = tmp_path / "build"
+    build.mkdir()
+    with open(build / ".grader_prepare.lock", "a") as held:  # the first job, mid-configure
+        fcntl.flock(held, fcntl.LOCK_EX)
+        got = []
+        t = threading.Thread(target=lambda: got.append(runner_build.prepare(str(tmp_path), str(build), [])))
+        t.start()
+        t.join(0.5)
+        assert t.is_alive() and not calls  # waits while the tree is being prepared
+    t.join(10)
+    assert got == ["plan"] and calls == [str(build)]
