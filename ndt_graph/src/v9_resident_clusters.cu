@@ -68,9 +68,17 @@ constexpr int kClusterSizes[] = {8, 4, 2};
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // The solver, one thread's call: not inlined into the kernel, so its registers are not the
 // evaluation's (inlined, the kernel spilled 8.9 KB at 4 blocks per SM).
-__device__ __noinline__ void advance(SolverState& st, const SolverConfig* cfg, const double* sums, TraceRow* trace) {
+__device__ __noinline__ void advance(SolverState& st, const SolverConfig* cfg, const double* sums, TraceRow* trace,
+                                     const NewtonAhead* ahead) {
   const SolverConfig c = *cfg;
-  solver_advance(st, c, sums, true, trace);
+  solver_advance(st, c, sums, true, trace, ahead);
+}
+// The Newton system's solve ahead of the solver (another warp's thread), out of line for the same
+// reason, then `ready`.
+__device__ __noinline__ void solve_ahead(const double* sums, NewtonAhead& a) {
+  newton_ahead(sums, a);
+  __threadfence_block();
+  a.ready = 1;
 }
 #endif
 
@@ -105,9 +113,11 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3)
   __shared__ EvalShared sh;
   __shared__ StepShared step;
   __shared__ double mine[kSums];  // this block's sums, read by its cluster's leader
+  __shared__ NewtonAhead ahead;
   const int tid = threadIdx.x;
   const bool leader = cluster.block_rank() == 0;
   block_copy(step.st, *state);
+  if (tid == 0) ahead.ready = 0;
   __syncthreads();
   for (unsigned k = 0; !solver_done(step.st); ++k) {
     eval_block(m, xyz, *slot, step.st.req, *cfg, blockIdx.x, gridDim.x, mine, sh);
@@ -134,8 +144,11 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3)
     cluster.sync();  // the leader's totals are ready
     if (!leader && tid < kSums) step.sums[tid] = cluster.map_shared_rank(step.sums, 0)[tid];
     __syncthreads();
-    if (tid == 0) advance(step.st, cfg, step.sums, blockIdx.x == 0 ? trace : nullptr);
+    // thread 0 runs the solver, warp 1's first thread solves the Newton system of the same sums
+    if (tid == 32) solve_ahead(step.sums, ahead);
+    if (tid == 0) advance(step.st, cfg, step.sums, blockIdx.x == 0 ? trace : nullptr, &ahead);
     __syncthreads();
+    if (tid == 0) ahead.ready = 0;
   }
   if (blockIdx.x == 0) block_copy(*state, step.st);
   cluster.sync();  // no block leaves while its cluster might still read its shared memory
