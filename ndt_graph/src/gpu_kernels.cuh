@@ -291,7 +291,7 @@ constexpr int kStepThreads = 256;
 
 struct StepShared {
   SolverState st;
-  NewtonAhead ahead;  // the Newton system's solve, by warp 1 while thread 0 runs the solver
+  NewtonAhead ahead;  // the Newton system's solve, by warp 1 while thread 0 runs the line search
   double part[kStepThreads];
   double sums[kMaxCandidates * kSums];
   // thread 0's clock64 when the state copy, the reduction and the solve were done: the step's
@@ -366,19 +366,18 @@ __device__ __forceinline__ bool step_block(const double* partials, int nblocks, 
   const int tid = threadIdx.x;
   const SolverConfig cfg = c;  // loaded here, its latency under the copy and the reduction
   block_copy(sh.st, state);
-  if (tid == 0) sh.ahead.ready = 0;  // set by warp 1 once the reduction's totals are solved
   __syncthreads();
   if (tid == 0) sh.done_at[0] = clock64();
   reduce_partials(partials, nblocks, sh);
-  bool done = false;
-  if (tid == 32) {
-    newton_ahead(sh.sums, sh.ahead);
-    __threadfence_block();
-    sh.ahead.ready = 1;
-  }
+  bool done = false, deferred = false;
+  if (tid == 32) newton_ahead(sh.sums, sh.ahead);  // warp 1, beside thread 0's line search
   if (tid == 0) {
     sh.done_at[1] = clock64();
-    solver_advance(sh.st, cfg, sh.sums, true, trace, &sh.ahead);
+    deferred = solver_advance(sh.st, cfg, sh.sums, true, trace, true);
+  }
+  __syncthreads();  // the solve ahead is done
+  if (tid == 0) {
+    if (deferred) solver_resume(sh.st, cfg, trace, sh.ahead);
     done = solver_done(sh.st);
     sh.done_at[2] = clock64();
   }

@@ -68,18 +68,20 @@ constexpr int kClusterSizes[] = {8, 4, 2};
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // The solver, one thread's call: not inlined into the kernel, so its registers are not the
 // evaluation's (inlined, the kernel spilled 8.9 KB at 4 blocks per SM).
-__device__ __noinline__ void advance(SolverState& st, const SolverConfig* cfg, const double* sums, TraceRow* trace,
-                                     const NewtonAhead* ahead) {
+// `resume`: null for the call with the evaluation's sums (true: a Newton step deferred), else the
+// deferred step's solve ahead (solver_resume).
+__device__ __noinline__ bool advance(SolverState& st, const SolverConfig* cfg, const double* sums, TraceRow* trace,
+                                     const NewtonAhead* resume) {
   const SolverConfig c = *cfg;
-  solver_advance(st, c, sums, true, trace, ahead);
+  if (resume) {
+    solver_resume(st, c, trace, *resume);
+    return false;
+  }
+  return solver_advance(st, c, sums, true, trace, true);
 }
 // The Newton system's solve ahead of the solver (another warp's thread), out of line for the same
-// reason, then `ready`.
-__device__ __noinline__ void solve_ahead(const double* sums, NewtonAhead& a) {
-  newton_ahead(sums, a);
-  __threadfence_block();
-  a.ready = 1;
-}
+// reason.
+__device__ __noinline__ void solve_ahead(const double* sums, NewtonAhead& a) { newton_ahead(sums, a); }
 #endif
 
 // The cluster size is compiled into the kernel (__cluster_dims__), not set at launch: a launch
@@ -117,7 +119,6 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3)
   const int tid = threadIdx.x;
   const bool leader = cluster.block_rank() == 0;
   block_copy(step.st, *state);
-  if (tid == 0) ahead.ready = 0;
   __syncthreads();
   for (unsigned k = 0; !solver_done(step.st); ++k) {
     eval_block(m, xyz, *slot, step.st.req, *cfg, blockIdx.x, gridDim.x, mine, sh);
@@ -145,10 +146,13 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3)
     if (!leader && tid < kSums) step.sums[tid] = cluster.map_shared_rank(step.sums, 0)[tid];
     __syncthreads();
     // thread 0 runs the solver, warp 1's first thread solves the Newton system of the same sums
+    TraceRow* const rows = blockIdx.x == 0 ? trace : nullptr;
+    bool deferred = false;
     if (tid == 32) solve_ahead(step.sums, ahead);
-    if (tid == 0) advance(step.st, cfg, step.sums, blockIdx.x == 0 ? trace : nullptr, &ahead);
+    if (tid == 0) deferred = advance(step.st, cfg, step.sums, rows, nullptr);
+    __syncthreads();  // the solve ahead is done
+    if (tid == 0 && deferred) advance(step.st, cfg, nullptr, rows, &ahead);
     __syncthreads();
-    if (tid == 0) ahead.ready = 0;
   }
   if (blockIdx.x == 0) block_copy(*state, step.st);
   cluster.sync();  // no block leaves while its cluster might still read its shared memory

@@ -302,13 +302,14 @@ NDT_HD void newton_system(const double* sums, double (&H)[6][6], double (&b)[6])
 // The fast solve of the Newton system computed ahead, on the device, by a thread other than the
 // solver's, from the same sums while the solver's thread runs the line search (the solve is the
 // longest part of the Newton step: ~4,100 of the ~7,400 cycles of a call that ends an
-// iteration). The solver uses it where its next Newton step's Hessian and gradient are those sums,
-// and waits for `ready` there; the same function on the same values gives the same bits as its
-// own solve would.
+// iteration). The solver, asked to, stops where its next Newton step's Hessian and gradient are
+// those sums (solver_advance returns true); after a barrier of the block, solver_resume takes the
+// step from this solve. The same function on the same values gives the same bits as the solver's
+// own solve would. (A flag in shared memory would spare the barrier, but racecheck does not follow
+// a flag: a handoff it cannot check has no place next to its "0 hazards".)
 struct NewtonAhead {
   double delta[6];
   int solved;
-  volatile int ready;
 };
 NDT_HD void newton_ahead(const double* sums, NewtonAhead& a) {
   double H[6][6], b[6];
@@ -337,10 +338,6 @@ NDT_HD int newton_step(SolverState& s, const SolverConfig& c, const NewtonAhead*
   if (c.fast_solve) {
     // A pivot under 1e-10 of the largest entry: near-singular, the SVD-equivalent solve decides.
     if (ahead) {
-#if defined(__CUDA_ARCH__)
-      while (!ahead->ready) {}
-      __threadfence_block();
-#endif
       solved = ahead->solved;
       if (solved)
         for (int k = 0; k < 6; ++k) delta[k] = ahead->delta[k];
@@ -497,10 +494,13 @@ NDT_HD int end_iteration(SolverState& s, const SolverConfig& c, TraceRow* trace)
 
 // Runs the chained steps (a zero step ends an iteration at once, an iteration starts the next
 // Newton step) without recursion, so the device code needs no call stack.
-// `ahead`: the Newton system's solve from the state's Hessian and gradient, or null.
-NDT_HD void run_steps(SolverState& s, const SolverConfig& c, TraceRow* trace, int next,
-                      const NewtonAhead* ahead = nullptr) {
-  while (next != kStop) next = next == kNewton ? newton_step(s, c, ahead) : end_iteration(s, c, trace);
+// `ahead`: the Newton system's solve from the state's Hessian and gradient, or null. `defer`:
+// stops before the first Newton step instead (returns true; solver_resume takes it).
+NDT_HD bool run_steps(SolverState& s, const SolverConfig& c, TraceRow* trace, int next,
+                      const NewtonAhead* ahead = nullptr, bool defer = false) {
+  for (; next != kStop; next = next == kNewton ? newton_step(s, c, ahead) : end_iteration(s, c, trace))
+    if (next == kNewton && defer) return true;
+  return false;
 }
 
 }  // namespace detail
@@ -509,10 +509,12 @@ NDT_HD void run_steps(SolverState& s, const SolverConfig& c, TraceRow* trace, in
 // there, whether or not they were asked for; s.requests x kSums values when a pass carried
 // several candidates) and prepares the next request or finishes. `trace`
 // (max_iterations + 1 rows, nullable) receives row 0 at the guess and one row per iteration.
-// `ahead` (device, nullable): newton_ahead of `sums` (of the first candidate's), being computed by
-// another thread; used where the Newton step solves those sums' system.
-NDT_HD void solver_advance(SolverState& s, const SolverConfig& c, const double* sums, bool with_hessian,
-                           TraceRow* trace, const NewtonAhead* ahead = nullptr) {
+// `defer_newton` (the device's solve ahead, NewtonAhead): where the next Newton step solves the
+// system of `sums` (of the first candidate's), stops before it and returns true; the caller then
+// passes newton_ahead(sums) to solver_resume. Otherwise (and always without defer_newton) the call
+// does all of its work and returns false.
+NDT_HD bool solver_advance(SolverState& s, const SolverConfig& c, const double* sums, bool with_hessian,
+                           TraceRow* trace, bool defer_newton = false) {
   using namespace detail;
   ++s.evaluations;
   switch (static_cast<Phase>(s.phase)) {
@@ -528,16 +530,14 @@ NDT_HD void solver_advance(SolverState& s, const SolverConfig& c, const double* 
       }
       if (s.matched == 0) {  // PCL would report "converged" with a zero step: say why instead
         finish(s, Status::no_correspondences, c);
-        return;
+        return false;
       }
-      run_steps(s, c, trace, kNewton, ahead);
-      return;
+      return run_steps(s, c, trace, kNewton, nullptr, defer_newton);
     case Phase::first_trial:
       take_sums(s, sums, true);
       s.have_trial_hessian = 1;
       trial_values(s);
-      run_steps(s, c, trace, line_search_next(s, c), ahead);
-      return;
+      return run_steps(s, c, trace, line_search_next(s, c), nullptr, defer_newton);
     case Phase::extra_trial:
       take_sums(s, sums, with_hessian);
       s.have_trial_hessian = with_hessian;
@@ -554,23 +554,27 @@ NDT_HD void solver_advance(SolverState& s, const SolverConfig& c, const double* 
       else
         s.interval_converged = update_interval(s.a_l, s.f_l, s.g_l, s.a_u, s.f_u, s.g_u, s.a_t, s.phi_t, s.d_phi_t);
       ++s.step_iterations;
-      run_steps(s, c, trace, line_search_next(s, c), with_hessian ? ahead : nullptr);
-      return;
+      return run_steps(s, c, trace, line_search_next(s, c), nullptr, defer_newton && with_hessian);
     case Phase::parallel_trial: {
       const int k = choose_candidate(s, sums);
       take_sums(s, sums + k * kSums, true);
       s.a_t = s.cand_step[k];
       s.requests = 1;
-      run_steps(s, c, trace, kEndIteration, k == 0 ? ahead : nullptr);
-      return;
+      return run_steps(s, c, trace, kEndIteration, nullptr, defer_newton && k == 0);
     }
     case Phase::hessian_only:
       for (int k = 0; k < 21; ++k) s.hess[k] = sums[kHessian + k];
       s.have_trial_hessian = 1;
-      run_steps(s, c, trace, kEndIteration);
-      return;
-    case Phase::done: return;
+      return run_steps(s, c, trace, kEndIteration);
+    case Phase::done: return false;
   }
+  return false;
+}
+
+// The Newton step solver_advance deferred, from `ahead` (newton_ahead of the sums it was given),
+// and the steps that follow it.
+NDT_HD void solver_resume(SolverState& s, const SolverConfig& c, TraceRow* trace, const NewtonAhead& ahead) {
+  detail::run_steps(s, c, trace, detail::kNewton, &ahead);
 }
 
 NDT_HD bool solver_done(const SolverState& s) { return s.phase == static_cast<int>(Phase::done); }
