@@ -38,9 +38,10 @@ def grade_version(
     """One version's grade from its cases (visible first). reference: the reference's record of this
     version on this GPU ({"cases": {name: {"ms", "timed_case"}}}), None when it has none.
     run_checked: static findings of kernels in the objects of exercises it builds on; they count
-    where a case that earned points has no kernel record (one that has says what ran)."""
+    where a case that earned points has no kernel record (one that has says what ran; one whose
+    record the recorder failed to leave is the grader's error, regraded, not the student's)."""
     earning = [c for c in cases if c.status is Status.CORRECT or any(t.status is Status.CORRECT for t in c.tests)]
-    if any(not c.recorded for c in earning):
+    if any(not c.recorded and c.status is not Status.HARNESS_ERROR for c in earning):
         static_findings = list(static_findings) + list(run_checked)
     g = VersionGrade(
         subproject=rule.subproject,

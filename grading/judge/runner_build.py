@@ -18,6 +18,7 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -101,9 +102,24 @@ def prepare(
     then finds it done, instead of configuring the tree while the first one does."""
     root, build = os.path.abspath(root), os.path.abspath(build)
     os.makedirs(build, exist_ok=True)
-    with open(os.path.join(build, ".grader_prepare.lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the process ends
-        return _prepare_locked(root, build, drivers, jobs, log or os.path.join(build, "grader_prepare.log"), cuda_arch)
+    log = log or os.path.join(build, "grader_prepare.log")
+    path = os.path.join(build, ".grader_prepare.lock")
+    try:  # read-only and world-readable: another user's job (a second TA) can take it too
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        print(f"grade: {path}: {e.strerror}: preparing the tree without waiting for other jobs", file=sys.stderr)
+        return _prepare_locked(root, build, drivers, jobs, log, cuda_arch)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"grade: waiting for another job preparing {build}", file=sys.stderr, flush=True)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as e:  # a file system without locks (NFS without its lock daemon)
+            print(f"grade: {path}: {e.strerror}: preparing the tree without waiting for other jobs", file=sys.stderr)
+        return _prepare_locked(root, build, drivers, jobs, log, cuda_arch)
+    finally:
+        os.close(fd)  # the lock goes with it (and with the process, however it ends)
 
 
 def _prepare_locked(

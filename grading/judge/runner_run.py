@@ -420,8 +420,10 @@ def _verdict(
     if passes:
         return Status.CORRECT, f"{len(passes)} cases passed"
     reasons = sorted({f"{st.value}: {reason}" for (st, reason), _ in status})
-    others = sorted({r.get("version", "") for r in raw.rows if r.get("kind") != "meta"} - {version})
-    if not reasons and others:  # the driver writes the rows of the version it runs, whatever they say
+    # the driver writes the version rows (role "version": not the reference's or the library's, which
+    # it writes beside any version) of the version it runs only, whatever they say
+    others = sorted({r.get("version") or "" for r in raw.rows if r.get("role") == "version"} - {version, ""})
+    if not reasons and others:
         reasons = [
             f"the run ended normally, but its CSV has no row of {version}, only rows of "
             f"{', '.join(others)}: something in the process wrote over the CSV the driver wrote"

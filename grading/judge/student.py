@@ -1495,12 +1495,11 @@ def group_second_tries(
         for rule, i, timed in items:
             first = timed.timed_ms
             redo = run_one(rule, [i], [], 1, premade={i: again[rule.key]}) if rule.key in again else []
+            # a time only from a run that stands as the graded one did: correct, nothing but allowed
+            # kernels (where a version's share of the group did not stand, its case ran alone, and
+            # that run's kernels are its own record), no written time
             t = next(
-                (
-                    c.timed_ms
-                    for c in redo
-                    if c.timed_ms is not None and c.timed_case == timed.timed_case and c.status is Status.CORRECT
-                ),
+                (c.timed_ms for c in redo if c.timed_ms is not None and c.timed_case == timed.timed_case and _clean(c)),
                 None,
             )
             if t is None:  # its share of the second process did not stand: the first time stays

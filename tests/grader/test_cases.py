@@ -272,6 +272,9 @@ def test_points_follow_the_tests_and_speed_the_timed_size(tmp_path):
     # decides (scan_lookback over a scan_warp_shuffle whose scan calls CUB); with no record, it counts
     built_on = ["v4_warp_shuffle.cu.o calls scan_cub (library_cub.cu), which launches library kernels"]
     assert score.grade_version(rule, [cr], rub, ref, run_checked=built_on).status is Status.NOT_OWN_WORK
+    lost = dataclasses.replace(cr, status=Status.HARNESS_ERROR, detail="the kernel recorder left no record of this run")
+    g = score.grade_version(rule, [lost], rub, ref, run_checked=built_on)
+    assert g.status is Status.HARNESS_ERROR  # the grader's failure, regraded: not the student's
     cr.recorded = True  # its record: every kernel it ran, none of them a library's
     g = score.grade_version(rule, [cr], rub, ref, run_checked=built_on)
     assert g.status is Status.INCORRECT and g.points_speed == 2
@@ -751,12 +754,28 @@ def test_a_grouped_timed_case_about_to_lose_a_speed_point_runs_its_group_once_mo
     calls.clear()
     student.group_second_tries(rules, alone, graded, members, run_group, run_one, grade, lambda s: None)
     assert calls == []  # timed alone: second_try's, not this
+    # a second run that does not stand as the graded one did (its share fell, its case ran alone and
+    # launched CUB, a kernel the graded run never showed): its faster time does not count
+    from judge.model import KernelUse
+
+    ran = {r.key: [case(ms)] for r, ms in zip(rules, (2.0, 2.0, 1.0))}
+    graded = {r.key: grade(r) for r in rules}
+
+    def run_one_library(rule, only, prior, sharing, premade=None):
+        fast = case(0.5)
+        fast.kernels = [KernelUse("cub::DeviceScanKernel", 1, "a library: cub", "cub", allowed=False)]
+        return [fast]
+
+    student.group_second_tries(rules, ran, graded, members, run_group, run_one_library, grade, lambda s: None)
+    assert ran[rules[0].key][0].timed_ms == 2.0 and graded[rules[0].key].points_speed == 0.0
 
 
 def test_a_csv_written_over_with_another_versions_rows_says_so(tmp_path):
     """A run that exits 0 with only another version's rows in its CSV (forged_time's rewrite at exit,
     when the forged scan runs inside compact_naive): not gradable, and the detail says why."""
-    other = 'echo "x,version,scan_naive,version,idea,$n,op=scan,1,1,1,0,3,,,,,,,,,,pass,,dev,13.0,abc" >> "$csv.partial"'
+    other = (
+        'echo "x,version,scan_naive,version,idea,$n,op=scan,1,1,1,0,3,,,,,,,,,,pass,,dev,13.0,abc" >> "$csv.partial"'
+    )
     done = runner_case.run_case(spec(tmp_path, driver(tmp_path, "  " + other)), CASE, None)
     assert done.result.status is Status.NOT_GRADABLE, done.result
     assert "no row of v, only rows of scan_naive: something in the process wrote over" in done.result.detail
