@@ -290,11 +290,13 @@ NDT_HD void trial_pose(const SolverState& s, double (&x_t)[6]) {
 
 enum Next : int { kStop = 0, kNewton = 1, kEndIteration = 2 };
 
-// The Newton system of an evaluation's sums: H (the Hessian, symmetric) and b = -gradient.
-NDT_HD void newton_system(const double* sums, double (&H)[6][6], double (&b)[6]) {
+// The Newton system H delta = b of a Hessian's 21 sums (the sums' order from kHessian) and a
+// gradient: H symmetric, b = -gradient. The evaluation's totals and the state's copy of them give
+// the same system through this one function.
+NDT_HD void newton_system(const double* hess, const double* grad, double (&H)[6][6], double (&b)[6]) {
   for (int i = 0; i < 6; ++i)
-    for (int j = i; j < 6; ++j) H[i][j] = H[j][i] = sums[hess_index(i, j)];
-  for (int k = 0; k < 6; ++k) b[k] = -sums[kGradient + k];
+    for (int j = i; j < 6; ++j) H[i][j] = H[j][i] = hess[hess_index(i, j) - kHessian];
+  for (int k = 0; k < 6; ++k) b[k] = -grad[k];
 }
 
 }  // namespace detail
@@ -313,7 +315,7 @@ struct NewtonAhead {
 };
 NDT_HD void newton_ahead(const double* sums, NewtonAhead& a) {
   double H[6][6], b[6];
-  detail::newton_system(sums, H, b);
+  detail::newton_system(sums + kHessian, sums + kGradient, H, b);
   a.solved = common::la::solve_pivoted<6>(H, b, a.delta, 1e-10);
 }
 
@@ -327,9 +329,7 @@ NDT_COLD void pinv_solve(const double (&H)[6][6], const double (&b)[6], double (
 // The Newton step and the start of computeStepLengthMT.
 // The state's Newton system (the Hessian and gradient of the sums it took last).
 NDT_HD void state_system(const SolverState& s, double (&H)[6][6], double (&b)[6]) {
-  for (int i = 0; i < 6; ++i)
-    for (int j = i; j < 6; ++j) H[i][j] = H[j][i] = s.hess[hess_index(i, j) - kHessian];
-  for (int k = 0; k < 6; ++k) b[k] = -s.grad[k];
+  newton_system(s.hess, s.grad, H, b);
 }
 
 NDT_HD int newton_step(SolverState& s, const SolverConfig& c, const NewtonAhead* ahead) {
