@@ -329,6 +329,18 @@ TEST(NewtonSolve, PivotedSolveMatchesTheMinimumNormSolveAndRefusesNearSingularSy
   EXPECT_FALSE(common::la::solve_pivoted<6>(S, b, x, 1e-10));
   double Z[6][6] = {};
   EXPECT_FALSE(common::la::solve_pivoted<6>(Z, b, x, 1e-10));
+  // The pivots are checked after the elimination: a refusal at the last pivot leaves x as it was,
+  // and so do an infinite entry and a matrix of NaNs.
+  for (double& v : x) v = 42;
+  S[5][5] = 1e-13;
+  EXPECT_FALSE(common::la::solve_pivoted<6>(S, b, x, 1e-10));
+  double I[6][6], N[6][6];
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j) I[i][j] = A[i][j], N[i][j] = std::nan("");
+  I[3][4] = INFINITY;
+  EXPECT_FALSE(common::la::solve_pivoted<6>(I, b, x, 1e-10));
+  EXPECT_FALSE(common::la::solve_pivoted<6>(N, b, x, 1e-10));
+  for (double v : x) EXPECT_EQ(v, 42.0);
 }
 
 // The pose error the checks compare with: zero between two copies of one rotation that is orthonormal
