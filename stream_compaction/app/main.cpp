@@ -85,6 +85,13 @@ void fill_ints(int* v, std::int64_t n, int value) {
   for (std::int64_t i = 0; i < n; ++i) v[i] = value;
 }
 
+// --fill's name as the fresh inputs' Fill (the names were checked when the flags were read)
+sc::Fresh::Fill fill_of(const std::string& fill) {
+  return fill == "zeros"     ? sc::Fresh::Fill::zeros
+         : fill == "nonzero" ? sc::Fresh::Fill::nonzero
+                             : sc::Fresh::Fill::random;
+}
+
 constexpr int kPoison = static_cast<int>(0xABABABAB);  // what a version leaves unwritten shows as
 
 common::HostArray<int> make_input(sc::Op op, std::int64_t n, std::uint64_t seed, const std::string& fill = "random") {
@@ -102,7 +109,7 @@ common::HostArray<int> make_input(sc::Op op, std::int64_t n, std::uint64_t seed,
     v[i] =
         sc::Fresh::value_from_bits(op, sc::Fresh::mix(s + static_cast<std::uint64_t>(i + 1) * 0x9e3779b97f4a7c15ULL));
   if (fill == "nonzero")
-    for (auto& x : v) x = x == 0 ? 1 : x;
+    for (auto& x : v) x = sc::Fresh::filled(sc::Fresh::Fill::nonzero, x);
   return v;
 }
 
@@ -220,7 +227,8 @@ void time_version(Context& c, const sc::Version& v, const SizeRun& s, int block,
     a.in = d_in;
     a.count = d_count;
     a.scratch = &scratch;
-    const common::FreshInputs fresh = sc::Fresh::device_hooks(c.fresh, s.op, s.n, d_in, d_out, d_count, c.stream);
+    const common::FreshInputs fresh =
+        sc::Fresh::device_hooks(c.fresh, s.op, s.n, d_in, d_out, d_count, c.stream, fill_of(c.fill));
     row.stats = common::bench_gpu(
         [&](cudaStream_t st) {
           a.stream = st;
@@ -242,7 +250,7 @@ void time_version(Context& c, const sc::Version& v, const SizeRun& s, int block,
     if (c.opt.fresh_inputs) {
       fresh_in.resize(std::max<std::int64_t>(s.n, 1));
       a.in = fresh_in.data();
-      fresh = sc::Fresh::host_hooks(s.op, s.n, fresh_in.data(), out.data(), &count);
+      fresh = sc::Fresh::host_hooks(s.op, s.n, fresh_in.data(), out.data(), &count, fill_of(c.fill));
     }
     row.stats = common::bench_cpu([&] { v.run(a); }, o, c.opt.fresh_inputs ? &fresh : nullptr);
   }
@@ -287,7 +295,8 @@ void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, i
     a.scratch = &scratch;
     a.stream = c.stream;
     a.stages = &ev;
-    const common::FreshInputs fresh = sc::Fresh::device_hooks(c.fresh, s.op, s.n, d_in, d_out, d_count, c.stream);
+    const common::FreshInputs fresh =
+        sc::Fresh::device_hooks(c.fresh, s.op, s.n, d_in, d_out, d_count, c.stream, fill_of(c.fill));
     common::bench_loop(
         [&](bool recording) {
           v.run(a);
@@ -313,7 +322,7 @@ void stage_rows(Context& c, const sc::Version& v, const SizeRun& s, int block, i
     if (c.opt.fresh_inputs) {
       fresh_in.resize(std::max<std::int64_t>(s.n, 1));
       a.in = fresh_in.data();
-      fresh = sc::Fresh::host_hooks(s.op, s.n, fresh_in.data(), out.data(), &count);
+      fresh = sc::Fresh::host_hooks(s.op, s.n, fresh_in.data(), out.data(), &count, fill_of(c.fill));
     }
     common::BenchOptions o = c.bench;
     o.max_seconds = std::max(o.max_seconds, 0.5);  // as time_version's CPU rows
@@ -371,7 +380,7 @@ void end_to_end_rows(Context& c, const std::vector<const sc::Version*>& vs, cons
     a.block = block;
     std::int64_t count = n;
     // --fresh-inputs: the pinned input rewritten before every run, the output checked on the host
-    const common::FreshInputs fresh = sc::Fresh::host_hooks(s.op, n, h_in, h_out, &count);
+    const common::FreshInputs fresh = sc::Fresh::host_hooks(s.op, n, h_in, h_out, &count, fill_of(c.fill));
     auto work = [&](cudaStream_t st) {
       a.stream = st;
       CUDA_CHECK(cudaMemcpyAsync(d_in.get(), h_in, n * sizeof(int), cudaMemcpyHostToDevice, st));

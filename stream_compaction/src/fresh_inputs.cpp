@@ -16,9 +16,9 @@ std::uint64_t new_key() {
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
 }
 
-void fill(Op op, std::uint64_t key, std::int64_t n, int* in) {
+void fill(Op op, std::uint64_t key, std::int64_t n, int* in, Fill f) {
 #pragma omp parallel for schedule(static) if (n >= (std::int64_t{1} << 18))
-  for (std::int64_t i = 0; i < n; ++i) in[i] = value(op, key, i);
+  for (std::int64_t i = 0; i < n; ++i) in[i] = value(op, key, i, f);
 }
 
 std::string scan_differs(std::int64_t i, int got, int expected) {
@@ -102,8 +102,8 @@ std::string check(Op op, std::int64_t n, const int* in, const int* out, std::int
   return "";
 }
 
-common::FreshInputs host_hooks(Op op, std::int64_t n, int* in, const int* out, const std::int64_t* count) {
-  return {[=] { fill(op, new_key(), n, in); }, [=] { return check(op, n, in, out, count ? *count : 0); }};
+common::FreshInputs host_hooks(Op op, std::int64_t n, int* in, const int* out, const std::int64_t* count, Fill f) {
+  return {[=] { fill(op, new_key(), n, in, f); }, [=] { return check(op, n, in, out, count ? *count : 0); }};
 }
 
 }  // namespace Fresh

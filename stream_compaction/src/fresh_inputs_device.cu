@@ -26,10 +26,10 @@ int grid_for(std::int64_t n) {
   return static_cast<int>(blocks < 4096 ? (blocks > 0 ? blocks : 1) : 4096);  // grid-stride beyond
 }
 
-__global__ void fresh_input_fill_kernel(Op op, std::uint64_t key, std::int64_t n, int* in) {
+__global__ void fresh_input_fill_kernel(Op op, std::uint64_t key, std::int64_t n, int* in, Fill f) {
   for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
-    in[i] = value(op, key, i);
+    in[i] = value(op, key, i, f);
 }
 
 // The block's smallest `mine` into *first (one global atomic per block).
@@ -127,9 +127,9 @@ int read_int(const int* d, std::int64_t i) {
 
 }  // namespace
 
-void DeviceChecker::fill(Op op, std::uint64_t key, std::int64_t n, int* d_in, cudaStream_t s) {
+void DeviceChecker::fill(Op op, std::uint64_t key, std::int64_t n, int* d_in, cudaStream_t s, Fill f) {
   if (n <= 0) return;
-  fresh_input_fill_kernel<<<grid_for(n), kThreads, 0, s>>>(op, key, n, d_in);
+  fresh_input_fill_kernel<<<grid_for(n), kThreads, 0, s>>>(op, key, n, d_in, f);
   CUDA_CHECK_LAST();
 }
 
@@ -210,8 +210,8 @@ std::string DeviceChecker::check(Op op, std::int64_t n, const int* d_in, const i
 }
 
 common::FreshInputs device_hooks(DeviceChecker& checker, Op op, std::int64_t n, int* d_in, const int* d_out,
-                                 const std::int64_t* d_count, cudaStream_t s) {
-  return {[=, &checker] { checker.fill(op, new_key(), n, d_in, s); },
+                                 const std::int64_t* d_count, cudaStream_t s, Fill f) {
+  return {[=, &checker] { checker.fill(op, new_key(), n, d_in, s, f); },
           [=, &checker] { return checker.check(op, n, d_in, d_out, d_count, s); }};
 }
 

@@ -63,6 +63,32 @@ TEST(FreshInputsHost, KeepTheOpsDistributionAndDifferPerKey) {
   EXPECT_EQ(fresh::value(sc::Op::Sort, 7, 12345), fresh_input(sc::Op::Sort, 7, 12346)[12345]);
 }
 
+// An edge case's fresh inputs are that edge again: every timed run of "fill=zeros" is on zeros (a
+// compaction that keeps nothing passes each of them), of "fill=nonzero" on inputs without a 0.
+TEST(FreshInputsHost, EdgeFillsDrawTheirEdge) {
+  const std::int64_t n = (std::int64_t{1} << 18) + 3;  // the threaded fill too
+  for (sc::Op op : kOps) {
+    std::vector<int> zeros(n, 5), nonzero(n, 0);
+    fresh::fill(op, 11, n, zeros.data(), fresh::Fill::zeros);
+    fresh::fill(op, 11, n, nonzero.data(), fresh::Fill::nonzero);
+    EXPECT_TRUE(std::all_of(zeros.begin(), zeros.end(), [](int x) { return x == 0; })) << sc::op_name(op);
+    EXPECT_TRUE(std::none_of(nonzero.begin(), nonzero.end(), [](int x) { return x == 0; })) << sc::op_name(op);
+    const auto random = fresh_input(op, 11, n);
+    for (std::int64_t i = 0; i < n; i += 997) EXPECT_EQ(nonzero[i], random[i] == 0 ? 1 : random[i]);
+  }
+  // a compaction body that keeps nothing, timed on fresh inputs of the zeros edge: every sample checks
+  std::vector<int> in(1000), out(1000, 0);
+  std::int64_t count = 0;
+  common::BenchOptions o;
+  o.warmup = 0;
+  o.min_samples = o.max_samples = 5;
+  const common::FreshInputs zeros_hooks =
+      fresh::host_hooks(sc::Op::Compact, 1000, in.data(), out.data(), &count, fresh::Fill::zeros);
+  EXPECT_NO_THROW(common::bench_cpu([&] { count = 0; }, o, &zeros_hooks));
+  const common::FreshInputs random_hooks = fresh::host_hooks(sc::Op::Compact, 1000, in.data(), out.data(), &count);
+  EXPECT_THROW(common::bench_cpu([&] { count = 0; }, o, &random_hooks), common::FreshInputMismatch);
+}
+
 // From 2^18 elements the host's fill and check are split over threads: a wrong output is still
 // named at its first difference, wherever the chunks fall.
 TEST(FreshInputsHost, ThreadedChecksNameTheFirstDifference) {

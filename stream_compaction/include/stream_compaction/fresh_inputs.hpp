@@ -51,16 +51,27 @@ SC_FRESH_HD inline int value_from_bits(Op op, std::uint64_t r) {
                              : static_cast<int>(static_cast<std::uint32_t>(r >> 32));
 }
 
+// What the checked inputs hold (the driver's --fill): the op's random values, every element 0 (a
+// compaction keeps none, a sort's keys are all equal), or no element 0 (a 0 drawn becomes 1: a
+// compaction keeps every element). Every fresh input of an edge is that edge again: a timed run of
+// "fill=zeros" is timed and checked on zeros, not on the random input of another case.
+enum class Fill { random, zeros, nonzero };
+
+// An element of the input `fill` names from an element of the op's random input.
+SC_FRESH_HD inline int filled(Fill fill, int v) {
+  return fill == Fill::zeros ? 0 : fill == Fill::nonzero && v == 0 ? 1 : v;
+}
+
 // Element i of the fresh input drawn from `key` (the same on the host and on the device).
-SC_FRESH_HD inline int value(Op op, std::uint64_t key, std::int64_t i) {
-  return value_from_bits(op, mix(key + static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL));
+SC_FRESH_HD inline int value(Op op, std::uint64_t key, std::int64_t i, Fill fill = Fill::random) {
+  return filled(fill, value_from_bits(op, mix(key + static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL)));
 }
 
 // A key no run can predict (std::random_device).
 std::uint64_t new_key();
 
 // in[0, n) = the fresh input of `key`, on the host.
-void fill(Op op, std::uint64_t key, std::int64_t n, int* in);
+void fill(Op op, std::uint64_t key, std::int64_t n, int* in, Fill f = Fill::random);
 
 // "" when out (and, for a compaction, count) is op's output for in; else the first difference, in
 // the words the device check uses too. Host arrays.
@@ -74,13 +85,14 @@ std::string not_sorted(std::int64_t i, int before, int at);
 std::string not_a_permutation();
 
 // The bench hooks of a CPU version reading `in` and writing `out` (and `*count`): host arrays of n.
-common::FreshInputs host_hooks(Op op, std::int64_t n, int* in, const int* out, const std::int64_t* count);
+common::FreshInputs host_hooks(Op op, std::int64_t n, int* in, const int* out, const std::int64_t* count,
+                               Fill f = Fill::random);
 
 // The device side: fresh inputs written by a kernel, outputs checked by kernels (scratch kept
 // between calls). Needs a GPU.
 class DeviceChecker {
  public:
-  void fill(Op op, std::uint64_t key, std::int64_t n, int* d_in, cudaStream_t s);
+  void fill(Op op, std::uint64_t key, std::int64_t n, int* d_in, cudaStream_t s, Fill f = Fill::random);
   // As check() above, on device arrays; d_count is read for a compaction. Synchronizes s.
   std::string check(Op op, std::int64_t n, const int* d_in, const int* d_out, const std::int64_t* d_count,
                     cudaStream_t s);
@@ -93,7 +105,7 @@ class DeviceChecker {
 
 // The bench hooks of a GPU version reading d_in and writing d_out (and *d_count) on stream s.
 common::FreshInputs device_hooks(DeviceChecker& checker, Op op, std::int64_t n, int* d_in, const int* d_out,
-                                 const std::int64_t* d_count, cudaStream_t s);
+                                 const std::int64_t* d_count, cudaStream_t s, Fill f = Fill::random);
 
 }  // namespace Fresh
 }  // namespace StreamCompaction
