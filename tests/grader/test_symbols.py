@@ -14,7 +14,7 @@ import pytest
 
 from conftest import ROOT
 from judge import checker_kernels, checker_score, checker_symbols, rubric, student
-from judge.model import CaseResult, KernelUse, Status
+from judge.model import CaseResult, KernelUse, Status, TestResult
 
 pytestmark = pytest.mark.skipif(not shutil.which("g++"), reason="no g++: the objects are compiled here")
 
@@ -307,3 +307,25 @@ def test_a_gpu_version_that_launched_no_kernel_of_its_own_worked_on_the_host():
     student.host_work(cpu, {"own_kernels": 0}, rows, "scan_naive")
     assert gpu.status is Status.CORRECT and cpu.status is Status.CORRECT
     assert json.dumps(ref)
+
+
+def test_an_unwritten_version_that_passed_only_the_empty_input_is_not_called_host_work():
+    # The harness answers n = 0 itself: an unwritten stub passes that test and no other, with no
+    # kernel of its own. It is incorrect, not a version that did its work on the host.
+    ref = {"own_kernels": 2}
+    rows = [{"version": "compact_naive", "n": str(n)} for n in (0, 1, 1000)]
+
+    def case(passed: tuple[str, ...]) -> CaseResult:
+        cr = CaseResult(name="visible", hidden=False, status=Status.INCORRECT)
+        cr.tests = [
+            TestResult(name=f"{t} op=compact", status=Status.CORRECT if t in passed else Status.INCORRECT)
+            for t in ("n=0", "n=1", "n=1000")
+        ]
+        return cr
+
+    stub = case(("n=0", "n=1"))
+    student.host_work(stub, ref, rows, "compact_naive")
+    assert stub.status is Status.INCORRECT
+    host = case(("n=0", "n=1000"))  # a real size passed without a kernel of its own
+    student.host_work(host, ref, rows, "compact_naive")
+    assert host.status is Status.NOT_OWN_WORK
