@@ -54,7 +54,7 @@ _ANSI = re.compile(
 )
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff\u202a-\u202e\u2066-\u2069]")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#!|~&$])")
-_MD_LINE_START = re.compile(r"^(\s*)([-+=>]|\d+[.)])")
+_MD_LINE_START = re.compile(r"^(\s*)(\d*)([-+=>.)])")
 
 
 def student_dir(out: str, student_id: str) -> str:
@@ -76,7 +76,16 @@ def md(text: object) -> str:
     that starts Markdown or HTML syntax escaped (emphasis, code, links, images, raw HTML, entities,
     table cells, headings and list markers at the start of a line)."""
     s = _MD_SPECIAL.sub(r"\\\1", clean(text, newlines=False))
-    return _MD_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), s)
+
+    # A list marker's punctuation is what gets the backslash: 580\. shows as "580." anywhere, where
+    # a backslash before the digit would be shown as it is (\580.159.04).
+    def escape(m: re.Match) -> str:
+        marker_digits, mark = m.group(2), m.group(3)
+        if not marker_digits and mark in ".)":
+            return m.group(0)  # "." or ")" alone starts nothing
+        return m.group(1) + marker_digits + "\\" + mark
+
+    return _MD_LINE_START.sub(escape, s)
 
 
 def md_code(text: object) -> str:
