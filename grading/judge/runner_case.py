@@ -31,6 +31,9 @@ class CaseRun:
     kernel_logs: list = field(default_factory=list)  # per process
 
 
+NO_ROW = "not run: the driver wrote no row for it"
+
+
 def run_case(spec: run.RunSpec, case: Case, rubric: Rubric | None, expected: list[str] | None = None) -> CaseRun:
     """The case's processes and its tests. `expected`: the tests the reference's run of this case
     passed (a test of them with no row is failed, as not run); None for the reference's own run."""
@@ -213,7 +216,7 @@ def _assemble(
                 if harness
                 else (ended[0], f"not run: the process ended ({ended[0].value}: {ended[1]})")
                 if ended
-                else (Status.INCORRECT, "not run: the driver wrote no row for it")
+                else (Status.INCORRECT, NO_ROW)
             )
             t = TestResult(name, st, why, tests.what(name), tests.weight(name, rubric))
         out.append(t)
@@ -228,6 +231,9 @@ def _case_status(cr: CaseResult, first: CaseResult, last: CaseResult) -> None:
         process = process or last
     if process is not None and not any(t.status is Status.CORRECT for t in cr.tests):
         cr.status, cr.detail, cr.rows_passed = process.status, process.detail, 0
+        for t in cr.tests:  # a test without a row says why the run has none (not a second reason)
+            if t.detail == NO_ROW:
+                t.detail = f"not run: {process.detail}"
         return
     summarize(cr)
     lost = next((t for t in cr.tests if t.status is Status.HARNESS_ERROR), None)
@@ -244,7 +250,7 @@ def summarize(cr: CaseResult) -> None:
         return
     bad = [t for t in ts if t.status is not Status.CORRECT]
     if not bad:
-        cr.status, cr.detail = Status.CORRECT, f"{len(ts)} cases passed"
+        cr.status, cr.detail = Status.CORRECT, run.tests_passed(len(ts))
         return
     if all(t.status is Status.UNWRITTEN for t in ts):
         cr.status, cr.detail = Status.UNWRITTEN, bad[0].detail

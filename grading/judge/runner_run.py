@@ -418,7 +418,7 @@ def _verdict(
     if unwritten:
         return Status.UNWRITTEN, unwritten[0]
     if passes:
-        return Status.CORRECT, f"{len(passes)} cases passed"
+        return Status.CORRECT, tests_passed(len(passes))
     reasons = sorted({f"{st.value}: {reason}" for (st, reason), _ in status})
     # the driver writes the version rows (role "version": not the reference's or the library's, which
     # it writes beside any version) of the version it runs only, whatever they say
@@ -429,6 +429,11 @@ def _verdict(
             f"{', '.join(others)}: something in the process wrote over the CSV the driver wrote"
         ]
     return Status.NOT_GRADABLE, "; ".join(reasons or ["no rows for this version"])[:300]
+
+
+def tests_passed(n: int) -> str:
+    """A passed case's detail: its rows are its tests."""
+    return f"{n} test{'' if n == 1 else 's'} passed"
 
 
 def judge(raw: RawRun, version: str, case: Case, spec: RunSpec) -> CaseResult:

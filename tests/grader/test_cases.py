@@ -779,3 +779,7 @@ def test_a_csv_written_over_with_another_versions_rows_says_so(tmp_path):
     done = runner_case.run_case(spec(tmp_path, driver(tmp_path, "  " + other)), CASE, None)
     assert done.result.status is Status.NOT_GRADABLE, done.result
     assert "no row of v, only rows of scan_naive: something in the process wrote over" in done.result.detail
+    # graded against the reference's tests: each test without a row gives the same reason, not another
+    done = runner_case.run_case(spec(tmp_path, driver(tmp_path, "  " + other)), CASE, None, ["n=5 op=scan"])
+    assert done.result.status is Status.NOT_GRADABLE and len(done.result.tests) == 1
+    assert done.result.tests[0].detail == "not run: " + done.result.detail, done.result.tests[0]

@@ -128,7 +128,7 @@ def test_metrics_that_are_not_items_are_left_out_never_an_exception(tmp_path):
 
 
 def grade(version, profile=None, points=4.0):
-    g = VersionGrade("stream_compaction", version, Status.CORRECT, "1 cases passed", points, 4.0, 0.0, 0.0)
+    g = VersionGrade("stream_compaction", version, Status.CORRECT, "1 test passed", points, 4.0, 0.0, 0.0)
     g.profile = profile or {}
     return g
 
