@@ -50,10 +50,10 @@ if [ -n "$hang_pid" ]; then
 fi
 (cd grading && python3 -m judge.summary "$OUT/grade_sc")
 # the attack classes only a GPU run shows (the kernel record), and those the objects show
-python3 - "$OUT/grade_sc" "$OUT/grade_hang" <<'PY' || exit 1
+python3 - "$OUT/grade_sc" "$OUT/grade_hang" "$OUT/class_sc" "$OUT/class_hang" <<'PY' || exit 1
 import glob, json, os, sys
 reps = {}
-for p in [p for d in sys.argv[1:] for p in glob.glob(os.path.join(d, "**", "report.json"), recursive=True)]:
+for p in [p for d in sys.argv[1:3] for p in glob.glob(os.path.join(d, "**", "report.json"), recursive=True)]:
     r = json.load(open(p))
     reps[r.get("display_name") or r["student"]] = r
 missing = set()
@@ -100,13 +100,18 @@ g = grade("escape", "scan_naive")
 if g and g["status"] not in ("incorrect", "crash"):
     bad.append(f"escape scan_naive: {g['status']}: {g['detail']}")
 secret = os.environ["COURSE_GRADING_SECRET"]
-files = [p for out in sys.argv[1:] for p in glob.glob(os.path.join(out, "**", "*"), recursive=True)]
+def walk(top):  # every file, in dot-folders too (glob's "**" skips .grader/ and .git/)
+    return [os.path.join(d, n) for d, _, names in os.walk(top) for n in names]
+files = [p for out in sys.argv[1:3] for p in walk(out)]  # the reports and the grader's files
 for p in files:
     if os.path.isfile(p) and "/.grader/" not in p:
         text = open(p, errors="replace").read()
         if secret in text or "[grading]" in text or "root:x:0" in text:
             bad.append(f"escape: the grader's secret, rubric or accounts in {p}")
-pwned = [p for p in files if os.path.basename(p) == "PWNED"] + glob.glob("grading/PWNED")
+# a marker anywhere the attacks aim: the grader's cache, the submissions' own .git (git_config's
+# hooks), the repository, the machine's /tmp
+pwned = [p for out in sys.argv[1:] for p in walk(out) if os.path.basename(p) == "PWNED"]
+pwned += [p for p in ("grading/PWNED", "/tmp/PWNED") if os.path.exists(p)]
 pwned += [p for p in files if (p.endswith(".csv") or p.endswith("report.json")) and os.path.isfile(p)
           and open(p, errors="replace").read().startswith("PWNED")]
 if pwned:
