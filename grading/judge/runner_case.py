@@ -259,7 +259,7 @@ def summarize(cr: CaseResult) -> None:
     cr.status = t.status if t.status is not Status.UNWRITTEN else Status.INCORRECT
     about = f" ({t.what})" if t.what else ""
     word = "" if t.status is Status.INCORRECT else f"{t.status.value}: "  # a row's detail says what differs
-    cr.detail = f"{len(bad)} of {len(ts)} cases failed; {t.name}{about}: {word}{t.detail}"
+    cr.detail = f"{len(bad)} of {len(ts)} tests failed; {t.name}{about}: {word}{t.detail}"
 
 
 @dataclass

@@ -116,7 +116,7 @@ def test_a_crash_at_one_size_costs_that_size_only(tmp_path):
         ("n=0", Status.CRASH),
     ]
     assert cr.status is Status.CRASH
-    assert cr.detail.startswith("1 of 5 cases failed; n=0 (an empty input): crash: killed by signal SIGSEGV")
+    assert cr.detail.startswith("1 of 5 tests failed; n=0 (an empty input): crash: killed by signal SIGSEGV")
     # with the reference's tests the crashed size takes the reference's name, and the order
     expected = ["n=0 op=scan", "n=1 op=scan", "n=31 op=scan", "n=1000 op=scan", "n=4096 op=scan"]
     cr = runner_case.run_case(spec(tmp_path, exe), CASE, None, expected).result
@@ -254,7 +254,7 @@ def test_points_follow_the_tests_and_speed_the_timed_size(tmp_path):
     ref = {"cases": {"visible": {"ms": 1.0, "timed_case": "n=4096 op=scan"}}}
     g = score.grade_version(rule, [cr], rub, ref)
     assert g.status is Status.INCORRECT and g.points_correct == pytest.approx(4 * 4 / 4.5, abs=0.01)
-    assert g.points_speed == 2 and g.detail.startswith("1 of 5 cases failed")
+    assert g.points_speed == 2 and g.detail.startswith("1 of 5 tests failed")
     rep = StudentReport("s", Provenance(*[""] * 10), [g])
     gs = formats.gradescope(rep)["tests"]
     assert [t["max_score"] for t in gs] == [0.44, 0.89, 0.89, 0.89, 0.89, 2]

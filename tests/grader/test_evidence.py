@@ -106,7 +106,7 @@ def test_a_mismatch_fails_the_test_it_is_about_and_no_other():
     )
     student.out_of_process_check(cr, [(got, False)], "v", {"evidence": ref}, None)
     assert [t.status for t in cr.tests] == [Status.CORRECT, Status.INCORRECT]
-    assert cr.status is Status.INCORRECT and cr.detail.startswith("1 of 2 cases failed; n=8 op=scan")
+    assert cr.status is Status.INCORRECT and cr.detail.startswith("1 of 2 tests failed; n=8 op=scan")
     cr = CaseResult(name="visible", hidden=False, status=Status.CORRECT, tests=[TestResult("n=0", Status.CORRECT)])
     student.out_of_process_check(cr, [(got, True)], "v", {"evidence": ref}, None)
     assert cr.status is Status.INCORRECT and "MiB" in cr.tests[0].detail
