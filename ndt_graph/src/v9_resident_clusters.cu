@@ -57,6 +57,13 @@
 // that (cluster sync, cluster sum, arrival, poll), the reduction of 195 partials 2.8, the solve 3.1;
 // koide_vg02_both (32 clusters of 8): 4.7, 1.2, 1.9, 1.5, 3.2. The reduction is the largest part of
 // the exchange where clusters are small, the lateness of the slowest block next.
+// The elimination measured alone later (one H100 thread, clock64): its six reciprocals take 66
+// cycles each, not ~250; a chain of 36 fmax before the first pivot's test took 1,184 of its 2,468
+// cycles. Kept in solve_pivoted (a tree, the tests after the elimination): 1,806 cycles; this
+// kernel 0.350-0.357 -> 0.347-0.359 ms (the line search beside it is now the longer). Not kept
+// (same H100, three runs each against the kept code): one copy of the solver's code per kernel
+// (this kernel 317 -> 237 KB, advance's spills 176 / 456 -> 82 / 164 bytes): 0.356-0.361 against
+// 0.351-0.355 ms; the pivot search by integer compares: 0.345-0.352 against 0.350-0.355.
 #include <cooperative_groups.h>
 
 #include <algorithm>
