@@ -310,8 +310,8 @@ def test_a_gpu_version_that_launched_no_kernel_of_its_own_worked_on_the_host():
 
 
 def test_an_unwritten_version_that_passed_only_the_empty_input_is_not_called_host_work():
-    # The harness answers n = 0 itself: an unwritten stub passes that test and no other, with no
-    # kernel of its own. It is incorrect, not a version that did its work on the host.
+    # The harness answers n = 0 itself: a version left as the handout has it passes that test and
+    # no other, with no kernel of its own. It is incorrect, not a version that did its work on the host.
     ref = {"own_kernels": 2}
     rows = [{"version": "compact_naive", "n": str(n)} for n in (0, 1, 1000)]
 
@@ -323,9 +323,9 @@ def test_an_unwritten_version_that_passed_only_the_empty_input_is_not_called_hos
         ]
         return cr
 
-    stub = case(("n=0", "n=1"))
-    student.host_work(stub, ref, rows, "compact_naive")
-    assert stub.status is Status.INCORRECT
+    unwritten = case(("n=0", "n=1"))
+    student.host_work(unwritten, ref, rows, "compact_naive")
+    assert unwritten.status is Status.INCORRECT
     host = case(("n=0", "n=1000"))  # a real size passed without a kernel of its own
     student.host_work(host, ref, rows, "compact_naive")
     assert host.status is Status.NOT_OWN_WORK
