@@ -103,6 +103,7 @@ secret = os.environ["COURSE_GRADING_SECRET"]
 def walk(top):  # every file, in dot-folders too (glob's "**" skips .grader/ and .git/)
     return [os.path.join(d, n) for d, _, names in os.walk(top) for n in names]
 files = [p for out in sys.argv[1:3] for p in walk(out)]  # the reports and the grader's files
+submitted = [p for out in sys.argv[3:] for p in walk(out)]  # the class's submissions
 for p in files:
     if os.path.isfile(p) and "/.grader/" not in p:
         text = open(p, errors="replace").read()
@@ -110,7 +111,7 @@ for p in files:
             bad.append(f"escape: the grader's secret, rubric or accounts in {p}")
 # a marker anywhere the attacks aim: the grader's cache, the submissions' own .git (git_config's
 # hooks), the repository, the machine's /tmp
-pwned = [p for out in sys.argv[1:] for p in walk(out) if os.path.basename(p) == "PWNED"]
+pwned = [p for p in files + submitted if os.path.basename(p) == "PWNED"]
 pwned += [p for p in ("grading/PWNED", "/tmp/PWNED") if os.path.exists(p)]
 pwned += [p for p in files if (p.endswith(".csv") or p.endswith("report.json")) and os.path.isfile(p)
           and open(p, errors="replace").read().startswith("PWNED")]
