@@ -113,83 +113,170 @@ __device__ __noinline__ void solve_ahead(const double* sums, NewtonAhead& a) { n
 #define NDT_CLUSTER_DIMS(n)
 #endif
 
-// Cluster c's partial (the sum of its SIZE blocks' sums) of evaluation k sits in half k % 2 of
-// `cluster_sums` (a leader still reading evaluation k's cannot meet one writing evaluation
-// k + 2's: that one has passed barrier k + 1, which needs every leader's arrival after its reads).
-// sync[0] counts the leaders' arrivals over the whole run (zeroed before the launch): barrier k
-// waits for (k + 1) x clusters. sync[1], sync[2]: the cluster size and grid the kernel found when
-// they are not SIZE and `clusters` of them; the kernel then does nothing. One request per pass
-// (the serial line search: the registry gives v9 one candidate), as in v3.
+// The exchange's words (one allocation, zeroed before the launch): line 0 the barrier's counter
+// and the cluster size and grid the kernel found when they are not SIZE and `clusters` of them
+// (the kernel then does nothing); then three sets of fixed-point accumulators, each value's two
+// words and the set's overflow flag on lines of their own (128 bytes: the leaders' atomics on one
+// word do not queue behind another's).
+constexpr int kLineWords = 16;
+constexpr int kSetWords = (2 * kSums + 1) * kLineWords;
+constexpr int kExchangeWords = kLineWords + 3 * kSetWords;
+// A partial is added as a 64-bit integer part and a 52-bit fraction: integer sums, so every order
+// of the leaders' atomics gives the same bits (deterministic), exact to 2^-52 per partial. A
+// partial of 2^48 or more, or not finite, raises the set's flag instead, and the evaluation's
+// totals are then the partials added in order (the fallback). The fractions of 2,048 partials
+// stay under 2^64.
+constexpr int kFracBits = 52;
+constexpr int kMaxFixedClusters = 2048;
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ bool to_fixed(double x, unsigned long long& whole, unsigned long long& frac) {
+  if (!(fabs(x) < 0x1p48)) return false;
+  const double f = floor(x);
+  whole = static_cast<unsigned long long>(static_cast<long long>(f));
+  frac = static_cast<unsigned long long>((x - f) * 0x1p52);  // x - f is exact; at most 2^52
+  return true;
+}
+__device__ __forceinline__ double from_fixed(unsigned long long whole, unsigned long long frac) {
+  const long long w = static_cast<long long>(whole + (frac >> kFracBits));
+  return static_cast<double>(w) + static_cast<double>(frac & ((1ull << kFracBits) - 1)) * 0x1p-52;
+}
+#endif
+
+// What the kernel reads and writes besides the map. The state starts from `guess` in every block
+// (no init kernel); at the end block 0 writes the state and the trace rows straight to pinned host
+// memory (no copies after the kernel), and a kernel that finds another cluster size or grid than
+// it was compiled and sized for writes what it found to `found` (host) and does nothing.
+struct ResidentArgs {
+  const float* xyz;
+  const AlignmentSlot* slot;
+  const SolverConfig* cfg;
+  const double* guess;
+  double* cluster_sums;
+  unsigned clusters;
+  unsigned long long* exchange;
+  TraceRow* trace;  // device: block 0's rows while it runs
+  SolverState* state_out;
+  TraceRow* trace_out;
+  int trace_rows;
+  unsigned* found;
+};
+
+// Cluster c's partial (the sum of its SIZE blocks' sums) of evaluation k is added to accumulator
+// set k % 3 (integer atomics) and written to half k % 2 of `cluster_sums` (for the fallback; a
+// leader still reading evaluation k's cannot meet one writing evaluation k + 2's: that one has
+// passed barrier k + 1, which needs every leader's arrival after its reads). The counter counts
+// the leaders' arrivals over the whole run: barrier k waits for (k + 1) x clusters. Past barrier k,
+// block 0 zeroes set (k + 2) % 3: every leader read evaluation k - 1's totals before it arrived,
+// and none adds evaluation k + 2's before barrier k + 1, which waits for block 0's arrival after
+// the zeroing. The last leader out zeroes the counters and the sets for the next launch (every
+// other leader has left the loop: no one polls or reads them). One request per pass (the serial
+// line search: the registry gives v9 one candidate), as in v3.
 template <int SIZE>
-__global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3)
-    resident_kernel(MapView m, const float* xyz, const AlignmentSlot* slot, SolverState* state, const SolverConfig* cfg,
-                    double* cluster_sums, unsigned clusters, unsigned* sync, TraceRow* trace) {
+__global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_kernel(MapView m, ResidentArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
+  unsigned long long* const exchange = a.exchange;
+  unsigned* const sync = reinterpret_cast<unsigned*>(exchange);  // [0] arrivals, [1] leaders out
+  const unsigned clusters = a.clusters;
   if (cluster.num_blocks() != SIZE || gridDim.x != clusters * SIZE) {  // the same test in every block
-    if (blockIdx.x == 0 && threadIdx.x == 0) sync[1] = cluster.num_blocks(), sync[2] = gridDim.x;
+    if (blockIdx.x == 0 && threadIdx.x == 0) a.found[0] = cluster.num_blocks(), a.found[1] = gridDim.x;
     return;
   }
   __shared__ EvalShared sh;
   __shared__ StepShared step;
   __shared__ double mine[kSums];  // this block's sums, read by its cluster's leader
   __shared__ NewtonAhead ahead;
+  __shared__ unsigned long long overflow;
+  __shared__ bool last_out;
   const int tid = threadIdx.x;
   const bool leader = cluster.block_rank() == 0;
-  block_copy(step.st, *state);
+  if (tid == 0) {
+    double g[6];
+    for (int j = 0; j < 6; ++j) g[j] = a.guess[j];
+    solver_init(step.st, g);
+  }
   __syncthreads();
   for (unsigned k = 0; !solver_done(step.st); ++k) {
-    eval_block(m, xyz, *slot, step.st.req, *cfg, blockIdx.x, gridDim.x, mine, sh);
+    eval_block(m, a.xyz, *a.slot, step.st.req, *a.cfg, blockIdx.x, gridDim.x, mine, sh);
     cluster.sync();  // every block's sums are in its shared memory
     if (leader) {
-      // the cluster's sum, the arrival, the wait (the leaders only: one poller per cluster),
-      // then every cluster's partial in a fixed order: the same totals in every leader
-      double* sums = cluster_sums + static_cast<std::size_t>(k & 1) * clusters * kSums;
+      // the cluster's sum added to the set, the arrival, the wait (the leaders only: one poller
+      // per cluster), then the set's totals, the same in every leader
+      double* sums = a.cluster_sums + static_cast<std::size_t>(k & 1) * clusters * kSums;
+      unsigned long long* set = exchange + kLineWords + (k % 3) * kSetWords;
       if (tid < kSums) {
         double t = 0;
         for (int r = 0; r < SIZE; ++r) t += cluster.map_shared_rank(mine, r)[tid];
         sums[blockIdx.x / SIZE * kSums + tid] = t;
+        unsigned long long whole, frac;
+        if (to_fixed(t, whole, frac)) {
+          atomicAdd(set + tid * kLineWords, whole);
+          atomicAdd(set + (kSums + tid) * kLineWords, frac);
+        } else {
+          atomicOr(set + 2 * kSums * kLineWords, 1ull);
+        }
       }
       __syncthreads();
       if (tid == 0) {
-        __threadfence();  // the partial before the arrival, for every leader that sees the count
+        __threadfence();  // the partial and the atomics before the arrival, for every leader that sees the count
         atomicAdd(sync, 1u);
         while (*const_cast<volatile unsigned*>(sync) < (k + 1) * clusters) {}
         __threadfence();
+        overflow = __ldcg(set + 2 * kSums * kLineWords);
       }
       __syncthreads();
-      reduce_partials(sums, static_cast<int>(clusters), step);
+      if (blockIdx.x == 0 && tid <= 2 * kSums) exchange[kLineWords + ((k + 2) % 3) * kSetWords + tid * kLineWords] = 0;
+      if (overflow) {
+        reduce_partials(sums, static_cast<int>(clusters), step);
+      } else if (tid < kSums) {
+        step.sums[tid] = from_fixed(__ldcg(set + tid * kLineWords), __ldcg(set + (kSums + tid) * kLineWords));
+      }
     }
     cluster.sync();  // the leader's totals are ready
     if (!leader && tid < kSums) step.sums[tid] = cluster.map_shared_rank(step.sums, 0)[tid];
     __syncthreads();
     // thread 0 runs the solver, warp 1's first thread solves the Newton system of the same sums
-    TraceRow* const rows = blockIdx.x == 0 ? trace : nullptr;
+    TraceRow* const rows = blockIdx.x == 0 ? a.trace : nullptr;
     bool deferred = false;
     if (tid == 32) solve_ahead(step.sums, ahead);
-    if (tid == 0) deferred = advance(step.st, cfg, step.sums, rows, nullptr);
+    if (tid == 0) deferred = advance(step.st, a.cfg, step.sums, rows, nullptr);
     __syncthreads();  // the solve ahead is done
-    if (tid == 0 && deferred) advance(step.st, cfg, nullptr, rows, &ahead);
+    if (tid == 0 && deferred) advance(step.st, a.cfg, nullptr, rows, &ahead);
     __syncthreads();
   }
-  if (blockIdx.x == 0) block_copy(*state, step.st);
+  if (blockIdx.x == 0) {  // the state and the rows (block 0's thread 0 wrote them) to the host
+    block_copy(*a.state_out, step.st);
+    auto* to = reinterpret_cast<unsigned long long*>(a.trace_out);
+    const auto* from = reinterpret_cast<const unsigned long long*>(a.trace);
+    const int words = a.trace_rows * static_cast<int>(sizeof(TraceRow) / 8);
+    for (int j = tid; j < words; j += blockDim.x) to[j] = from[j];
+  }
+  if (leader) {
+    if (tid == 0) {
+      __threadfence();
+      last_out = atomicAdd(sync + 1, 1u) == clusters - 1;
+    }
+    __syncthreads();
+    if (last_out) {
+      __threadfence();
+      for (int j = tid; j < kExchangeWords; j += blockDim.x) exchange[j] = 0;
+    }
+  }
   cluster.sync();  // no block leaves while its cluster might still read its shared memory
 #endif
 }
 
-using ResidentKernel = void (*)(MapView, const float*, const AlignmentSlot*, SolverState*, const SolverConfig*, double*,
-                                unsigned, unsigned*, TraceRow*);
+using ResidentKernel = void (*)(MapView, ResidentArgs);
 ResidentKernel resident_kernel_for(int size) {
   return size == 8 ? resident_kernel<8> : size == 4 ? resident_kernel<4> : resident_kernel<2>;
 }
 // EXERCISE END
 
 // The launch: `clusters` clusters of `size` blocks, cooperative (all resident at once, or it fails).
-cudaError_t launch_resident(int clusters, int size, cudaStream_t s, MapView m, const float* xyz,
-                            const AlignmentSlot* slot, SolverState* state, const SolverConfig* cfg,
-                            double* cluster_sums, unsigned* sync, TraceRow* trace) {
-  // EXERCISE BEGIN body unused(clusters, size, s, m, xyz, slot, state, cfg, cluster_sums, sync, trace)
+cudaError_t launch_resident(int clusters, int size, cudaStream_t s, const MapView& m, const ResidentArgs& args) {
+  // EXERCISE BEGIN body unused(clusters, size, s, m, args)
   cudaLaunchConfig_t c = {};
   c.gridDim = dim3(static_cast<unsigned>(clusters * size));
   c.blockDim = dim3(kBlock);
@@ -199,8 +286,7 @@ cudaError_t launch_resident(int clusters, int size, cudaStream_t s, MapView m, c
   attr[0].val.cooperative = 1;
   c.attrs = attr;
   c.numAttrs = 1;
-  return cudaLaunchKernelEx(&c, resident_kernel_for(size), m, xyz, slot, state, cfg, cluster_sums,
-                            static_cast<unsigned>(clusters), sync, trace);
+  return cudaLaunchKernelEx(&c, resident_kernel_for(size), m, args);
   // EXERCISE END
 }
 
@@ -235,20 +321,31 @@ class ResidentRunner : public DeviceRunner {
       throw std::runtime_error(
           "v9_resident_clusters: no thread-block cluster fits on this GPU "
           "(cudaOccupancyMaxActiveClusters)");
+    if (clusters_ > kMaxFixedClusters)
+      throw std::runtime_error("v9_resident_clusters: " + std::to_string(clusters_) +
+                               " clusters: the fixed-point totals hold at most " + std::to_string(kMaxFixedClusters) +
+                               " partials");
     cluster_sums_.resize(2 * static_cast<std::size_t>(clusters_) * kSums);
-    sync_.resize(3);
+    exchange_.resize(kExchangeWords);
+    // zeroed once: every launch leaves it zeroed (its last leader out)
+    CUDA_CHECK(cudaMemset(exchange_.get(), 0, kExchangeWords * sizeof(unsigned long long)));
     found_.resize(2);
     // EXERCISE END
   }
-  // The run: the source and the state, the barrier's counter zeroed, the one launch, the results
-  // back (the exercise is the kernel, its launch and the grid's size).
+  // The run: the source up, the one launch (the kernel starts the state from the guess and writes
+  // the state and the trace rows to pinned host memory, so nothing is copied back and no init
+  // kernel runs; the exchange is left zeroed by the previous launch). The exercise is the kernel,
+  // its launch and the grid's size.
   void enqueue() override {
     cudaStream_t s = a_.stream.get();
-    a_.upload_source_and_init(s);
-    CUDA_CHECK(cudaMemsetAsync(sync_.get(), 0, 3 * sizeof(unsigned), s));
+    CUDA_CHECK(cudaMemcpyAsync(a_.xyz.get(), a_.h_xyz_.get(), a_.n_xyz * sizeof(float), cudaMemcpyHostToDevice, s));
+    found_[0] = found_[1] = 0;  // the previous run is over (the runner waited for it)
+    ResidentArgs args{a_.xyz.get(),      a_.slot.get(),       a_.d_cfg.get(),
+                      a_.guess.get(),    cluster_sums_.get(), static_cast<unsigned>(clusters_),
+                      exchange_.get(),   a_.trace.get(),      a_.h_state_.get(),
+                      a_.h_trace_.get(), a_.max_iter + 1,     found_.get()};
     start_.record(s);
-    const cudaError_t e = launch_resident(clusters_, size_, s, a_.view, a_.xyz.get(), a_.slot.get(), a_.state.get(),
-                                          a_.d_cfg.get(), cluster_sums_.get(), sync_.get(), a_.trace.get());
+    const cudaError_t e = launch_resident(clusters_, size_, s, a_.view, args);
     if (e == cudaErrorCooperativeLaunchTooLarge) {
       (void)cudaGetLastError();
       throw std::runtime_error("v9_resident_clusters: " + std::to_string(clusters_) + " clusters of " +
@@ -257,8 +354,6 @@ class ResidentRunner : public DeviceRunner {
     }
     CUDA_CHECK(e);
     stop_.record(s);
-    a_.download(s);
-    CUDA_CHECK(cudaMemcpyAsync(found_.get(), sync_.get() + 1, 2 * sizeof(unsigned), cudaMemcpyDeviceToHost, s));
   }
   AlignResult result() override {
     if (found_.size() > 0 && found_[0] != 0)
@@ -275,7 +370,7 @@ class ResidentRunner : public DeviceRunner {
  private:
   int clusters_ = 0, size_ = 0;  // clusters of size_ blocks
   common::DeviceBuffer<double> cluster_sums_;
-  common::DeviceBuffer<unsigned> sync_;  // the leaders' arrivals; the cluster size and grid found when wrong
+  common::DeviceBuffer<unsigned long long> exchange_;  // the barrier's counter, the accumulators (kExchangeWords)
   common::PinnedBuffer<unsigned> found_;
   common::Event start_, stop_;
 };
