@@ -233,10 +233,12 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
       } else if (tid < kSums) {
         step.sums[tid] = from_fixed(__ldcg(set + tid * kLineWords), __ldcg(set + (kSums + tid) * kLineWords));
       }
+      if (tid < kSums) {  // the totals into the cluster's other blocks' shared memory
+        const double total = step.sums[tid];
+        for (int r = 1; r < SIZE; ++r) cluster.map_shared_rank(step.sums, r)[tid] = total;
+      }
     }
-    cluster.sync();  // the leader's totals are ready
-    if (!leader && tid < kSums) step.sums[tid] = cluster.map_shared_rank(step.sums, 0)[tid];
-    __syncthreads();
+    cluster.sync();  // the leader's totals are in every block's shared memory
     // thread 0 runs the solver, warp 1's first thread solves the Newton system of the same sums
     TraceRow* const rows = blockIdx.x == 0 ? a.trace : nullptr;
     bool deferred = false;
