@@ -3,13 +3,15 @@
 // blocks, or 4 or 2, scheduled together on one GPC, each able to read the others' shared memory).
 // After its share of an evaluation, every block leaves its 30 sums in its own shared memory; the
 // cluster syncs (a hardware barrier), its first block (the leader) adds its blocks' sums through
-// distributed shared memory, writes one partial per cluster and arrives at the grid-wide barrier
-// (one atomic per cluster). Past the barrier every leader adds the clusters' partials in the same
-// fixed order, the cluster syncs again, its blocks copy the leader's totals, and every block
-// advances its own copy of the solver in shared memory: the same sums and the same code give the
-// same next request in every block, so no block broadcasts the state and no second grid-wide
-// barrier is needed. The state lives in shared memory for the whole alignment; block 0 writes the
-// trace and, at the end, the state.
+// distributed shared memory, adds the cluster's partial to the evaluation's fixed-point totals
+// (integer atomics: every order gives the same bits) and arrives at the grid-wide barrier (one
+// atomic per cluster). Past the barrier every leader reads the same totals, writes them into its
+// cluster's other blocks' shared memory, the cluster syncs again, and every block advances its
+// own copy of the solver in shared memory: the same sums and the same code give the same next
+// request in every block, so no block broadcasts the state and no second grid-wide barrier is
+// needed. The state starts from the guess in every block and lives in shared memory for the whole
+// alignment; block 0 writes the trace and, at the end, the state and the trace straight to pinned
+// host memory.
 // Predicted (H100, room_tutorial, against v8's cost model of 18.3 us per evaluation): the time
 // outside the kernels (4.9 us) and the state copies (0.4 us) go; the reduction reads ~50 cluster
 // partials instead of ~400 block partials (2.2 -> ~0.8 us); the cluster syncs and the one barrier
@@ -64,6 +66,33 @@
 // (same H100, three runs each against the kept code): one copy of the solver's code per kernel
 // (this kernel 317 -> 237 KB, advance's spills 176 / 456 -> 82 / 164 bytes): 0.356-0.361 against
 // 0.351-0.355 ms; the pivot search by integer compares: 0.345-0.352 against 0.350-0.355.
+// Kept (H100, 2026-11-27, three runs each, room_tutorial, v3 and v8 as controls in each run):
+// the totals from fixed-point words (each leader adds its partial as two 64-bit integer atomics,
+// every leader reads 60 words after the barrier instead of adding 195 partials of 30 values, the
+// 9.1 MB of L2 reads per evaluation that the split above blamed): predicted ~1.9 us per
+// evaluation, measured 0.346-0.350 -> 0.324-0.330 ms (~1.1 us); the init kernel, the memset and
+// the three copies back replaced by the kernel's own start from the guess and its writes to
+// pinned host memory (the exchange left zeroed by the last leader out): predicted ~10 us per
+// alignment, measured 0.319-0.324 -> 0.305-0.310; the leader writing the totals into its cluster's
+// blocks before the second cluster sync (no read after it): 0.311-0.313 -> 0.307-0.312.
+// Where an evaluation goes now (the same probes as above, room_tutorial, 21 evaluations, block 0's
+// thread 0, us; the probes take the alignment to 0.365 ms): evaluation 5.5, cluster sync 0.7,
+// cluster sum and atomics 0.4, arrival and barrier 3.1 (1.7 of it the slowest block's lateness),
+// totals 0.7, second cluster sync and the solver 3.7.
+// Tried and not kept (same H100, three runs each against the kept code):
+//  - chunks of up to 33 points so that clusters of 4 cover room_tutorial (95 partials, not 195;
+//    each probe round its own point): 0.390-0.400 against 0.348-0.355 ms, and koide_vg02_both (the
+//    same grid) 0.214 against 0.184: the per-round points cost the evaluation more than the
+//    fewer partials saved;
+//  - counted words instead of a barrier (each word's top 12 bits count the leaders that added to
+//    it; lanes poll their own words; no counter, no fence): 0.307-0.313 against 0.308-0.312 with
+//    acquire loads, 0.326-0.331 against 0.311-0.313 with relaxed loads and one fence;
+//  - a chunk's points spread over the cloud so that chunks hold alike numbers of neighbours (the
+//    slowest block's lateness): 0.311-0.314 against 0.306-0.311 (every point, stride = chunks;
+//    the probes lost their L1 locality: sim_street 0.295 against 0.246), 0.309-0.314 in runs of 8
+//    (v3 and v8 gained 0.01 there);
+//  - each neighbour voxel prefetched into L1 when its probe finds it: 0.321-0.322 against
+//    0.309-0.310; the block reduction's row sums as a tree: 0.360-0.362 (spills).
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -71,6 +100,7 @@
 #include <string>
 
 #include "gpu_kernels.cuh"
+#include "ndt_graph/fixed_sum.hpp"
 #include "ndt_graph/registry_detail.hpp"
 
 namespace ndt {
@@ -82,6 +112,26 @@ namespace {
 // when none does, the most blocks). Measured (room_tutorial, 389 chunks): clusters of 8 fit 45 at
 // once (360 blocks: 29 blocks evaluate two chunks, 8.6 against 6.2 us per evaluation on the H200).
 constexpr int kClusterSizes[] = {8, 4, 2};
+
+// What the kernel reads and writes besides the map. The state starts from `guess` in every block
+// (no init kernel); at the end block 0 writes the state and the trace rows straight to pinned host
+// memory (no copies after the kernel), and a kernel that finds another cluster size or grid than
+// it was compiled and sized for writes what it found to `found` (host) and does nothing.
+struct ResidentArgs {
+  const float* xyz;
+  const AlignmentSlot* slot;
+  const SolverConfig* cfg;
+  const double* guess;
+  double* cluster_sums;
+  unsigned clusters;
+  unsigned long long* exchange;
+  TraceRow* trace;  // device: block 0's rows while it runs
+  SolverState* state_out;
+  TraceRow* trace_out;
+  int trace_rows;
+  unsigned* found;    // [0], [1]: the cluster size and grid found; [2]: the evaluations summed in order
+  bool ordered_only;  // every evaluation to the fallback (a test's)
+};
 
 // EXERCISE BEGIN
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -113,54 +163,18 @@ __device__ __noinline__ void solve_ahead(const double* sums, NewtonAhead& a) { n
 #define NDT_CLUSTER_DIMS(n)
 #endif
 
-// The exchange's words (one allocation, zeroed before the launch): line 0 the barrier's counter
-// and the cluster size and grid the kernel found when they are not SIZE and `clusters` of them
-// (the kernel then does nothing); then three sets of fixed-point accumulators, each value's two
-// words and the set's overflow flag on lines of their own (128 bytes: the leaders' atomics on one
-// word do not queue behind another's).
+// The exchange's words (one allocation, zeroed once when the runner is prepared; every launch
+// leaves it zeroed): line 0 two counters (the leaders' arrivals over the whole run, the leaders
+// out); then three sets of fixed-point accumulators, each value's two words and the set's overflow
+// flag on lines of their own (128 bytes: the leaders' atomics on one word do not queue behind
+// another's).
 constexpr int kLineWords = 16;
 constexpr int kSetWords = (2 * kSums + 1) * kLineWords;
 constexpr int kExchangeWords = kLineWords + 3 * kSetWords;
-// A partial is added as a 64-bit integer part and a 52-bit fraction: integer sums, so every order
-// of the leaders' atomics gives the same bits (deterministic), exact to 2^-52 per partial. A
-// partial of 2^48 or more, or not finite, raises the set's flag instead, and the evaluation's
-// totals are then the partials added in order (the fallback). The fractions of 2,048 partials
-// stay under 2^64.
-constexpr int kFracBits = 52;
-constexpr int kMaxFixedClusters = 2048;
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-__device__ __forceinline__ bool to_fixed(double x, unsigned long long& whole, unsigned long long& frac) {
-  if (!(fabs(x) < 0x1p48)) return false;
-  const double f = floor(x);
-  whole = static_cast<unsigned long long>(static_cast<long long>(f));
-  frac = static_cast<unsigned long long>((x - f) * 0x1p52);  // x - f is exact; at most 2^52
-  return true;
-}
-__device__ __forceinline__ double from_fixed(unsigned long long whole, unsigned long long frac) {
-  const long long w = static_cast<long long>(whole + (frac >> kFracBits));
-  return static_cast<double>(w) + static_cast<double>(frac & ((1ull << kFracBits) - 1)) * 0x1p-52;
-}
-#endif
-
-// What the kernel reads and writes besides the map. The state starts from `guess` in every block
-// (no init kernel); at the end block 0 writes the state and the trace rows straight to pinned host
-// memory (no copies after the kernel), and a kernel that finds another cluster size or grid than
-// it was compiled and sized for writes what it found to `found` (host) and does nothing.
-struct ResidentArgs {
-  const float* xyz;
-  const AlignmentSlot* slot;
-  const SolverConfig* cfg;
-  const double* guess;
-  double* cluster_sums;
-  unsigned clusters;
-  unsigned long long* exchange;
-  TraceRow* trace;  // device: block 0's rows while it runs
-  SolverState* state_out;
-  TraceRow* trace_out;
-  int trace_rows;
-  unsigned* found;
-};
+// A cluster's partial is added as a 64-bit integer part and a 52-bit fraction (fixed_sum.hpp):
+// integer sums, so every order of the leaders' atomics gives the same bits (deterministic). A
+// partial of kFixedLimit or more, or not finite, raises the set's flag instead, and the
+// evaluation's totals are then the partials added in order (the fallback).
 
 // Cluster c's partial (the sum of its SIZE blocks' sums) of evaluation k is added to accumulator
 // set k % 3 (integer atomics) and written to half k % 2 of `cluster_sums` (for the fallback; a
@@ -190,6 +204,7 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
   __shared__ NewtonAhead ahead;
   __shared__ unsigned long long overflow;
   __shared__ bool last_out;
+  unsigned ordered = 0;  // evaluations summed in order (thread 0 of a leader)
   const int tid = threadIdx.x;
   const bool leader = cluster.block_rank() == 0;
   if (tid == 0) {
@@ -210,10 +225,10 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
         double t = 0;
         for (int r = 0; r < SIZE; ++r) t += cluster.map_shared_rank(mine, r)[tid];
         sums[blockIdx.x / SIZE * kSums + tid] = t;
-        unsigned long long whole, frac;
-        if (to_fixed(t, whole, frac)) {
-          atomicAdd(set + tid * kLineWords, whole);
-          atomicAdd(set + (kSums + tid) * kLineWords, frac);
+        std::uint64_t whole, frac;
+        if (!a.ordered_only && to_fixed(t, kFixedLimit, whole, frac)) {
+          atomicAdd(set + tid * kLineWords, static_cast<unsigned long long>(whole));
+          atomicAdd(set + (kSums + tid) * kLineWords, static_cast<unsigned long long>(frac));
         } else {
           atomicOr(set + 2 * kSums * kLineWords, 1ull);
         }
@@ -230,6 +245,7 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
       if (blockIdx.x == 0 && tid <= 2 * kSums) exchange[kLineWords + ((k + 2) % 3) * kSetWords + tid * kLineWords] = 0;
       if (overflow) {
         reduce_partials(sums, static_cast<int>(clusters), step);
+        ordered += tid == 0;
       } else if (tid < kSums) {
         step.sums[tid] = from_fixed(__ldcg(set + tid * kLineWords), __ldcg(set + (kSums + tid) * kLineWords));
       }
@@ -249,6 +265,7 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
     __syncthreads();
   }
   if (blockIdx.x == 0) {  // the state and the rows (block 0's thread 0 wrote them) to the host
+    if (tid == 0) a.found[2] = ordered;
     block_copy(*a.state_out, step.st);
     auto* to = reinterpret_cast<unsigned long long*>(a.trace_out);
     const auto* from = reinterpret_cast<const unsigned long long*>(a.trace);
@@ -306,6 +323,10 @@ int max_resident_clusters(int size) {
 
 class ResidentRunner : public DeviceRunner {
  public:
+  // `ordered_only`: every evaluation's totals by the ordered fallback (a test's); `ordered`, when
+  // given, receives after each result() how many evaluations went there.
+  explicit ResidentRunner(bool ordered_only = false, int* ordered = nullptr)
+      : ordered_only_(ordered_only), ordered_(ordered) {}
   void prepare(const Problem& p) override {
     a_.prepare(p);
     // EXERCISE BEGIN body
@@ -314,8 +335,10 @@ class ResidentRunner : public DeviceRunner {
     clusters_ = 0;
     for (int size : kClusterSizes) {
       const int fit = max_resident_clusters(size);
-      // no more clusters than the evaluation has chunks of points for
-      const int use = static_cast<int>(std::min<long long>(fit, (chunks + size - 1) / size));
+      // no more clusters than the evaluation has chunks of points for, nor than the fixed-point
+      // words hold partials of
+      const int use = static_cast<int>(
+          std::min<long long>({fit, (chunks + size - 1) / size, static_cast<long long>(kMaxFixedPartials)}));
       if (use * size > clusters_ * size_) clusters_ = use, size_ = size;
       if (static_cast<long long>(use) * size >= chunks) break;
     }
@@ -323,15 +346,11 @@ class ResidentRunner : public DeviceRunner {
       throw std::runtime_error(
           "v9_resident_clusters: no thread-block cluster fits on this GPU "
           "(cudaOccupancyMaxActiveClusters)");
-    if (clusters_ > kMaxFixedClusters)
-      throw std::runtime_error("v9_resident_clusters: " + std::to_string(clusters_) +
-                               " clusters: the fixed-point totals hold at most " + std::to_string(kMaxFixedClusters) +
-                               " partials");
     cluster_sums_.resize(2 * static_cast<std::size_t>(clusters_) * kSums);
     exchange_.resize(kExchangeWords);
     // zeroed once: every launch leaves it zeroed (its last leader out)
     CUDA_CHECK(cudaMemset(exchange_.get(), 0, kExchangeWords * sizeof(unsigned long long)));
-    found_.resize(2);
+    found_.resize(3);
     // EXERCISE END
   }
   // The run: the source up, the one launch (the kernel starts the state from the guess and writes
@@ -341,11 +360,12 @@ class ResidentRunner : public DeviceRunner {
   void enqueue() override {
     cudaStream_t s = a_.stream.get();
     CUDA_CHECK(cudaMemcpyAsync(a_.xyz.get(), a_.h_xyz_.get(), a_.n_xyz * sizeof(float), cudaMemcpyHostToDevice, s));
-    found_[0] = found_[1] = 0;  // the previous run is over (the runner waited for it)
+    found_[0] = found_[1] = found_[2] = 0;  // the previous run is over (the runner waited for it)
     ResidentArgs args{a_.xyz.get(),      a_.slot.get(),       a_.d_cfg.get(),
                       a_.guess.get(),    cluster_sums_.get(), static_cast<unsigned>(clusters_),
                       exchange_.get(),   a_.trace.get(),      a_.h_state_.get(),
-                      a_.h_trace_.get(), a_.max_iter + 1,     found_.get()};
+                      a_.h_trace_.get(), a_.max_iter + 1,     found_.get(),
+                      ordered_only_};
     start_.record(s);
     const cudaError_t e = launch_resident(clusters_, size_, s, a_.view, args);
     if (e == cudaErrorCooperativeLaunchTooLarge) {
@@ -363,6 +383,7 @@ class ResidentRunner : public DeviceRunner {
                                " blocks in a grid of " + std::to_string(found_[1]) + ", not the " +
                                std::to_string(clusters_) + " clusters of " + std::to_string(size_) +
                                " it was compiled and sized for (a tool replaying the launch?): it computed nothing");
+    if (ordered_) *ordered_ = static_cast<int>(found_[2]);
     return DeviceRunner::result();
   }
   double kernel_ms() const override { return stop_.since(start_); }
@@ -370,9 +391,11 @@ class ResidentRunner : public DeviceRunner {
   KernelSplit kernel_split() const override { return {}; }
 
  private:
+  bool ordered_only_;
+  int* ordered_;
   int clusters_ = 0, size_ = 0;  // clusters of size_ blocks
   common::DeviceBuffer<double> cluster_sums_;
-  common::DeviceBuffer<unsigned long long> exchange_;  // the barrier's counter, the accumulators (kExchangeWords)
+  common::DeviceBuffer<unsigned long long> exchange_;  // the counters and the accumulator sets (kExchangeWords)
   common::PinnedBuffer<unsigned> found_;
   common::Event start_, stop_;
 };
@@ -381,6 +404,9 @@ class ResidentRunner : public DeviceRunner {
 }  // namespace gpu
 
 std::unique_ptr<Runner> make_v9_resident_clusters() { return std::make_unique<gpu::ResidentRunner>(); }
+std::unique_ptr<Runner> make_v9_resident_clusters_counting(bool ordered_only, int* ordered) {
+  return std::make_unique<gpu::ResidentRunner>(ordered_only, ordered);
+}
 int v9_resident_clusters_resident_blocks() {
   int most = 0;
   for (int size : gpu::kClusterSizes) most = std::max(most, gpu::max_resident_clusters(size) * size);

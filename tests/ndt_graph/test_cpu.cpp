@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 
 #include "common/lidar_sim.hpp"
+#include "ndt_graph/fixed_sum.hpp"
 #include "ndt_graph/registry_detail.hpp"
 
 using namespace ndt;
@@ -157,6 +160,56 @@ TEST(VoxelStatistics, HandMadeCloudsMatchFloat64) {
     common::la::inverse3(cov, inv);
     const double ic[6] = {inv[0][0], inv[0][1], inv[0][2], inv[1][1], inv[1][2], inv[2][2]};
     for (int k = 0; k < 6; ++k) EXPECT_NEAR(m.voxels[0].icov[k], ic[k], 1e-6 * std::fabs(ic[0])) << n << " points";
+  }
+}
+
+// v9's order-free totals: the same bits in every order of the adds, within 2^-52 per partial of
+// the exact sum, and a partial that does not fit (too large, NaN, infinite) refused.
+TEST(FixedSum, EveryOrderGivesTheSameBitsAndTheSumWithinItsBound) {
+  std::mt19937_64 rng(40);
+  std::uniform_real_distribution<double> mant(-1.0, 1.0);
+  std::uniform_int_distribution<int> expo(-30, 40);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int n = 1 + static_cast<int>(rng() % 400);
+    std::vector<double> x(n);
+    for (double& v : x) v = std::ldexp(mant(rng), expo(rng));
+    if (trial % 4 == 0) x[0] = -1e-300;  // a tiny negative: its fraction rounds up to one
+    double totals[2];
+    for (int order = 0; order < 2; ++order) {
+      if (order == 1) std::shuffle(x.begin(), x.end(), rng);
+      std::uint64_t whole = 0, frac = 0;
+      for (double v : x) {
+        std::uint64_t w, f;
+        ASSERT_TRUE(to_fixed(v, kFixedLimit, w, f)) << v;
+        whole += w, frac += f;
+      }
+      totals[order] = from_fixed(whole, frac);
+    }
+    EXPECT_EQ(std::memcmp(&totals[0], &totals[1], sizeof(double)), 0) << totals[0] << " " << totals[1];
+    long double exact = 0, size = 0;
+    for (double v : x) exact += v, size = std::max<long double>(size, std::fabs(v));
+    const long double bound = n * 0x1p-52L + 8 * std::numeric_limits<double>::epsilon() * n * size;
+    EXPECT_LE(std::fabs(static_cast<long double>(totals[0]) - exact), bound) << "n " << n;
+  }
+  std::uint64_t w = 7, f = 7;
+  EXPECT_FALSE(to_fixed(kFixedLimit, kFixedLimit, w, f));
+  EXPECT_FALSE(to_fixed(-kFixedLimit, kFixedLimit, w, f));
+  EXPECT_FALSE(to_fixed(std::nan(""), kFixedLimit, w, f));
+  EXPECT_FALSE(to_fixed(std::numeric_limits<double>::infinity(), kFixedLimit, w, f));
+  EXPECT_FALSE(to_fixed(1.0, 0.0, w, f));  // a limit of zero: nothing fits
+  EXPECT_EQ(w, 7u);
+  EXPECT_EQ(f, 7u);
+  ASSERT_TRUE(to_fixed(-2.75, kFixedLimit, w, f));
+  EXPECT_EQ(from_fixed(w, f), -2.75);
+  // the most partials of the largest magnitude, of either sign: no word overflows
+  const double big = std::nextafter(kFixedLimit, 0.0);
+  for (double v : {big, -big}) {
+    std::uint64_t whole = 0, frac = 0;
+    for (int k = 0; k < kMaxFixedPartials; ++k) {
+      ASSERT_TRUE(to_fixed(v, kFixedLimit, w, f));
+      whole += w, frac += f;
+    }
+    EXPECT_EQ(from_fixed(whole, frac), kMaxFixedPartials * v);  // exact: 2^59 - 2^6
   }
 }
 

@@ -225,6 +225,42 @@ COURSE_TEST(NdtGpu, CooperativeLaunchTooLargeIsAClearError) {
   }
 }
 
+// v9 takes an evaluation's totals from fixed-point words (order-free integer atomics), or, where a
+// cluster's partial does not fit them, adds the partials in order. Both paths land together and on
+// the reference, and each run reports which path it took: none ordered normally, every
+// evaluation when the fallback is forced.
+COURSE_TEST(NdtGpu, ResidentClustersOrderedFallbackLandsWithTheFixedPointTotals) {
+  const Version* v9 = nullptr;
+  for (const auto& v : versions())
+    if (v.name == "v9_resident_clusters") v9 = &v;
+  ASSERT_NE(v9, nullptr);
+  REQUIRE_VERSION_RUNNABLE(v9->name, v9->needs);
+  const Pair p = sim_pair();
+  const VoxelMap map = build_voxel_map(p.target, 1.0f);
+  Problem pr;
+  pr.map = &map;
+  pr.target = &p.target;
+  pr.source = &p.source;
+  std::copy(p.guess, p.guess + 6, pr.guess);
+  int ordered = -1;
+  auto fixed = make_v9_resident_clusters_counting(false, &ordered);
+  if (!course_test::implemented(v9->name, [&] { fixed->prepare(pr), fixed->run(); })) {
+    COURSE_SKIP_NOTED();
+    return;
+  }
+  const AlignResult a = fixed->result();
+  EXPECT_EQ(ordered, 0) << "evaluations summed in order with every partial fitting";
+  auto in_order = make_v9_resident_clusters_counting(true, &ordered);
+  in_order->prepare(pr);
+  in_order->run();
+  const AlignResult b = in_order->result();
+  EXPECT_GT(b.evaluations, 0);
+  EXPECT_EQ(ordered, b.evaluations) << "the forced fallback took only some evaluations";
+  const AlignResult ref = align_cpu(map, p.source, NdtParams{}, p.guess);
+  EXPECT_EQ(compare_to_reference(b, ref, 1.0, 0.1, 2), "");
+  EXPECT_EQ(compare_to_reference(b, a, 1e-3, 1e-4, 0), "");
+}
+
 COURSE_TEST(NdtAcceptance, ADroppedHessianTermIsCaught) {
   // A deliberately wrong evaluation: the point-Hessian (second-derivative) term left out, as a
   // buggy kernel would. The acceptance test the driver and the GPU tests use must reject it.

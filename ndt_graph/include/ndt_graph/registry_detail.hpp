@@ -23,6 +23,10 @@ std::unique_ptr<Runner> make_v6_parallel_line_search();
 std::unique_ptr<Runner> make_v8_programmatic_launch();
 std::unique_ptr<Runner> make_v8_programmatic_launch_unrolled(int unrolled);
 std::unique_ptr<Runner> make_v9_resident_clusters();
+// v9 that reports, after each result(), how many evaluations' totals it added in order (the
+// fallback for partials that do not fit the fixed-point words) in `ordered`; `ordered_only`
+// sends every evaluation there.
+std::unique_ptr<Runner> make_v9_resident_clusters_counting(bool ordered_only, int* ordered);
 // The most blocks v9's clustered grid may have on this GPU (its largest resident clusters x size).
 int v9_resident_clusters_resident_blocks();
 bool pcl_available();
