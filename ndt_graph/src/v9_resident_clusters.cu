@@ -74,7 +74,10 @@
 // the three copies back replaced by the kernel's own start from the guess and its writes to
 // pinned host memory (the exchange left zeroed by the last leader out): predicted ~10 us per
 // alignment, measured 0.319-0.324 -> 0.305-0.310; the leader writing the totals into its cluster's
-// blocks before the second cluster sync (no read after it): 0.311-0.313 -> 0.307-0.312.
+// blocks before the second cluster sync (no read after it): 0.311-0.313 -> 0.307-0.312; the
+// arrival as an atomic that releases and the poll as loads that acquire, not two sequentially
+// consistent fences (__threadfence) around them: 0.307-0.312 -> 0.304-0.305 (a relaxed poll and one
+// acquiring fence after it: 0.307-0.313).
 // Where an evaluation goes now (the same probes as above, room_tutorial, 21 evaluations, block 0's
 // thread 0, us; the probes take the alignment to 0.365 ms): evaluation 5.5, cluster sync 0.7,
 // cluster sum and atomics 0.4, arrival and barrier 3.1 (1.7 of it the slowest block's lateness),
@@ -94,6 +97,7 @@
 //  - each neighbour voxel prefetched into L1 when its probe finds it: 0.321-0.322 against
 //    0.309-0.310; the block reduction's row sums as a tree: 0.360-0.362 (spills).
 #include <cooperative_groups.h>
+#include <cuda/atomic>
 
 #include <algorithm>
 #include <stdexcept>
@@ -235,10 +239,11 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
       }
       __syncthreads();
       if (tid == 0) {
-        __threadfence();  // the partial and the atomics before the arrival, for every leader that sees the count
-        atomicAdd(sync, 1u);
-        while (*const_cast<volatile unsigned*>(sync) < (k + 1) * clusters) {}
-        __threadfence();
+        // the arrival releases the block's partial and atomics (the barrier above ordered them
+        // before it) to every leader whose poll acquires the count that includes it
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device> arrivals(*sync);
+        arrivals.fetch_add(1u, cuda::memory_order_release);
+        while (arrivals.load(cuda::memory_order_acquire) < (k + 1) * clusters) {}
         overflow = __ldcg(set + 2 * kSums * kLineWords);
       }
       __syncthreads();

@@ -22,7 +22,7 @@ COMMON_HD bool to_fixed(double x, double limit, std::uint64_t& whole, std::uint6
   if (!(fabs(x) < limit) || !(limit <= kFixedLimit)) return false;
   const double f = floor(x);
   whole = static_cast<std::uint64_t>(static_cast<std::int64_t>(f));  // two's complement
-  frac = static_cast<std::uint64_t>((x - f) * 0x1p52);               // x - f is exact, in [0, 1]
+  frac = static_cast<std::uint64_t>((x - f) * 0x1p52);               // in [0, 1]: exact but for -1 < x < 0
   return true;
 }
 
