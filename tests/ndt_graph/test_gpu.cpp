@@ -1,10 +1,12 @@
 // ndt_graph on the GPU: every version against the CPU reference (simulated pair, room_tutorial,
 // awkward sizes, points without neighbours, a source far outside the map), the GPU map build and
 // VoxelGrid filter against the CPU's (identical), batched alignments, the cooperative
-// too-large-launch error, and a deliberately wrong evaluation that the acceptance test rejects.
+// too-large-launch error, v9's ordered fallback against its fixed-point totals, and a deliberately
+// wrong evaluation that the acceptance test rejects.
 #include <gtest/gtest.h>
 #include "../common/exercise_support.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -49,6 +51,16 @@ void version_matches(const Version& v, const VoxelMap& map, const common::PointC
   r->run();  // a second run from the same guess: the same answer
   const AlignResult again = r->result();
   EXPECT_EQ(compare_to_reference(again, got, 1e-3, 1e-4, 0), "") << v.name << " repeated on " << what;
+}
+
+// The simulated pair as a problem on `map` (its target's map), from the pair's guess.
+Problem problem_of(const Pair& p, const VoxelMap& map) {
+  Problem pr;
+  pr.map = &map;
+  pr.target = &p.target;
+  pr.source = &p.source;
+  std::copy(p.guess, p.guess + 6, pr.guess);
+  return pr;
 }
 
 std::vector<std::string> gpu_version_names() {
@@ -211,10 +223,7 @@ COURSE_TEST(NdtGpu, CooperativeLaunchTooLargeIsAClearError) {
   REQUIRE_GPU();
   const Pair p = sim_pair();
   const VoxelMap map = build_voxel_map(p.target, 1.0f);
-  Problem pr;
-  pr.map = &map;
-  pr.target = &p.target;
-  pr.source = &p.source;
+  const Problem pr = problem_of(p, map);
   auto r = make_v3_cooperative_oversized();
   r->prepare(pr);
   try {
@@ -237,11 +246,7 @@ COURSE_TEST(NdtGpu, ResidentClustersOrderedFallbackLandsWithTheFixedPointTotals)
   REQUIRE_VERSION_RUNNABLE(v9->name, v9->needs);
   const Pair p = sim_pair();
   const VoxelMap map = build_voxel_map(p.target, 1.0f);
-  Problem pr;
-  pr.map = &map;
-  pr.target = &p.target;
-  pr.source = &p.source;
-  std::copy(p.guess, p.guess + 6, pr.guess);
+  const Problem pr = problem_of(p, map);
   int ordered = -1;
   auto fixed = make_v9_resident_clusters_counting(false, &ordered);
   if (!course_test::implemented(v9->name, [&] { fixed->prepare(pr), fixed->run(); })) {
