@@ -134,7 +134,7 @@ struct ResidentArgs {
   TraceRow* trace_out;
   int trace_rows;
   unsigned* found;    // [0], [1]: the cluster size and grid found; [2]: the evaluations summed in order
-  bool ordered_only;  // every evaluation to the fallback (a test's)
+  bool ordered_only;  // every evaluation to the ordered fallback (a test's), counted in found[2]
 };
 
 // EXERCISE BEGIN
@@ -230,7 +230,7 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
         for (int r = 0; r < SIZE; ++r) t += cluster.map_shared_rank(mine, r)[tid];
         sums[blockIdx.x / SIZE * kSums + tid] = t;
         std::uint64_t whole, frac;
-        if (!a.ordered_only && to_fixed(t, kFixedLimit, whole, frac)) {
+        if (!a.ordered_only && clusters <= kMaxFixedPartials && to_fixed(t, kFixedLimit, whole, frac)) {
           atomicAdd(set + tid * kLineWords, static_cast<unsigned long long>(whole));
           atomicAdd(set + (kSums + tid) * kLineWords, static_cast<unsigned long long>(frac));
         } else {
@@ -279,8 +279,9 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
   }
   if (leader) {
     if (tid == 0) {
-      __threadfence();
+      __threadfence();  // this leader's reads before its count
       last_out = atomicAdd(sync + 1, 1u) == clusters - 1;
+      __threadfence();  // every other leader's reads before the zeroing
     }
     __syncthreads();
     if (last_out) {
@@ -331,7 +332,9 @@ class ResidentRunner : public DeviceRunner {
   // `ordered_only`: every evaluation's totals by the ordered fallback (a test's); `ordered`, when
   // given, receives after each result() how many evaluations went there.
   explicit ResidentRunner(bool ordered_only = false, int* ordered = nullptr)
-      : ordered_only_(ordered_only), ordered_(ordered) {}
+      : ordered_only_(ordered_only), ordered_(ordered) {
+    found_.resize(3);  // enqueue writes it whatever prepare does
+  }
   void prepare(const Problem& p) override {
     a_.prepare(p);
     // EXERCISE BEGIN body
@@ -353,9 +356,9 @@ class ResidentRunner : public DeviceRunner {
           "(cudaOccupancyMaxActiveClusters)");
     cluster_sums_.resize(2 * static_cast<std::size_t>(clusters_) * kSums);
     exchange_.resize(kExchangeWords);
-    // zeroed once: every launch leaves it zeroed (its last leader out)
-    CUDA_CHECK(cudaMemset(exchange_.get(), 0, kExchangeWords * sizeof(unsigned long long)));
-    found_.resize(3);
+    // zeroed once, on the alignment's stream (the launches' order): every launch leaves it zeroed
+    // (its last leader out)
+    CUDA_CHECK(cudaMemsetAsync(exchange_.get(), 0, kExchangeWords * sizeof(unsigned long long), a_.stream.get()));
     // EXERCISE END
   }
   // The run: the source up, the one launch (the kernel starts the state from the guess and writes
@@ -400,7 +403,7 @@ class ResidentRunner : public DeviceRunner {
   int* ordered_;
   int clusters_ = 0, size_ = 0;  // clusters of size_ blocks
   common::DeviceBuffer<double> cluster_sums_;
-  common::DeviceBuffer<unsigned long long> exchange_;  // the counters and the accumulator sets (kExchangeWords)
+  common::DeviceBuffer<unsigned long long> exchange_;  // the barrier's counters and the accumulator sets
   common::PinnedBuffer<unsigned> found_;
   common::Event start_, stop_;
 };

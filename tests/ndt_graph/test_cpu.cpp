@@ -213,6 +213,45 @@ TEST(FixedSum, EveryOrderGivesTheSameBitsAndTheSumWithinItsBound) {
   }
 }
 
+// On the 2^-52 grid the words are exact: the total is the exact sum (in 128-bit integers) rounded
+// once; off it, each partial loses less than 2^-52.
+TEST(FixedSum, OnTheGridTheTotalIsTheExactSumRoundedOnce) {
+  std::mt19937_64 rng(41);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int n = 1 + static_cast<int>(rng() % 300);
+    __int128 exact = 0;  // in units of 2^-52
+    std::uint64_t whole = 0, frac = 0;
+    for (int k = 0; k < n; ++k) {
+      // up to 2^43 in magnitude with bits down to 2^-52 (at most 53 of them): a double, on the grid
+      const int top = static_cast<int>(rng() % 96);  // the highest bit, 2^(top - 52)
+      const std::int64_t m = static_cast<std::int64_t>(rng() >> (64 - std::min(top + 1, 53)));
+      const int shift = std::max(0, top + 1 - 53);
+      const __int128 units = (rng() & 1 ? -1 : 1) * (static_cast<__int128>(m) << shift);
+      const double x = std::ldexp(static_cast<double>(units), -52);
+      ASSERT_EQ(static_cast<__int128>(std::ldexp(x, 52)), units);  // x is exactly units x 2^-52
+      std::uint64_t w, f;
+      ASSERT_TRUE(to_fixed(x, kFixedLimit, w, f));
+      EXPECT_EQ(from_fixed(w, f), x) << "one partial, on the grid";
+      whole += w, frac += f;
+      exact += units;
+    }
+    const double total = from_fixed(whole, frac);
+    // the exact sum rounded once: its integer part (|sum| < 2^53 here) and its fraction, each exact
+    const __int128 floor_units = exact >= 0 ? exact >> 52 : -((-exact + ((__int128{1} << 52) - 1)) >> 52);
+    const double expected =
+        static_cast<double>(static_cast<std::int64_t>(floor_units)) +
+        std::ldexp(static_cast<double>(static_cast<std::int64_t>(exact - (floor_units << 52))), -52);
+    EXPECT_EQ(total, expected) << "n " << n;
+  }
+  std::uniform_real_distribution<double> U(-1.0, 1.0);
+  for (int k = 0; k < 10000; ++k) {  // off the grid: less than 2^-52 lost
+    const double x = std::ldexp(U(rng), static_cast<int>(rng() % 80) - 60);
+    std::uint64_t w, f;
+    ASSERT_TRUE(to_fixed(x, kFixedLimit, w, f));
+    EXPECT_LT(std::fabs(x - from_fixed(w, f)), 0x1p-52) << x;
+  }
+}
+
 // Every lookup of the neighbour search walks the linear probes from a key's home slot: on a dense
 // block of cells (a row of 48 along x, as a corridor or a street gives) the runs must stay short.
 // A hash that ignores some key bits (the first version ignored x) makes them as long as the row.

@@ -255,6 +255,11 @@ COURSE_TEST(NdtGpu, ResidentClustersOrderedFallbackLandsWithTheFixedPointTotals)
   }
   const AlignResult a = fixed->result();
   EXPECT_EQ(ordered, 0) << "evaluations summed in order with every partial fitting";
+  fixed->run();  // again, on the exchange the first run left: the same bits (integer sums, any order)
+  const AlignResult again = fixed->result();
+  EXPECT_EQ(std::memcmp(a.pose, again.pose, sizeof a.pose), 0) << "a repeated run moved the pose";
+  EXPECT_EQ(std::memcmp(&a.score, &again.score, sizeof a.score), 0) << "a repeated run moved the score";
+  EXPECT_EQ(again.evaluations, a.evaluations);
   auto in_order = make_v9_resident_clusters_counting(true, &ordered);
   in_order->prepare(pr);
   in_order->run();
