@@ -240,7 +240,7 @@ TEST(FixedSum, OnTheGridTheTotalIsTheExactSumRoundedOnce) {
     const __int128 floor_units = exact >= 0 ? exact >> 52 : -((-exact + ((__int128{1} << 52) - 1)) >> 52);
     const double expected =
         static_cast<double>(static_cast<std::int64_t>(floor_units)) +
-        std::ldexp(static_cast<double>(static_cast<std::int64_t>(exact - (floor_units << 52))), -52);
+        std::ldexp(static_cast<double>(static_cast<std::int64_t>(exact - floor_units * (__int128{1} << 52))), -52);
     EXPECT_EQ(total, expected) << "n " << n;
   }
   std::uniform_real_distribution<double> U(-1.0, 1.0);
