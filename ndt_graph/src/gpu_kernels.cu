@@ -306,8 +306,12 @@ void DeviceAlignment::reload(const VoxelMap& m, const std::vector<BatchItem>& it
   stream.sync();
 }
 
-void DeviceAlignment::upload_source_and_init(cudaStream_t s) {
+void DeviceAlignment::upload_source(cudaStream_t s) {
   CUDA_CHECK(cudaMemcpyAsync(xyz.get(), h_xyz_.get(), n_xyz * sizeof(float), cudaMemcpyHostToDevice, s));
+}
+
+void DeviceAlignment::upload_source_and_init(cudaStream_t s) {
+  upload_source(s);
   launch_init(state.get(), guess.get(), clock.get(), alignments, s);
 }
 

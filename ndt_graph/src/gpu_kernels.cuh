@@ -466,6 +466,7 @@ class DeviceAlignment {
   // the pinned source and the device guesses that the enqueue reads. No buffer moves and the view
   // stays the same, so a captured graph reads them as it is.
   void reload(const VoxelMap& m, const std::vector<BatchItem>& items);
+  void upload_source(cudaStream_t s);           // enqueue: the pinned source to the device
   void upload_source_and_init(cudaStream_t s);  // enqueue: source upload + state init
   // enqueue: states + traces (+ the kernel clocks) to pinned memory
   void download(cudaStream_t s, bool with_clocks = true);

@@ -367,7 +367,7 @@ class ResidentRunner : public DeviceRunner {
   // its launch and the grid's size.
   void enqueue() override {
     cudaStream_t s = a_.stream.get();
-    CUDA_CHECK(cudaMemcpyAsync(a_.xyz.get(), a_.h_xyz_.get(), a_.n_xyz * sizeof(float), cudaMemcpyHostToDevice, s));
+    a_.upload_source(s);
     found_[0] = found_[1] = found_[2] = 0;  // the previous run is over (the runner waited for it)
     ResidentArgs args{a_.xyz.get(),      a_.slot.get(),       a_.d_cfg.get(),
                       a_.guess.get(),    cluster_sums_.get(), static_cast<unsigned>(clusters_),
