@@ -272,6 +272,14 @@ __device__ __forceinline__ void eval_block(const MapView& m, const float* xyz, c
       queued += total;
     }
     __syncthreads();
+    // A chunk of more than kBlock pairs (a quarter of room_tutorial's) takes a second round, on
+    // the evaluation's longest path: its voxels (mean and inverse covariance, up to two lines) on
+    // their way to L1 while the first round runs.
+    if (tid + kBlock < queued) {
+      const Voxel* later = m.voxels + sh.q_voxel[tid + kBlock];
+      asm volatile("prefetch.global.L1 [%0];" ::"l"(later->mean));
+      asm volatile("prefetch.global.L1 [%0];" ::"l"(later->icov + 5));
+    }
     for (int e = tid; e < queued; e += kBlock)
       eval_pair(m, sh, e, c, SlotSums{sh.red + common::block_reduce_smem_slot<kBlock>(0)});
     if (chunk + nblocks < chunks) __syncthreads();  // the next chunk rewrites the points and the queue

@@ -5,9 +5,8 @@
 // cluster syncs (a hardware barrier), its first block (the leader) adds its blocks' sums through
 // distributed shared memory, adds the cluster's partial to the evaluation's fixed-point totals
 // (integer atomics: every order gives the same bits) and arrives at the grid-wide barrier (one
-// atomic per cluster). Past the barrier every leader reads the same totals, writes them into its
-// cluster's other blocks' shared memory, the cluster syncs again, and every block advances its
-// own copy of the solver in shared memory: the same sums and the same code give the same next
+// atomic per cluster). Every block polls the barrier, reads the same totals and advances its own
+// copy of the solver in shared memory: the same sums and the same code give the same next
 // request in every block, so no block broadcasts the state and no second grid-wide barrier is
 // needed. The state starts from the guess in every block and lives in shared memory for the whole
 // alignment; block 0 writes the trace and, at the end, the state and the trace straight to pinned
@@ -96,6 +95,38 @@
 //    (v3 and v8 gained 0.01 there);
 //  - each neighbour voxel prefetched into L1 when its probe finds it: 0.321-0.322 against
 //    0.309-0.310; the block reduction's row sums as a tree: 0.360-0.362 (spills).
+// Where an evaluation goes, block 0's thread 0 (H100, 2026-11-27, clock64 at each phase's
+// block barrier, room_tutorial, cycles at ~1.98 GHz; the probes take the alignment to 0.393 ms):
+// the probes (point, transform, cell, grid loads, ballots) 4,930, the queue 930, the pairs 3,350
+// (86 in block 0; the most in any block 158), the block reduction 960, the cluster sync 2,140,
+// the leader's part (cluster sum, atomics, arrival, poll, totals, push) 6,600 (the slowest block
+// ends its evaluation 1.6 us after block 0), the second cluster sync 1,120, the solver 6,160.
+// On the CPU (room_tutorial at the final pose): 96 of the 389 chunks hold more than kBlock
+// pairs (a second round of the pair loop, up to 162 pairs); even spread over a cluster of 2, 47
+// clusters of 195 would still need a second round: balancing pairs within clusters cannot take
+// the second round off the slowest block.
+// Kept (H100, 2026-11-27, three runs each, room_tutorial, v3 and v8 as controls): the solver's
+// configuration in shared memory (its first read was an L1 miss after the evaluation's probes),
+// the totals' words and the set's flag read in one round of loads, not the flag first; the
+// request's float matrix left by the solver (SolverConfig::defer_transform) and taken by warp 0,
+// the three angles' sines and cosines in three lanes at once; the second round's voxels
+// prefetched into L1 while the first round runs (eval_block): 0.298-0.303 -> 0.290-0.298 ms
+// together (predicted ~1 us per evaluation, ~0.02 ms; measured ~0.3 us). Then every block
+// polling the barrier and reading the totals itself (390 pollers instead of 195; no push into the
+// cluster's shared memory, no second cluster sync): -> 0.280-0.287 against 0.297-0.303 in the
+// same runs; every case gains (sim_street 0.242 -> 0.229, koide_vg02_both 0.168 -> 0.156,
+// kitti00 0.296 -> 0.280).
+// Tried and not kept (same H100, three runs each against the kept code):
+//  - the derivatives' cosines and sines of the next request in warp 0's lanes 3..5 beside the
+//    float ones in lanes 0..2 (off the evaluation's start): 0.297-0.303 against 0.292-0.296 (the
+//    two lane groups run different code, so the warp runs them one after the other); in warp 2
+//    after a named barrier with warp 0: 0.285-0.290 against 0.285-0.287; by warp 0 with its first
+//    probes in flight: 0.317-0.320 against 0.280-0.286 (spills: 976 bytes of stack);
+//  - the non-leaders' sums pushed into the leader's shared memory and an mbarrier arrival there
+//    instead of the first cluster sync: 0.276-0.283 against 0.280-0.286, but koide_unfiltered
+//    0.405 against 0.400 and kitti00 0.283 against 0.281: not a gain;
+//  - the totals converted before the barrier that publishes the flag (one block barrier less):
+//    0.293-0.295 against 0.285-0.287.
 #include <cooperative_groups.h>
 #include <cuda/atomic>
 
@@ -182,21 +213,23 @@ constexpr int kExchangeWords = kLineWords + 3 * kSetWords;
 
 // Cluster c's partial (the sum of its SIZE blocks' sums) of evaluation k is added to accumulator
 // set k % 3 (integer atomics) and written to half k % 2 of `cluster_sums` (for the fallback; a
-// leader still reading evaluation k's cannot meet one writing evaluation k + 2's: that one has
-// passed barrier k + 1, which needs every leader's arrival after its reads). The counter counts
-// the leaders' arrivals over the whole run: barrier k waits for (k + 1) x clusters. Past barrier k,
-// block 0 zeroes set (k + 2) % 3: every leader read evaluation k - 1's totals before it arrived,
-// and none adds evaluation k + 2's before barrier k + 1, which waits for block 0's arrival after
-// the zeroing. The last leader out zeroes the counters and the sets for the next launch (every
-// other leader has left the loop: no one polls or reads them). One request per pass (the serial
-// line search: the registry gives v9 one candidate), as in v3.
+// block still reading evaluation k's cannot meet a leader writing evaluation k + 2's: that one has
+// passed barrier k + 1, which needs every leader's arrival, and a leader arrives after its
+// cluster's sync of evaluation k + 1, which every block of the cluster reaches after its reads).
+// The counter counts the leaders' arrivals over the whole run: barrier k waits for
+// (k + 1) x clusters. Past barrier k, block 0 zeroes set (k + 2) % 3: every block read evaluation
+// k - 1's totals before its cluster's sync of evaluation k, so before its leader arrived, and no
+// leader adds evaluation k + 2's before barrier k + 1, which waits for block 0's arrival after the
+// zeroing. The last block out zeroes the counters and the sets for the next launch (every other
+// block has left the loop: no one polls or reads them). One request per pass (the serial line
+// search: the registry gives v9 one candidate), as in v3.
 template <int SIZE>
 __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_kernel(MapView m, ResidentArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   unsigned long long* const exchange = a.exchange;
-  unsigned* const sync = reinterpret_cast<unsigned*>(exchange);  // [0] arrivals, [1] leaders out
+  unsigned* const sync = reinterpret_cast<unsigned*>(exchange);  // [0] arrivals, [1] blocks out
   const unsigned clusters = a.clusters;
   if (cluster.num_blocks() != SIZE || gridDim.x != clusters * SIZE) {  // the same test in every block
     if (blockIdx.x == 0 && threadIdx.x == 0) a.found[0] = cluster.num_blocks(), a.found[1] = gridDim.x;
@@ -208,23 +241,28 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
   __shared__ NewtonAhead ahead;
   __shared__ unsigned long long overflow;
   __shared__ bool last_out;
-  unsigned ordered = 0;  // evaluations summed in order (thread 0 of a leader)
+  __shared__ SolverConfig cfg;  // read by the solver at the start of every call: not through L1
+  unsigned ordered = 0;         // evaluations summed in order (thread 0; block 0 reports it)
   const int tid = threadIdx.x;
   const bool leader = cluster.block_rank() == 0;
   if (tid == 0) {
     double g[6];
     for (int j = 0; j < 6; ++j) g[j] = a.guess[j];
     solver_init(step.st, g);
+    cfg = *a.cfg;
+    cfg.defer_transform = 1;  // the request's matrix by warp 0 after the solver (below)
   }
   __syncthreads();
   for (unsigned k = 0; !solver_done(step.st); ++k) {
-    eval_block(m, a.xyz, *a.slot, step.st.req, *a.cfg, blockIdx.x, gridDim.x, mine, sh);
+    eval_block(m, a.xyz, *a.slot, step.st.req, cfg, blockIdx.x, gridDim.x, mine, sh);
     cluster.sync();  // every block's sums are in its shared memory
+    // the leader adds the cluster's sum to the set and arrives (one atomic per cluster); every
+    // block polls the barrier and reads the set's totals itself (nothing pushed to the cluster's
+    // blocks, no second cluster sync)
+    double* sums = a.cluster_sums + static_cast<std::size_t>(k & 1) * clusters * kSums;
+    unsigned long long* set = exchange + kLineWords + (k % 3) * kSetWords;
+    cuda::atomic_ref<unsigned, cuda::thread_scope_device> arrivals(*sync);
     if (leader) {
-      // the cluster's sum added to the set, the arrival, the wait (the leaders only: one poller
-      // per cluster), then the set's totals, the same in every leader
-      double* sums = a.cluster_sums + static_cast<std::size_t>(k & 1) * clusters * kSums;
-      unsigned long long* set = exchange + kLineWords + (k % 3) * kSetWords;
       if (tid < kSums) {
         double t = 0;
         for (int r = 0; r < SIZE; ++r) t += cluster.map_shared_rank(mine, r)[tid];
@@ -238,35 +276,45 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
         }
       }
       __syncthreads();
-      if (tid == 0) {
-        // the arrival releases the block's partial and atomics (the barrier above ordered them
-        // before it) to every leader whose poll acquires the count that includes it
-        cuda::atomic_ref<unsigned, cuda::thread_scope_device> arrivals(*sync);
-        arrivals.fetch_add(1u, cuda::memory_order_release);
-        while (arrivals.load(cuda::memory_order_acquire) < (k + 1) * clusters) {}
-        overflow = __ldcg(set + 2 * kSums * kLineWords);
-      }
-      __syncthreads();
-      if (blockIdx.x == 0 && tid <= 2 * kSums) exchange[kLineWords + ((k + 2) % 3) * kSetWords + tid * kLineWords] = 0;
-      if (overflow) {
-        reduce_partials(sums, static_cast<int>(clusters), step);
-        ordered += tid == 0;
-      } else if (tid < kSums) {
-        step.sums[tid] = from_fixed(__ldcg(set + tid * kLineWords), __ldcg(set + (kSums + tid) * kLineWords));
-      }
-      if (tid < kSums) {  // the totals into the cluster's other blocks' shared memory
-        const double total = step.sums[tid];
-        for (int r = 1; r < SIZE; ++r) cluster.map_shared_rank(step.sums, r)[tid] = total;
-      }
+      // the arrival releases the block's partial and atomics (the barrier above ordered them
+      // before it) to every block whose poll acquires the count that includes it
+      if (tid == 0) arrivals.fetch_add(1u, cuda::memory_order_release);
     }
-    cluster.sync();  // the leader's totals are in every block's shared memory
+    if (tid == 0)
+      while (arrivals.load(cuda::memory_order_acquire) < (k + 1) * clusters) {}
+    __syncthreads();
+    // the totals' words and the set's flag in one round of loads (the flag decides only after it)
+    std::uint64_t whole = 0, frac = 0;
+    if (tid < kSums) whole = __ldcg(set + tid * kLineWords), frac = __ldcg(set + (kSums + tid) * kLineWords);
+    if (tid == kSums) overflow = __ldcg(set + 2 * kSums * kLineWords);
+    if (blockIdx.x == 0 && tid <= 2 * kSums) exchange[kLineWords + ((k + 2) % 3) * kSetWords + tid * kLineWords] = 0;
+    __syncthreads();
+    if (overflow) {
+      reduce_partials(sums, static_cast<int>(clusters), step);
+      ordered += tid == 0;
+    } else if (tid < kSums) {
+      step.sums[tid] = from_fixed(whole, frac);
+    }
+    __syncthreads();  // the totals are in step.sums
     // thread 0 runs the solver, warp 1's first thread solves the Newton system of the same sums
     TraceRow* const rows = blockIdx.x == 0 ? a.trace : nullptr;
     bool deferred = false;
     if (tid == 32) solve_ahead(step.sums, ahead);
-    if (tid == 0) deferred = advance(step.st, a.cfg, step.sums, rows, nullptr);
+    if (tid == 0) deferred = advance(step.st, &cfg, step.sums, rows, nullptr);
     __syncthreads();  // the solve ahead is done
-    if (tid == 0 && deferred) advance(step.st, a.cfg, nullptr, rows, &ahead);
+    if (tid == 0 && deferred) advance(step.st, &cfg, nullptr, rows, &ahead);
+    if (tid < 32) {  // the request's matrix: the three angles' sines and cosines in lanes 0..2 at once
+      __syncwarp();
+      EvalRequest& r = step.st.req;
+      if (r.transform_pending) {
+        float sv = 0, cv = 0;
+        if (tid < 3) float_angle_sin_cos(static_cast<float>(r.pose[3 + tid]), sv, cv);
+        float s3[3], c3[3];
+        for (int j = 0; j < 3; ++j) s3[j] = __shfl_sync(0xffffffffu, sv, j), c3[j] = __shfl_sync(0xffffffffu, cv, j);
+        __syncwarp();  // every lane has read the flag
+        if (tid == 0) float_transform_from(s3, c3, r.pose, r.T), r.transform_pending = 0;
+      }
+    }
     __syncthreads();
   }
   if (blockIdx.x == 0) {  // the state and the rows (block 0's thread 0 wrote them) to the host
@@ -277,17 +325,15 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
     const int words = a.trace_rows * static_cast<int>(sizeof(TraceRow) / 8);
     for (int j = tid; j < words; j += blockDim.x) to[j] = from[j];
   }
-  if (leader) {
-    if (tid == 0) {
-      __threadfence();  // this leader's reads before its count
-      last_out = atomicAdd(sync + 1, 1u) == clusters - 1;
-      __threadfence();  // every other leader's reads before the zeroing
-    }
-    __syncthreads();
-    if (last_out) {
-      __threadfence();
-      for (int j = tid; j < kExchangeWords; j += blockDim.x) exchange[j] = 0;
-    }
+  if (tid == 0) {
+    __threadfence();  // this block's reads before its count
+    last_out = atomicAdd(sync + 1, 1u) == gridDim.x - 1;
+    __threadfence();  // every other block's reads before the zeroing
+  }
+  __syncthreads();
+  if (last_out) {
+    __threadfence();
+    for (int j = tid; j < kExchangeWords; j += blockDim.x) exchange[j] = 0;
   }
   cluster.sync();  // no block leaves while its cluster might still read its shared memory
 #endif
@@ -357,7 +403,7 @@ class ResidentRunner : public DeviceRunner {
     cluster_sums_.resize(2 * static_cast<std::size_t>(clusters_) * kSums);
     exchange_.resize(kExchangeWords);
     // zeroed once, on the alignment's stream (the launches' order): every launch leaves it zeroed
-    // (its last leader out)
+    // (its last block out)
     CUDA_CHECK(cudaMemsetAsync(exchange_.get(), 0, kExchangeWords * sizeof(unsigned long long), a_.stream.get()));
     // EXERCISE END
   }

@@ -14,6 +14,7 @@
 #include "common/lidar_sim.hpp"
 #include "ndt_graph/fixed_sum.hpp"
 #include "ndt_graph/registry_detail.hpp"
+#include "sim_pair.hpp"
 
 using namespace ndt;
 
@@ -255,6 +256,46 @@ TEST(FixedSum, OnTheGridTheTotalIsTheExactSumRoundedOnce) {
 // Every lookup of the neighbour search walks the linear probes from a key's home slot: on a dense
 // block of cells (a row of 48 along x, as a corridor or a street gives) the runs must stay short.
 // A hash that ignores some key bits (the first version ignored x) makes them as long as the row.
+// SolverConfig::defer_transform (v9: the request's float matrix taken after the solver, by three
+// lanes): the caller's float_transform_from of float_angle_sin_cos gives every request the
+// solver's own matrix, bit for bit, and the same alignment.
+TEST(Solver, DeferredTransformTakenByTheCallerIsTheSolversOwn) {
+  const ndt_test::Pair pair = ndt_test::sim_pair();
+  const VoxelMap map = build_voxel_map(pair.target, 1.0f);
+  const MapView view = map.view(Search::radius);
+  const std::vector<float> xyz = interleave(pair.source);
+  NdtParams p;
+  p.fast_solve = true;
+  SolverConfig own = p.solver_config(pair.source.size()), deferred = own;
+  deferred.defer_transform = 1;
+  SolverState a, b;
+  solver_init(a, pair.guess);
+  solver_init(b, pair.guess);
+  double sums[kSums];
+  int taken = 0;
+  while (!solver_done(a)) {
+    ASSERT_FALSE(solver_done(b));
+    ASSERT_EQ(std::memcmp(a.req.T, b.req.T, sizeof a.req.T), 0) << "request " << a.evaluations;
+    ASSERT_EQ(std::memcmp(a.req.pose, b.req.pose, sizeof a.req.pose), 0);
+    evaluate_cpu(view, xyz.data(), pair.source.size(), a.req, own.gauss, sums, false);
+    solver_advance(a, own, sums, a.req.need_hessian != 0, nullptr);
+    solver_advance(b, deferred, sums, b.req.need_hessian != 0, nullptr);
+    EXPECT_EQ(a.req.transform_pending, 0);
+    if (!solver_done(b) && b.req.transform_pending) {
+      float sn[3], cs[3];
+      for (int k = 0; k < 3; ++k) float_angle_sin_cos(static_cast<float>(b.req.pose[3 + k]), sn[k], cs[k]);
+      std::fill(b.req.T, b.req.T + 12, 0.f);  // nothing of the previous request survives
+      float_transform_from(sn, cs, b.req.pose, b.req.T);
+      b.req.transform_pending = 0;
+      ++taken;
+    }
+  }
+  EXPECT_TRUE(solver_done(b));
+  EXPECT_GT(taken, 3) << "the deferred path was taken";
+  EXPECT_EQ(a.iterations, b.iterations);
+  EXPECT_EQ(std::memcmp(a.p, b.p, sizeof a.p), 0) << "the same final pose, bit for bit";
+}
+
 TEST(CellHash, ProbeRunsStayShortOnADenseBlockOfCells) {
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> U(0.1f, 0.9f);

@@ -57,6 +57,10 @@ struct SolverConfig {
   // line search: every Newton iteration evaluates that many step lengths in one pass and takes
   // the first that PCL's test accepts (else the best), so an iteration is always one pass.
   int candidates = 1;
+  // 1: a request leaves its float matrix to the caller (EvalRequest::transform_pending), which
+  // takes it with float_transform_from: v9's warp takes the three angles' sines and cosines in
+  // three lanes at once instead of one after another in the solver's thread.
+  int defer_transform = 0;
 };
 
 struct TraceRow {
@@ -71,6 +75,7 @@ struct EvalRequest {
   float T[12];
   double pose[6];
   int need_hessian;
+  int transform_pending;  // T is not yet taken (SolverConfig::defer_transform)
 };
 
 struct SolverState {
@@ -109,26 +114,25 @@ inline FloatTrig& float_trig() {
 // iterations are ill-conditioned enough (room_tutorial) that one float ulp in the transform moves
 // the final pose by centimetres, so the reference reproduces PCL's float matrix bit for bit
 // (sin/cos of the float angle: float_trig() above says whose).
-NDT_HD void float_transform(const double (&x)[6], float (&T)[12]) {
-  float s[3], c[3];
-  COMMON_UNROLL  // the three angles' sin/cos are independent: let them overlap
-  for (int k = 0; k < 3; ++k) {
-    const float a = static_cast<float>(x[3 + k]);
+// The sine and cosine of one float angle, as float_transform takes them.
+NDT_HD void float_angle_sin_cos(float a, float& s, float& c) {
 #if defined(__CUDA_ARCH__)
-    double sd, cd;  // one argument reduction for both (the device's sin/cos are not glibc's anyway)
-    sincos(static_cast<double>(a), &sd, &cd);
-    s[k] = static_cast<float>(sd);
-    c[k] = static_cast<float>(cd);
+  double sd, cd;  // one argument reduction for both (the device's sin/cos are not glibc's anyway)
+  sincos(static_cast<double>(a), &sd, &cd);
+  s = static_cast<float>(sd);
+  c = static_cast<float>(cd);
 #else
-    if (float_trig() == FloatTrig::libm) {
-      s[k] = sinf(a);
-      c[k] = cosf(a);
-    } else {
-      s[k] = static_cast<float>(sin(static_cast<double>(a)));
-      c[k] = static_cast<float>(cos(static_cast<double>(a)));
-    }
-#endif
+  if (float_trig() == FloatTrig::libm) {
+    s = sinf(a);
+    c = cosf(a);
+  } else {
+    s = static_cast<float>(sin(static_cast<double>(a)));
+    c = static_cast<float>(cos(static_cast<double>(a)));
   }
+#endif
+}
+// The matrix from the angles' sines and cosines (float_angle_sin_cos of x[3..5]) and x[0..2].
+NDT_HD void float_transform_from(const float (&s)[3], const float (&c)[3], const double (&x)[6], float (&T)[12]) {
   float R[3][3][3] = {};  // AngleAxis::toRotationMatrix for the unit axes: diagonal (1 - c) + c
   for (int k = 0; k < 3; ++k) {
     const int u = (k + 1) % 3, w = (k + 2) % 3;
@@ -152,15 +156,23 @@ NDT_HD void float_transform(const double (&x)[6], float (&T)[12]) {
     T[r * 4 + 3] = static_cast<float>(x[r]);
   }
 }
+NDT_HD void float_transform(const double (&x)[6], float (&T)[12]) {
+  float s[3], c[3];
+  COMMON_UNROLL  // the three angles' sin/cos are independent: let them overlap
+  for (int k = 0; k < 3; ++k) float_angle_sin_cos(static_cast<float>(x[3 + k]), s[k], c[k]);
+  float_transform_from(s, c, x, T);
+}
 
-NDT_HD void request(EvalRequest& r, const double (&pose)[6], bool hessian) {
-  float_transform(pose, r.T);
+// `with_transform` false: T is left to the caller (transform_pending).
+NDT_HD void request(EvalRequest& r, const double (&pose)[6], bool hessian, bool with_transform = true) {
+  if (with_transform) float_transform(pose, r.T);
+  r.transform_pending = !with_transform;
   for (int k = 0; k < 6; ++k) r.pose[k] = pose[k];
   r.need_hessian = hessian;
 }
-NDT_HD void request(SolverState& s, const double (&pose)[6], bool hessian) {
+NDT_HD void request(SolverState& s, const double (&pose)[6], bool hessian, bool with_transform = true) {
   s.requests = 1;
-  request(s.req, pose, hessian);
+  request(s.req, pose, hessian, with_transform);
 }
 
 // Starts an alignment from the guess x, y, z, roll, pitch, yaw. Like PCL, the first evaluation
@@ -191,6 +203,7 @@ NDT_HD void solver_init(SolverState& s, const double (&guess)[6]) {
     for (int c = 0; c < 4; ++c) s.req.T[r * 4 + c] = static_cast<float>(mf[r][c]);
   for (int k = 0; k < 6; ++k) s.req.pose[k] = s.p[k];
   s.req.need_hessian = 1;
+  s.req.transform_pending = 0;
 }
 
 namespace detail {
@@ -395,7 +408,7 @@ NDT_HD int newton_step(SolverState& s, const SolverConfig& c, const NewtonAhead*
       s.cand_step[k] = fmax(a, step_min);
       double x_k[6];
       for (int i = 0; i < 6; ++i) x_k[i] = s.p[i] + s.dir[i] * s.cand_step[k];
-      request(request_at(s, k), x_k, true);
+      request(request_at(s, k), x_k, true, !c.defer_transform);
     }
     s.requests = K;
     s.phase = static_cast<int>(Phase::parallel_trial);
@@ -403,7 +416,7 @@ NDT_HD int newton_step(SolverState& s, const SolverConfig& c, const NewtonAhead*
   }
   double x_t[6];
   trial_pose(s, x_t);
-  request(s, x_t, true);
+  request(s, x_t, true, !c.defer_transform);
   s.phase = static_cast<int>(Phase::first_trial);
   return kStop;
 }
@@ -453,7 +466,7 @@ NDT_HD int line_search_next(SolverState& s, const SolverConfig& c) {
     s.a_t = fmax(fmin(s.a_t, c.step_size), c.epsilon / 2);
     double x_t[6];
     trial_pose(s, x_t);
-    request(s, x_t, false);
+    request(s, x_t, false, !c.defer_transform);
     s.phase = static_cast<int>(Phase::extra_trial);
     return kStop;
   }
