@@ -126,7 +126,14 @@
 //    instead of the first cluster sync: 0.276-0.283 against 0.280-0.286, but koide_unfiltered
 //    0.405 against 0.400 and kitti00 0.283 against 0.281: not a gain;
 //  - the totals converted before the barrier that publishes the flag (one block barrier less):
-//    0.293-0.295 against 0.285-0.287.
+//    0.293-0.295 against 0.285-0.287;
+//  - the grid's box in shared memory, the alignment's slot in registers and, from the second
+//    evaluation on, the block's points read from the shared memory where the previous evaluation
+//    left them (one chunk per block): 0.285-0.286 against 0.280-0.286 (commit 8bcb040, reverted).
+//    Clock64 in warps 0 and 1 of block 0 had put ~1,620 of the probes' ~5,000 cycles on those
+//    dependent loads (then the grid cells' loads 1,880, the neighbour tests and ballots ~1,050,
+//    warp 0's angle terms 510); predicted ~0.7 us per evaluation, measured none: in the kernel
+//    without the probes' stores those loads hit L1, or are off the slowest block's path.
 // Where the probes' ~5,000 cycles go (H100, 2026-11-27, clock64 in warps 0 and 1 of block 0,
 // room_tutorial): warp 0's angle cosines and sines 510; the point (the slot, the grid's box and
 // the point from global memory, dependent loads, then the transform and the cell) 1,620; the grid
