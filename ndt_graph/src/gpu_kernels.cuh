@@ -124,10 +124,6 @@ __device__ __forceinline__ CellSlot load_slot(const CellSlot* at) {
   return s;
 }
 
-// `points_kept`: the block evaluates one chunk, the same as in its previous call (a persistent
-// kernel whose grid covers the cloud), whose points that call left in sh.x: they are read from
-// there instead of global memory (measured in v9: the load was ~1,600 cycles of its probes'
-// ~5,000).
 // One block's share of one evaluation at `req`: chunks of points_per_chunk points. Each thread
 // loads the grid cells of its (point, cell) items of every round at once (or, without the grid,
 // the hash's slots in lockstep), so a chunk's probes cost one memory latency instead of one per
@@ -138,7 +134,7 @@ __device__ __forceinline__ CellSlot load_slot(const CellSlot* at) {
 template <int PROBE_BATCH = kMaxRounds>
 __device__ __forceinline__ void eval_block(const MapView& m, const float* xyz, const AlignmentSlot& slot,
                                            const EvalRequest& req, const SolverConfig& c, int block, int nblocks,
-                                           double* partial, EvalShared& sh, bool points_kept = false) {
+                                           double* partial, EvalShared& sh) {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   // The transform straight from the request (one address for the whole block); the angles'
   // cosines and sines in warp 0's first lanes, their derivatives by thread 0 while its probes are
@@ -165,17 +161,12 @@ __device__ __forceinline__ void eval_block(const MapView& m, const float* xyz, c
     int ix = 0, iy = 0, iz = 0;
     bool inside = idx < slot.count;
     if (inside) {
-      float x0, x1, x2;
-      if (points_kept) {  // the same chunk as the block's previous evaluation: its points are here
-        x0 = sh.x[0][mine], x1 = sh.x[1][mine], x2 = sh.x[2][mine];
-      } else {
-        const float* p = src + 3 * static_cast<std::size_t>(idx);
-        x0 = p[0], x1 = p[1], x2 = p[2];
-      }
+      const float* p = src + 3 * static_cast<std::size_t>(idx);
+      const float x0 = p[0], x1 = p[1], x2 = p[2];
       transform_point(Tl, x0, x1, x2, t[0], t[1], t[2]);
       inside = point_cell(m, t[0], t[1], t[2], ix, iy, iz);
       if (first_cell == 0) {
-        if (!points_kept) sh.x[0][mine] = x0, sh.x[1][mine] = x1, sh.x[2][mine] = x2;
+        sh.x[0][mine] = x0, sh.x[1][mine] = x1, sh.x[2][mine] = x2;
         sh.t[0][mine] = t[0], sh.t[1][mine] = t[1], sh.t[2][mine] = t[2];
       }
     }

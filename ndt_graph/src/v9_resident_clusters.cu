@@ -134,12 +134,6 @@
 //    dependent loads (then the grid cells' loads 1,880, the neighbour tests and ballots ~1,050,
 //    warp 0's angle terms 510); predicted ~0.7 us per evaluation, measured none: in the kernel
 //    without the probes' stores those loads hit L1, or are off the slowest block's path.
-// Where the probes' ~5,000 cycles go (H100, 2026-11-27, clock64 in warps 0 and 1 of block 0,
-// room_tutorial): warp 0's angle cosines and sines 510; the point (the slot, the grid's box and
-// the point from global memory, dependent loads, then the transform and the cell) 1,620; the grid
-// cells' loads 1,880; the neighbour tests and ballots 1,000-1,100. Kept: the grid's box in shared
-// memory, the slot in registers and, from the second evaluation on, the block's points from the
-// shared memory where the previous evaluation left them (points_kept; one chunk per block).
 #include <cooperative_groups.h>
 #include <cuda/atomic>
 
@@ -255,7 +249,6 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
   __shared__ unsigned long long overflow;
   __shared__ bool last_out;
   __shared__ SolverConfig cfg;  // read by the solver at the start of every call: not through L1
-  __shared__ CellGrid grid;     // the map's grid box, read at the start of every evaluation
   unsigned ordered = 0;         // evaluations summed in order (thread 0; block 0 reports it)
   const int tid = threadIdx.x;
   const bool leader = cluster.block_rank() == 0;
@@ -265,20 +258,10 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
     solver_init(step.st, g);
     cfg = *a.cfg;
     cfg.defer_transform = 1;  // the request's matrix by warp 0 after the solver (below)
-    if (m.grid) grid = *m.grid;
   }
-  // What every evaluation's first probe needs, out of shared memory and registers instead of
-  // global memory (after the previous evaluation's probes and voxels, an L1 miss): the grid's
-  // box, the alignment's slot and, from the second evaluation on, the block's points (one chunk
-  // per block where the grid covers the cloud).
-  MapView mv = m;
-  if (m.grid) mv.grid = &grid;
-  const AlignmentSlot slot = *a.slot;
-  const int per_chunk = points_per_chunk(cells_per_point(m.search));
-  const bool one_chunk = (slot.count + per_chunk - 1) / per_chunk <= static_cast<int>(gridDim.x);
   __syncthreads();
   for (unsigned k = 0; !solver_done(step.st); ++k) {
-    eval_block(mv, a.xyz, slot, step.st.req, cfg, blockIdx.x, gridDim.x, mine, sh, one_chunk && k > 0);
+    eval_block(m, a.xyz, *a.slot, step.st.req, cfg, blockIdx.x, gridDim.x, mine, sh);
     cluster.sync();  // every block's sums are in its shared memory
     // the leader adds the cluster's sum to the set and arrives (one atomic per cluster); every
     // block polls the barrier and reads the set's totals itself (nothing pushed to the cluster's
