@@ -206,7 +206,7 @@ __device__ __noinline__ void solve_ahead(const double* sums, NewtonAhead& a) { n
 #endif
 
 // The exchange's words (one allocation, zeroed once when the runner is prepared; every launch
-// leaves it zeroed): line 0 two counters (the leaders' arrivals over the whole run, the leaders
+// leaves it zeroed): line 0 two counters (the leaders' arrivals over the whole run, the blocks
 // out); then three sets of fixed-point accumulators, each value's two words and the set's overflow
 // flag on lines of their own (128 bytes: the leaders' atomics on one word do not queue behind
 // another's).
@@ -389,6 +389,11 @@ class ResidentRunner : public DeviceRunner {
     found_.resize(3);  // enqueue writes it whatever prepare does
   }
   void prepare(const Problem& p) override {
+    // The kernel evaluates one request per pass and takes its matrix (defer_transform) for that
+    // one: the parallel line search's candidates are v6's.
+    if (p.params.line_search_candidates != 1)
+      throw std::invalid_argument("v9_resident_clusters: one line-search candidate per pass, not " +
+                                  std::to_string(p.params.line_search_candidates));
     a_.prepare(p);
     // EXERCISE BEGIN body
     const int per_chunk = points_per_chunk(cells_per_point(p.params.search));

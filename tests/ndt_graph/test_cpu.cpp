@@ -253,12 +253,10 @@ TEST(FixedSum, OnTheGridTheTotalIsTheExactSumRoundedOnce) {
   }
 }
 
-// Every lookup of the neighbour search walks the linear probes from a key's home slot: on a dense
-// block of cells (a row of 48 along x, as a corridor or a street gives) the runs must stay short.
-// A hash that ignores some key bits (the first version ignored x) makes them as long as the row.
 // SolverConfig::defer_transform (v9: the request's float matrix taken after the solver, by three
-// lanes): the caller's float_transform_from of float_angle_sin_cos gives every request the
-// solver's own matrix, bit for bit, and the same alignment.
+// lanes): each alignment evaluates its own requests; the caller's float_transform_from of
+// float_angle_sin_cos gives every deferred request the solver's own matrix, bit for bit, so the
+// two alignments stay the same, request by request, through Newton steps and extra trials.
 TEST(Solver, DeferredTransformTakenByTheCallerIsTheSolversOwn) {
   const ndt_test::Pair pair = ndt_test::sim_pair();
   const VoxelMap map = build_voxel_map(pair.target, 1.0f);
@@ -266,20 +264,22 @@ TEST(Solver, DeferredTransformTakenByTheCallerIsTheSolversOwn) {
   const std::vector<float> xyz = interleave(pair.source);
   NdtParams p;
   p.fast_solve = true;
+  p.step_size = 0.02;  // short steps: More-Thuente tries more than one step length here and there
   SolverConfig own = p.solver_config(pair.source.size()), deferred = own;
   deferred.defer_transform = 1;
   SolverState a, b;
   solver_init(a, pair.guess);
   solver_init(b, pair.guess);
-  double sums[kSums];
-  int taken = 0;
+  double sa[kSums], sb[kSums];
+  int taken = 0, without_hessian = 0;
   while (!solver_done(a)) {
-    ASSERT_FALSE(solver_done(b));
+    ASSERT_FALSE(solver_done(b)) << "evaluation " << a.evaluations;
     ASSERT_EQ(std::memcmp(a.req.T, b.req.T, sizeof a.req.T), 0) << "request " << a.evaluations;
     ASSERT_EQ(std::memcmp(a.req.pose, b.req.pose, sizeof a.req.pose), 0);
-    evaluate_cpu(view, xyz.data(), pair.source.size(), a.req, own.gauss, sums, false);
-    solver_advance(a, own, sums, a.req.need_hessian != 0, nullptr);
-    solver_advance(b, deferred, sums, b.req.need_hessian != 0, nullptr);
+    evaluate_cpu(view, xyz.data(), pair.source.size(), a.req, own.gauss, sa, false);
+    evaluate_cpu(view, xyz.data(), pair.source.size(), b.req, deferred.gauss, sb, false);
+    solver_advance(a, own, sa, a.req.need_hessian != 0, nullptr);
+    solver_advance(b, deferred, sb, b.req.need_hessian != 0, nullptr);
     EXPECT_EQ(a.req.transform_pending, 0);
     if (!solver_done(b) && b.req.transform_pending) {
       float sn[3], cs[3];
@@ -288,14 +288,20 @@ TEST(Solver, DeferredTransformTakenByTheCallerIsTheSolversOwn) {
       float_transform_from(sn, cs, b.req.pose, b.req.T);
       b.req.transform_pending = 0;
       ++taken;
+      without_hessian += b.req.need_hessian == 0;
     }
   }
   EXPECT_TRUE(solver_done(b));
   EXPECT_GT(taken, 3) << "the deferred path was taken";
+  EXPECT_GT(without_hessian, 0) << "an extra trial of the line search (no Hessian) was deferred too";
   EXPECT_EQ(a.iterations, b.iterations);
+  EXPECT_EQ(a.evaluations, b.evaluations);
   EXPECT_EQ(std::memcmp(a.p, b.p, sizeof a.p), 0) << "the same final pose, bit for bit";
 }
 
+// Every lookup of the neighbour search walks the linear probes from a key's home slot: on a dense
+// block of cells (a row of 48 along x, as a corridor or a street gives) the runs must stay short.
+// A hash that ignores some key bits (the first version ignored x) makes them as long as the row.
 TEST(CellHash, ProbeRunsStayShortOnADenseBlockOfCells) {
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> U(0.1f, 0.9f);

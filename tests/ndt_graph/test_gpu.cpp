@@ -237,7 +237,7 @@ COURSE_TEST(NdtGpu, CooperativeLaunchTooLargeIsAClearError) {
 // v9 takes an evaluation's totals from fixed-point words (order-free integer atomics), or, where a
 // cluster's partial does not fit them, adds the partials in order. Both paths land together and on
 // the reference, and each run reports which path it took: none ordered normally, every
-// evaluation when the fallback is forced.
+// evaluation when the fallback is forced. A problem of several line-search candidates is refused.
 COURSE_TEST(NdtGpu, ResidentClustersOrderedFallbackLandsWithTheFixedPointTotals) {
   const Version* v9 = nullptr;
   for (const auto& v : versions())
@@ -269,6 +269,16 @@ COURSE_TEST(NdtGpu, ResidentClustersOrderedFallbackLandsWithTheFixedPointTotals)
   const AlignResult ref = align_cpu(map, p.source, NdtParams{}, p.guess);
   EXPECT_EQ(compare_to_reference(b, ref, 1.0, 0.1, 2), "");
   EXPECT_EQ(compare_to_reference(b, a, 1e-3, 1e-4, 0), "");
+  // One request per pass: several line-search candidates (v6's) are refused, not half-served.
+  Problem several = pr;
+  several.params.line_search_candidates = 4;
+  auto refused = make_v9_resident_clusters_counting(false, nullptr);
+  try {
+    refused->prepare(several);
+    ADD_FAILURE() << "v9 took a problem of 4 line-search candidates";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("one line-search candidate per pass"), std::string::npos) << e.what();
+  }
 }
 
 COURSE_TEST(NdtAcceptance, ADroppedHessianTermIsCaught) {
