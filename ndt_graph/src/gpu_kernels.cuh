@@ -510,6 +510,9 @@ class DeviceAlignment {
   std::vector<AlignmentSlot> h_slots_;  // each item's source in h_xyz_ (reload writes there)
 };
 
+// v9's runner; `mapped`: v10's (the same kernel, the run's host round trip through pinned memory).
+std::unique_ptr<Runner> make_resident_runner(bool mapped);
+
 // v4's runner: `unrolled` evaluations per graph, each kernel a programmatic dependent of the one
 // before it when `programmatic` (v8).
 std::unique_ptr<Runner> make_graph_batch_runner(int unrolled, bool programmatic);

@@ -87,6 +87,10 @@ const std::vector<Version>& versions() {
           "v3's persistent kernel with one barrier per evaluation: clusters add their sums in distributed shared memory, every block runs the solver",
           Role::version, kOnGpu, common::Needs{90, "thread-block clusters", true, 0}},
          13, make_v9_resident_clusters, "", 1, "v3_cooperative", false, nullptr, 0, "", v9_resident_clusters_resident_blocks},
+        {{"v10", "v10_mapped_io", "src/v10_mapped_io.cu",
+          "v9's kernel, the run's host round trip through pinned memory: one graph launch, the source read by the kernel, the answer and a completion word polled",
+          Role::version, kOnGpu, common::Needs{90, "thread-block clusters", true, 0}},
+         12.6, make_v10_mapped_io, "", 1, "v9_resident_clusters", false, nullptr, 0, "", v9_resident_clusters_resident_blocks},
     };
     // clang-format on
     return list;

@@ -138,6 +138,7 @@
 #include <cuda/atomic>
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -173,7 +174,57 @@ struct ResidentArgs {
   int trace_rows;
   unsigned* found;    // [0], [1]: the cluster size and grid found; [2]: the evaluations summed in order
   bool ordered_only;  // every evaluation to the ordered fallback (a test's), counted in found[2]
+  // v10 (null for v9, whose runner copied the source): the pinned source, which the kernel reads
+  // into `xyz` at its start (each block its own chunks, while thread 0 starts the state); block
+  // 0's trace rows then go straight to `trace_out`, and at the end block 0 writes its span on the
+  // global timer to done[1] and then 1 to done[0] (pinned), which the host polls.
+  const float* host_xyz;
+  float* xyz_out;  // v10: `xyz` itself (written only there, each block's chunks before it reads them)
+  unsigned long long* done;
 };
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+// Given (not the exercise): where v10 differs, called by the kernel at its start, for block 0's
+// trace rows and at its end. Nothing of it runs for v9 (host_xyz null) but the copy of the rows.
+// v10, called by every thread of the block: this block's chunks of the pinned source into `xyz`,
+// as eval_block deals them (chunk = block, block + grid, ...), by the threads from warp 1 on (warp
+// 0's thread 0 starts the state meanwhile).
+__device__ void mapped_source_in(const MapView& m, const ResidentArgs& a) {
+  if (!a.host_xyz || threadIdx.x < 32) return;
+  const AlignmentSlot sl = *a.slot;
+  const int per = 3 * points_per_chunk(cells_per_point(m.search)), n = 3 * sl.count;
+  const std::size_t at = 3 * static_cast<std::size_t>(sl.offset);
+  const int first = static_cast<int>(threadIdx.x) - 32, stride = static_cast<int>(blockDim.x) - 32;
+  for (int c = blockIdx.x; c * per < n; c += gridDim.x)
+    for (int j = c * per + first; j < min(n, (c + 1) * per); j += stride) a.xyz_out[at + j] = a.host_xyz[at + j];
+}
+// Where block 0's solver writes the trace rows: v9 the device (copied at the end), v10 the host.
+__device__ TraceRow* block0_rows(const ResidentArgs& a) {
+  return blockIdx.x == 0 ? (a.host_xyz ? a.trace_out : a.trace) : nullptr;
+}
+// Block 0's end, every thread: the state and the rows to the host; v10 then its span (from
+// `started`, global_ns() at its start) and the completion word the host polls.
+__device__ void results_out(const ResidentArgs& a, const SolverState& st, unsigned ordered,
+                            unsigned long long started) {
+  const int tid = threadIdx.x;
+  if (tid == 0) a.found[2] = ordered;
+  block_copy(*a.state_out, st);
+  if (!a.host_xyz) {
+    auto* to = reinterpret_cast<unsigned long long*>(a.trace_out);
+    const auto* from = reinterpret_cast<const unsigned long long*>(a.trace);
+    const int words = a.trace_rows * static_cast<int>(sizeof(TraceRow) / 8);
+    for (int j = tid; j < words; j += blockDim.x) to[j] = from[j];
+    return;
+  }
+  __threadfence_system();  // this thread's writes to the host before the barrier
+  __syncthreads();
+  if (tid == 0) {
+    a.done[1] = global_ns() - started;
+    cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> word(a.done[0]);
+    word.store(1ull, cuda::memory_order_release);  // every write above before it, for the host
+  }
+}
+#endif
 
 // EXERCISE BEGIN
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -252,6 +303,7 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
   unsigned ordered = 0;         // evaluations summed in order (thread 0; block 0 reports it)
   const int tid = threadIdx.x;
   const bool leader = cluster.block_rank() == 0;
+  const unsigned long long started = global_ns();  // block 0's span (v10's kernel time)
   if (tid == 0) {
     double g[6];
     for (int j = 0; j < 6; ++j) g[j] = a.guess[j];
@@ -259,6 +311,7 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
     cfg = *a.cfg;
     cfg.defer_transform = 1;  // the request's matrix by warp 0 after the solver (below)
   }
+  mapped_source_in(m, a);  // v10's source (given: it does nothing for v9)
   __syncthreads();
   for (unsigned k = 0; !solver_done(step.st); ++k) {
     eval_block(m, a.xyz, *a.slot, step.st.req, cfg, blockIdx.x, gridDim.x, mine, sh);
@@ -304,7 +357,7 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
     }
     __syncthreads();  // the totals are in step.sums
     // thread 0 runs the solver, warp 1's first thread solves the Newton system of the same sums
-    TraceRow* const rows = blockIdx.x == 0 ? a.trace : nullptr;
+    TraceRow* const rows = block0_rows(a);
     bool deferred = false;
     if (tid == 32) solve_ahead(step.sums, ahead);
     if (tid == 0) deferred = advance(step.st, &cfg, step.sums, rows, nullptr);
@@ -324,14 +377,7 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
     }
     __syncthreads();
   }
-  if (blockIdx.x == 0) {  // the state and the rows (block 0's thread 0 wrote them) to the host
-    if (tid == 0) a.found[2] = ordered;
-    block_copy(*a.state_out, step.st);
-    auto* to = reinterpret_cast<unsigned long long*>(a.trace_out);
-    const auto* from = reinterpret_cast<const unsigned long long*>(a.trace);
-    const int words = a.trace_rows * static_cast<int>(sizeof(TraceRow) / 8);
-    for (int j = tid; j < words; j += blockDim.x) to[j] = from[j];
-  }
+  if (blockIdx.x == 0) results_out(a, step.st, ordered, started);
   if (tid == 0) {
     __threadfence();  // this block's reads before its count
     last_out = atomicAdd(sync + 1, 1u) == gridDim.x - 1;
@@ -383,10 +429,18 @@ int max_resident_clusters(int size) {
 class ResidentRunner : public DeviceRunner {
  public:
   // `ordered_only`: every evaluation's totals by the ordered fallback (a test's); `ordered`, when
-  // given, receives after each result() how many evaluations went there.
-  explicit ResidentRunner(bool ordered_only = false, int* ordered = nullptr)
-      : ordered_only_(ordered_only), ordered_(ordered) {
+  // given, receives after each result() how many evaluations went there. `mapped`: v10's round
+  // trip (one graph launch, the source read by the kernel from pinned memory, the answer and its
+  // completion word in pinned memory, polled).
+  explicit ResidentRunner(bool ordered_only = false, int* ordered = nullptr, bool mapped = false)
+      : ordered_only_(ordered_only), ordered_(ordered), mapped_(mapped) {
     found_.resize(3);  // enqueue writes it whatever prepare does
+    done_.resize(2);
+  }
+  ~ResidentRunner() override {
+    // wait() may return while the kernel's last blocks still leave (v10): nothing is freed under them
+    (void)cudaStreamSynchronize(a_.stream.get());
+    if (exec_) (void)cudaGraphExecDestroy(exec_);
   }
   void prepare(const Problem& p) override {
     // The kernel evaluates one request per pass and takes its matrix (defer_transform) for that
@@ -418,6 +472,7 @@ class ResidentRunner : public DeviceRunner {
     // (its last block out)
     CUDA_CHECK(cudaMemsetAsync(exchange_.get(), 0, kExchangeWords * sizeof(unsigned long long), a_.stream.get()));
     // EXERCISE END
+    if (mapped_) capture();
   }
   // The run: the source up, the one launch (the kernel starts the state from the guess and writes
   // the state and the trace rows to pinned host memory, so nothing is copied back and no init
@@ -425,23 +480,34 @@ class ResidentRunner : public DeviceRunner {
   // its launch and the grid's size.
   void enqueue() override {
     cudaStream_t s = a_.stream.get();
-    a_.upload_source(s);
     found_[0] = found_[1] = found_[2] = 0;  // the previous run is over (the runner waited for it)
-    ResidentArgs args{a_.xyz.get(),      a_.slot.get(),       a_.d_cfg.get(),
-                      a_.guess.get(),    cluster_sums_.get(), static_cast<unsigned>(clusters_),
-                      exchange_.get(),   a_.trace.get(),      a_.h_state_.get(),
-                      a_.h_trace_.get(), a_.max_iter + 1,     found_.get(),
-                      ordered_only_};
-    start_.record(s);
-    const cudaError_t e = launch_resident(clusters_, size_, s, a_.view, args);
-    if (e == cudaErrorCooperativeLaunchTooLarge) {
-      (void)cudaGetLastError();
-      throw std::runtime_error("v9_resident_clusters: " + std::to_string(clusters_) + " clusters of " +
-                               std::to_string(size_) + " blocks cannot be resident at once on this GPU (at most " +
-                               std::to_string(max_resident_clusters(size_)) + "): cudaErrorCooperativeLaunchTooLarge");
+    if (mapped_) {  // v10: the word the kernel sets last, then the one launch of the captured graph
+      done_[0] = 0;
+      check_launch(cudaGraphLaunch(exec_, s));
+      return;
     }
-    CUDA_CHECK(e);
+    a_.upload_source(s);
+    start_.record(s);
+    check_launch(launch_resident(clusters_, size_, s, a_.view, args()));
     stop_.record(s);
+  }
+  // v10: the run is over for the caller when the kernel's completion word is set (the state, the
+  // rows and `found` are in pinned memory before it); the stream is asked now and then, so that a
+  // kernel that failed, or left without computing (a wrong cluster size), ends the wait too. The
+  // kernel's last blocks may still be leaving: whatever touches the runner's buffers next goes
+  // through its stream (DeviceAlignment::reload syncs it first) or waits for it (the destructor).
+  void wait() override {
+    if (!mapped_) return DeviceRunner::wait();
+    const volatile unsigned long long* word = done_.get();
+    for (unsigned spins = 1;; ++spins) {
+      if (*word) break;
+      if (spins % 4096 == 0) {
+        const cudaError_t e = cudaStreamQuery(a_.stream.get());
+        if (e == cudaSuccess) break;
+        if (e != cudaErrorNotReady) CUDA_CHECK(e);
+      }
+    }
+    std::atomic_thread_fence(std::memory_order_acquire);
   }
   AlignResult result() override {
     if (found_.size() > 0 && found_[0] != 0)
@@ -452,13 +518,62 @@ class ResidentRunner : public DeviceRunner {
     if (ordered_) *ordered_ = static_cast<int>(found_[2]);
     return DeviceRunner::result();
   }
-  double kernel_ms() const override { return stop_.since(start_); }
+  // v10: block 0's span on the global timer (as v2-v8's kernel clocks), not events around it
+  double kernel_ms() const override { return mapped_ ? static_cast<double>(done_[1]) / 1e6 : stop_.since(start_); }
   // One kernel: its evaluation, reduction and solve have no clock of their own.
   KernelSplit kernel_split() const override { return {}; }
 
  private:
+  ResidentArgs args() {
+    return ResidentArgs{a_.xyz.get(),
+                        a_.slot.get(),
+                        a_.d_cfg.get(),
+                        a_.guess.get(),
+                        cluster_sums_.get(),
+                        static_cast<unsigned>(clusters_),
+                        exchange_.get(),
+                        a_.trace.get(),
+                        a_.h_state_.get(),
+                        a_.h_trace_.get(),
+                        a_.max_iter + 1,
+                        found_.get(),
+                        ordered_only_,
+                        mapped_ ? a_.h_xyz_.get() : nullptr,
+                        mapped_ ? a_.xyz.get() : nullptr,
+                        done_.get()};
+  }
+  void check_launch(cudaError_t e) {
+    if (e == cudaErrorCooperativeLaunchTooLarge) {
+      (void)cudaGetLastError();
+      throw std::runtime_error(std::string(mapped_ ? "v10_mapped_io" : "v9_resident_clusters") + ": " +
+                               std::to_string(clusters_) + " clusters of " + std::to_string(size_) +
+                               " blocks cannot be resident at once on this GPU (at most " +
+                               std::to_string(max_resident_clusters(size_)) + "): cudaErrorCooperativeLaunchTooLarge");
+    }
+    CUDA_CHECK(e);
+  }
+  // v10: the one launch, captured as a graph once the problem is prepared (its arguments are the
+  // runner's buffers, the same on every run).
+  void capture() {
+    if (exec_) CUDA_CHECK(cudaGraphExecDestroy(exec_)), exec_ = nullptr;
+    cudaStream_t s = a_.stream.get();
+    CUDA_CHECK(cudaStreamSynchronize(s));  // the exchange's zeroing is done
+    cudaGraph_t g = nullptr;
+    CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    const cudaError_t launched = launch_resident(clusters_, size_, s, a_.view, args());
+    const cudaError_t ended = cudaStreamEndCapture(s, &g);
+    check_launch(launched);
+    CUDA_CHECK(ended);
+    const cudaError_t made = cudaGraphInstantiate(&exec_, g, 0);
+    (void)cudaGraphDestroy(g);
+    check_launch(made);
+  }
+
   bool ordered_only_;
   int* ordered_;
+  bool mapped_;
+  common::PinnedBuffer<unsigned long long> done_;  // v10: [0] the completion word, [1] block 0's span (ns)
+  cudaGraphExec_t exec_ = nullptr;
   int clusters_ = 0, size_ = 0;  // clusters of size_ blocks
   common::DeviceBuffer<double> cluster_sums_;
   common::DeviceBuffer<unsigned long long> exchange_;  // the barrier's counters and the accumulator sets
@@ -467,12 +582,18 @@ class ResidentRunner : public DeviceRunner {
 };
 
 }  // namespace
+
+std::unique_ptr<Runner> make_resident_runner(bool mapped) {
+  return std::make_unique<ResidentRunner>(false, nullptr, mapped);
+}
+
 }  // namespace gpu
 
-std::unique_ptr<Runner> make_v9_resident_clusters() { return std::make_unique<gpu::ResidentRunner>(); }
+std::unique_ptr<Runner> make_v9_resident_clusters() { return gpu::make_resident_runner(false); }
 std::unique_ptr<Runner> make_v9_resident_clusters_counting(bool ordered_only, int* ordered) {
   return std::make_unique<gpu::ResidentRunner>(ordered_only, ordered);
 }
+
 int v9_resident_clusters_resident_blocks() {
   int most = 0;
   for (int size : gpu::kClusterSizes) most = std::max(most, gpu::max_resident_clusters(size) * size);

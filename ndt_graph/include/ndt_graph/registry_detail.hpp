@@ -29,6 +29,7 @@ std::unique_ptr<Runner> make_v9_resident_clusters();
 std::unique_ptr<Runner> make_v9_resident_clusters_counting(bool ordered_only, int* ordered);
 // The most blocks v9's clustered grid may have on this GPU (its largest resident clusters x size).
 int v9_resident_clusters_resident_blocks();
+std::unique_ptr<Runner> make_v10_mapped_io();
 bool pcl_available();
 
 }  // namespace ndt

@@ -1,0 +1,22 @@
+// v10_mapped_io — v9's kernel, with the run's host round trip cut to what the launch itself costs.
+// What a caller waits for in v9 besides its kernel (H100, room_tutorial, 0.281 ms per alignment):
+// the source's copy to the device (150 KB, a copy-engine transfer that the kernel waits for), two
+// events around the kernel (its time), a direct launch, and a stream synchronisation that returns
+// after the grid has ended and its memory is flushed. v10 launches one CUDA graph captured when the
+// problem is prepared (the kernel, its arguments the runner's buffers); the kernel reads the source
+// from pinned host memory itself (each block its own chunks, while thread 0 starts the state, into
+// the device buffer the evaluations read); block 0 writes its trace rows straight to pinned memory
+// as they come, then the state, then its span on the global timer (the kernel time, as v2-v8 take
+// theirs), then a completion word, which the host polls instead of synchronising the stream.
+// Predicted (H100, micro-benchmark of an empty cooperative kernel in clusters of 2 with v9's shared
+// memory: direct launch with events and stream sync 13.8 us, without events 10.8, polled 9.2,
+// graph launch ~2.6 less; the 150 KB copy before it ~6-10 us, the kernel's own reads of it ~4.5):
+// ~14 us per alignment, 0.281 -> ~0.267 ms.
+#include "gpu_kernels.cuh"
+#include "ndt_graph/registry_detail.hpp"
+
+namespace ndt {
+
+std::unique_ptr<Runner> make_v10_mapped_io() { return gpu::make_resident_runner(true); }
+
+}  // namespace ndt
