@@ -77,7 +77,7 @@ step "compute-sanitizer memcheck: ndt_graph oversized cooperative launch" "$logs
 # over the versions that launch the same evaluation/step kernels from streams, graphs and a
 # cooperative launch, and v9's resident kernel; memcheck and synccheck cover v5/v6/v7 too.
 step "compute-sanitizer racecheck: ndt_graph kernels" "$logs/racecheck_ndt_graph.log" \
-  env NDT_TEST_VERSIONS=v1_naive,v2_device_step,v3_cooperative,v4_graph_batch,v8_programmatic_launch,v9_resident_clusters compute-sanitizer --tool racecheck \
+  env NDT_TEST_VERSIONS=v1_naive,v2_device_step,v3_cooperative,v4_graph_batch,v8_programmatic_launch,v9_resident_clusters,v10_mapped_io compute-sanitizer --tool racecheck \
   --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='Ndt/NdtGpuVersion.MatchesTheReferenceOnASimulatedPair/*:NdtGpu.MapBuild*'
 step "compute-sanitizer synccheck: ndt_graph kernels" "$logs/synccheck_ndt_graph.log" \
   compute-sanitizer --tool synccheck --error-exitcode 9 "$build/tests/ndt_graph_tests" --gtest_filter='Ndt/NdtGpuVersion.MatchesTheReferenceOnASimulatedPair/*:NdtGpu.Batched*'

@@ -119,11 +119,11 @@ def test_the_guide_uses_free_ids():
     text = Path(os.path.join(ROOT, "docs", "adding_a_version.md")).read_text(encoding="utf-8")
     rows = re.findall(r'`?\{"([A-Za-z0-9_-]+)", "([a-z0-9_]+)"', text)
     assert rows
-    subs = {"scan_one_block": "stream_compaction", "v10_template": None, "v6_template": "ground_seg"}
+    subs = {"scan_one_block": "stream_compaction", "v20_template": None, "v6_template": "ground_seg"}
     for ident, name in rows:
         for sub in em.SUBPROJECTS:
             names = registry_names(sub)
-            if sub == subs.get(name) or (subs.get(name) is None and name == "v10_template"):
+            if sub == subs.get(name) or (subs.get(name) is None and name == "v20_template"):
                 assert name not in names, f"the guide's {name} exists in {sub}"
                 if sub != "stream_compaction":
                     assert ident not in names.values(), f"the guide's id {ident} is taken in {sub}"
