@@ -138,21 +138,23 @@
 // evaluation to the next. The kernel's SASS showed CCTL.IVALL, the whole L1 of the SM invalidated,
 // after the cluster barrier's wait and after every acquiring load of the poll: each evaluation
 // read its points, grid cells and voxels from L2 again (that is where the clock64 probes above put
-// 1,620 + 1,880 cycles). The cluster's sums now reach the leader through an mbarrier in its shared
-// memory (a non-leader's thread 0 arrives with a release at cluster scope; the leader's threads
-// wait relaxed and acquire with a fence restricted to shared::cluster memory), and the poll is
-// relaxed: the totals, the flag and the fallback's partials are read at L2 anyway. Predicted
-// ~0.5-0.9 us per evaluation (three or four dependent L2 round trips of the evaluation become L1
-// hits); measured 0.285-0.286 -> 0.259-0.262 ms (~1.1 us per evaluation), every case faster
-// (sim_street 0.229 -> 0.216, koide_vg02_both 0.158 -> 0.147, kitti00 0.281 -> 0.267), v10
-// 0.268 -> 0.244. (The A/B's arrival was relaxed after a release fence restricted to the block's
-// shared memory; cuda::ptx has no relaxed remote arrival and the grader refuses inline assembly,
-// so the kept code's arrival releases at cluster scope: the reference run's numbers are its own.)
-// Tried and not kept (same H100, three runs): clusters of 1, every block its own leader (no
-// cluster barrier, 389 arrivals and twice the atomics): 0.285-0.292 against 0.281-0.287.
+// 1,620 + 1,880 cycles). In an A/B (three runs each): the cluster's sums to the leader through
+// an mbarrier in its shared memory (the non-leader's arrival releasing, the leader's threads
+// waiting relaxed and acquiring with a fence restricted to shared::cluster memory) and the poll
+// relaxed: predicted ~0.5-0.9 us per evaluation (three or four dependent L2 round trips of the
+// evaluation become L1 hits), measured 0.285-0.286 -> 0.259-0.262 ms (~1.1 us per evaluation),
+// every case faster (sim_street 0.229 -> 0.216, koide_vg02_both 0.158 -> 0.147, kitti00 0.281 ->
+// 0.267), v10 0.268 -> 0.244. But racecheck reported the leader's reads of the other block's sums
+// against that block's writes: it follows cluster barriers, not an mbarrier and a counter in
+// global memory. A handoff the sanitizer cannot check has no place next to its "0 hazards", so
+// the kernel now launches clusters of 1 (kClusterSizes): every block adds its own partial and
+// arrives, no cluster barrier at all, and the poll stays relaxed (the loop's SASS has no
+// CCTL.IVALL left). Its numbers are the reference run's (README).
+// Before that (same H100, three runs, the cluster barrier's invalidation still in both arms):
+// clusters of 1, every block its own leader (389 arrivals, twice the atomics): 0.285-0.292
+// against 0.281-0.287 with clusters of 2.
 #include <cooperative_groups.h>
 #include <cuda/atomic>
-#include <cuda/ptx>
 
 #include <algorithm>
 #include <atomic>
@@ -171,7 +173,10 @@ namespace {
 // takes the largest whose resident clusters give every chunk of points a block of its own (or,
 // when none does, the most blocks). Measured (room_tutorial, 389 chunks): clusters of 8 fit 45 at
 // once (360 blocks: 29 blocks evaluate two chunks, 8.6 against 6.2 us per evaluation on the H200).
-constexpr int kClusterSizes[] = {8, 4, 2};
+// Launched now: clusters of 1, every block its own leader (see the header: the cluster barrier's
+// wait invalidates the SM's L1 at every evaluation, and the mbarrier handoff that spares it is one
+// racecheck cannot follow). {8, 4, 2} here and in resident_kernel_for gives the earlier grids.
+constexpr int kClusterSizes[] = {1};
 
 // What the kernel reads and writes besides the map. The state starts from `guess` in every block
 // (no init kernel); at the end block 0 writes the state and the trace rows straight to pinned host
@@ -246,30 +251,9 @@ __device__ void results_out(const ResidentArgs& a, const SolverState& st, unsign
 // EXERCISE BEGIN
 // An acquire at cluster or GPU scope invalidates the SM's whole L1 (SASS: CCTL.IVALL after the
 // cluster barrier's wait and after every acquiring load of the poll), and with it the block's
-// points, grid cells and voxels, which the next evaluation then reads from L2 again. The cluster's
-// sums go to the leader through an mbarrier in its shared memory with fences restricted to shared
-// memory (cuda::ptx's fence_sync_restrict and relaxed mbarrier wait, PTX ISA 8.6: CCCL 3.0, CUDA
-// 13; before it the cluster barrier), and the grid barrier's poll is relaxed (below).
-#if defined(CCCL_VERSION) && CCCL_VERSION >= 3000000
-#define NDT_SYNC_RESTRICT 1
-#else
-#define NDT_SYNC_RESTRICT 0
-#endif
+// points, grid cells and voxels, which the next evaluation then reads from L2 again: clusters of
+// 1 need no cluster barrier, and the grid barrier's poll is relaxed (below).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#if NDT_SYNC_RESTRICT
-// A non-leader's thread 0, after its block's barrier: one arrival on its leader's barrier, which
-// releases the block's sums (its own shared memory) at cluster scope.
-__device__ __forceinline__ void sums_arrive(cooperative_groups::cluster_group& cluster, std::uint64_t* bar) {
-  cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cluster, cuda::ptx::space_cluster,
-                             cluster.map_shared_rank(bar, 0));
-}
-// A leader's thread: until the cluster's other blocks have arrived for the evaluation of this
-// parity, then their shared memory acquired, and nothing else (no L1 invalidation).
-__device__ __forceinline__ void sums_wait(std::uint64_t* bar, unsigned parity) {
-  while (!cuda::ptx::mbarrier_try_wait_parity(cuda::ptx::sem_relaxed, cuda::ptx::scope_cluster, bar, parity)) {}
-  cuda::ptx::fence_sync_restrict(cuda::ptx::sem_acquire, cuda::ptx::space_cluster, cuda::ptx::scope_cluster);
-}
-#endif
 // The solver, one thread's call: not inlined into the kernel, so its registers are not the
 // evaluation's (inlined, the kernel spilled 8.9 KB at 4 blocks per SM).
 // `resume`: null for the call with the evaluation's sums (true: a Newton step deferred), else the
@@ -337,8 +321,7 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
   }
   __shared__ EvalShared sh;
   __shared__ StepShared step;
-  __shared__ double mine[2][kSums];  // this block's sums (by the evaluation's parity), read by its leader
-  __shared__ std::uint64_t sums_in;  // the leader's mbarrier: its cluster's sums are in
+  __shared__ double mine[kSums];  // this block's sums, read by its cluster's leader
   __shared__ NewtonAhead ahead;
   __shared__ unsigned long long overflow;
   __shared__ bool last_out;
@@ -355,24 +338,12 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
     cfg.defer_transform = 1;  // the request's matrix by warp 0 after the solver (below)
   }
   mapped_source_in(m, a);  // v10's source (given: it does nothing for v9)
-#if NDT_SYNC_RESTRICT
-  if (leader && tid == 0) {
-    cuda::ptx::mbarrier_init(&sums_in, SIZE - 1);
-    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
-  }
-  cluster.sync();  // the leader's barrier is set before any block arrives on it (and the state)
-#else
   __syncthreads();
-#endif
   for (unsigned k = 0; !solver_done(step.st); ++k) {
-    double* const my = mine[k & 1];  // a leader reads evaluation k's while its blocks write k + 1's
-    eval_block(m, a.xyz, *a.slot, step.st.req, cfg, blockIdx.x, gridDim.x, my, sh);
-#if NDT_SYNC_RESTRICT
-    __syncthreads();  // every thread's sums are in `my`
-    if (!leader && tid == 0) sums_arrive(cluster, &sums_in);
-#else
-    cluster.sync();  // every block's sums are in its shared memory
-#endif
+    eval_block(m, a.xyz, *a.slot, step.st.req, cfg, blockIdx.x, gridDim.x, mine, sh);
+    // every block's sums are in its shared memory (in clusters of 1, thread t wrote mine[t] and
+    // reads it below: no barrier)
+    if constexpr (SIZE > 1) cluster.sync();
     // the leader adds the cluster's sum to the set and arrives (one atomic per cluster); every
     // block polls the barrier and reads the set's totals itself (nothing pushed to the cluster's
     // blocks, no second cluster sync)
@@ -381,11 +352,8 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
     cuda::atomic_ref<unsigned, cuda::thread_scope_device> arrivals(*sync);
     if (leader) {
       if (tid < kSums) {
-#if NDT_SYNC_RESTRICT
-        sums_wait(&sums_in, k & 1);
-#endif
-        double t = 0;
-        for (int r = 0; r < SIZE; ++r) t += cluster.map_shared_rank(my, r)[tid];
+        double t = mine[tid];
+        for (int r = 1; r < SIZE; ++r) t += cluster.map_shared_rank(mine, r)[tid];
         sums[blockIdx.x / SIZE * kSums + tid] = t;
         std::uint64_t whole, frac;
         if (!a.ordered_only && clusters <= kMaxFixedPartials && to_fixed(t, kFixedLimit, whole, frac)) {
@@ -459,7 +427,8 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
 
 using ResidentKernel = void (*)(MapView, ResidentArgs);
 ResidentKernel resident_kernel_for(int size) {
-  return size == 8 ? resident_kernel<8> : size == 4 ? resident_kernel<4> : resident_kernel<2>;
+  (void)size;  // kClusterSizes
+  return resident_kernel<1>;
 }
 // EXERCISE END
 
