@@ -149,7 +149,10 @@
 // global memory. A handoff the sanitizer cannot check has no place next to its "0 hazards", so
 // the kernel now launches clusters of 1 (kClusterSizes): every block adds its own partial and
 // arrives, no cluster barrier at all, and the poll stays relaxed (the loop's SASS has no
-// CCTL.IVALL left). Its numbers are the reference run's (README).
+// CCTL.IVALL left). Reference run (H100, commit 66ea133): 0.269 ms on room_tutorial (12.74 us per
+// evaluation in the graph study, 13.37 at dcc8b26), every case faster than at dcc8b26 (sim_street
+// 0.218, koide_vg02_both 0.146, kitti00 0.274); the clusters of 1 cost ~0.4 us per evaluation
+// against the mbarrier handoff's A/B (twice the leaders' atomics on the totals and the counter).
 // Before that (same H100, three runs, the cluster barrier's invalidation still in both arms):
 // clusters of 1, every block its own leader (389 arrivals, twice the atomics): 0.285-0.292
 // against 0.281-0.287 with clusters of 2.
