@@ -1,5 +1,7 @@
 // v9_resident_clusters — v3's persistent kernel with one barrier per evaluation instead of two,
-// and no block that the others wait for. The grid is made of thread-block clusters (Hopper: 8
+// and no block that the others wait for. (Since commit 66ea133 it launches clusters of 1 and its
+// poll does not acquire, so that the SM's L1 survives the barrier: "Kept ... the L1 kept" below.
+// The paragraph that follows is the design up to then.) The grid is made of thread-block clusters (Hopper: 8
 // blocks, or 4 or 2, scheduled together on one GPC, each able to read the others' shared memory).
 // After its share of an evaluation, every block leaves its 30 sums in its own shared memory; the
 // cluster syncs (a hardware barrier), its first block (the leader) adds its blocks' sums through
@@ -309,7 +311,8 @@ constexpr int kExchangeWords = kLineWords + 3 * kSetWords;
 // leader adds evaluation k + 2's before barrier k + 1, which waits for block 0's arrival after the
 // zeroing. The last block out zeroes the counters and the sets for the next launch (every other
 // block has left the loop: no one polls or reads them). One request per pass (the serial line
-// search: the registry gives v9 one candidate), as in v3.
+// search: the registry gives v9 one candidate), as in v3. In clusters of 1 every block is a leader
+// and "its cluster's sync" is its own program order: it reads the totals before its arrival.
 template <int SIZE>
 __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_kernel(MapView m, ResidentArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -324,7 +327,7 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
   }
   __shared__ EvalShared sh;
   __shared__ StepShared step;
-  __shared__ double mine[kSums];  // this block's sums, read by its cluster's leader
+  __shared__ double mine[kSums];  // this block's sums, read by its cluster's leader (itself in clusters of 1)
   __shared__ NewtonAhead ahead;
   __shared__ unsigned long long overflow;
   __shared__ bool last_out;
@@ -371,19 +374,26 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
       // before it): they are at L2 before the count that includes it
       if (tid == 0) arrivals.fetch_add(1u, cuda::memory_order_release);
     }
-    // The poll is relaxed: an acquiring load would invalidate this SM's L1 at every try. What the
-    // blocks read after it that other SMs wrote (the totals, the flag, the fallback's partials)
-    // they read at L2 (__ldcg), the point of coherence, with loads issued only once the count is
-    // seen. (The memory model proper wants an acquire here; this is the decoupled look-back's
-    // reading of a status word and then its value.)
+    // The poll is relaxed: an acquiring load (or the fence after a relaxed one that CUB's
+    // decoupled look-back has) invalidates this SM's L1, the evaluation's points, grid cells and
+    // voxels. The memory model wants that acquire: without it nothing in the model orders the
+    // leaders' atomics before the totals' loads. What orders them is the hardware: each leader's
+    // releasing arrival reaches L2 after its atomics, the loads below are issued only once the
+    // count is seen, and they are relaxed atomic loads at device scope (coherent, from L2), as is
+    // the zeroing block 0 stores (the fallback's partials go through __ldcg in reduce_partials).
+    // Measured: ~1.1 us per evaluation against the acquiring poll (header).
     if (tid == 0)
       while (arrivals.load(cuda::memory_order_relaxed) < (k + 1) * clusters) {}
     __syncthreads();
     // the totals' words and the set's flag in one round of loads (the flag decides only after it)
     std::uint64_t whole = 0, frac = 0;
-    if (tid < kSums) whole = __ldcg(set + tid * kLineWords), frac = __ldcg(set + (kSums + tid) * kLineWords);
-    if (tid == kSums) overflow = __ldcg(set + 2 * kSums * kLineWords);
-    if (blockIdx.x == 0 && tid <= 2 * kSums) exchange[kLineWords + ((k + 2) % 3) * kSetWords + tid * kLineWords] = 0;
+    using Word = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
+    if (tid < kSums)
+      whole = Word(set[tid * kLineWords]).load(cuda::memory_order_relaxed),
+      frac = Word(set[(kSums + tid) * kLineWords]).load(cuda::memory_order_relaxed);
+    if (tid == kSums) overflow = Word(set[2 * kSums * kLineWords]).load(cuda::memory_order_relaxed);
+    if (blockIdx.x == 0 && tid <= 2 * kSums)
+      Word(exchange[kLineWords + ((k + 2) % 3) * kSetWords + tid * kLineWords]).store(0, cuda::memory_order_relaxed);
     __syncthreads();
     if (overflow) {
       reduce_partials(sums, static_cast<int>(clusters), step);
@@ -483,8 +493,9 @@ class ResidentRunner : public DeviceRunner {
     // The kernel evaluates one request per pass and takes its matrix (defer_transform) for that
     // one: the parallel line search's candidates are v6's.
     if (p.params.line_search_candidates != 1)
-      throw std::invalid_argument("v9_resident_clusters: one line-search candidate per pass, not " +
+      throw std::invalid_argument(name() + ": one line-search candidate per pass, not " +
                                   std::to_string(p.params.line_search_candidates));
+    if (exec_) (void)cudaGraphExecDestroy(exec_), exec_ = nullptr;  // v10: its buffers are about to move
     a_.prepare(p);
     // EXERCISE BEGIN body
     const int per_chunk = points_per_chunk(cells_per_point(p.params.search));
@@ -500,9 +511,9 @@ class ResidentRunner : public DeviceRunner {
       if (static_cast<long long>(use) * size >= chunks) break;
     }
     if (clusters_ < 1)
-      throw std::runtime_error(
-          "v9_resident_clusters: no thread-block cluster fits on this GPU "
-          "(cudaOccupancyMaxActiveClusters)");
+      throw std::runtime_error(name() +
+                               ": no thread-block cluster fits on this GPU "
+                               "(cudaOccupancyMaxActiveClusters)");
     cluster_sums_.resize(2 * static_cast<std::size_t>(clusters_) * kSums);
     exchange_.resize(kExchangeWords);
     // zeroed once, on the alignment's stream (the launches' order): every launch leaves it zeroed
@@ -540,7 +551,13 @@ class ResidentRunner : public DeviceRunner {
       if (*word) break;
       if (spins % 4096 == 0) {
         const cudaError_t e = cudaStreamQuery(a_.stream.get());
-        if (e == cudaSuccess) break;
+        if (e == cudaSuccess) {  // the kernel is over: its word is final
+          if (!*word && found_[0] == 0)
+            throw std::runtime_error(name() +
+                                     ": the kernel ended without its completion word (block 0 never reached "
+                                     "results_out): no result");
+          break;
+        }
         if (e != cudaErrorNotReady) CUDA_CHECK(e);
       }
     }
@@ -548,7 +565,7 @@ class ResidentRunner : public DeviceRunner {
   }
   AlignResult result() override {
     if (found_.size() > 0 && found_[0] != 0)
-      throw std::runtime_error("v9_resident_clusters: the kernel ran in clusters of " + std::to_string(found_[0]) +
+      throw std::runtime_error(name() + ": the kernel ran in clusters of " + std::to_string(found_[0]) +
                                " blocks in a grid of " + std::to_string(found_[1]) + ", not the " +
                                std::to_string(clusters_) + " clusters of " + std::to_string(size_) +
                                " it was compiled and sized for (a tool replaying the launch?): it computed nothing");
@@ -582,8 +599,7 @@ class ResidentRunner : public DeviceRunner {
   void check_launch(cudaError_t e) {
     if (e == cudaErrorCooperativeLaunchTooLarge) {
       (void)cudaGetLastError();
-      throw std::runtime_error(std::string(mapped_ ? "v10_mapped_io" : "v9_resident_clusters") + ": " +
-                               std::to_string(clusters_) + " clusters of " + std::to_string(size_) +
+      throw std::runtime_error(name() + ": " + std::to_string(clusters_) + " clusters of " + std::to_string(size_) +
                                " blocks cannot be resident at once on this GPU (at most " +
                                std::to_string(max_resident_clusters(size_)) + "): cudaErrorCooperativeLaunchTooLarge");
     }
@@ -597,14 +613,24 @@ class ResidentRunner : public DeviceRunner {
     CUDA_CHECK(cudaStreamSynchronize(s));  // the exchange's zeroing is done
     cudaGraph_t g = nullptr;
     CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-    const cudaError_t launched = launch_resident(clusters_, size_, s, a_.view, args());
+    cudaError_t launched = cudaSuccess;
+    try {
+      launched = launch_resident(clusters_, size_, s, a_.view, args());
+    } catch (...) {  // (the handout's stub throws) the capture ends before the exception leaves
+      if (cudaStreamEndCapture(s, &g) == cudaSuccess && g) (void)cudaGraphDestroy(g);
+      throw;
+    }
     const cudaError_t ended = cudaStreamEndCapture(s, &g);
+    if ((launched != cudaSuccess || ended != cudaSuccess) && g) (void)cudaGraphDestroy(g), g = nullptr;
     check_launch(launched);
     CUDA_CHECK(ended);
-    const cudaError_t made = cudaGraphInstantiate(&exec_, g, 0);
+    cudaGraphExec_t made_exec = nullptr;
+    const cudaError_t made = cudaGraphInstantiate(&made_exec, g, 0);
     (void)cudaGraphDestroy(g);
     check_launch(made);
+    exec_ = made_exec;
   }
+  std::string name() const { return mapped_ ? "v10_mapped_io" : "v9_resident_clusters"; }
 
   bool ordered_only_;
   int* ordered_;
