@@ -561,7 +561,7 @@ class ResidentRunner : public DeviceRunner {
         if (e != cudaErrorNotReady) CUDA_CHECK(e);
       }
     }
-    std::atomic_thread_fence(std::memory_order_acquire);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // the results after the word
   }
   AlignResult result() override {
     if (found_.size() > 0 && found_[0] != 0)
