@@ -608,15 +608,14 @@ class ResidentRunner : public DeviceRunner {
   // v10: the one launch, captured as a graph once the problem is prepared (its arguments are the
   // runner's buffers, the same on every run).
   void capture() {
-    if (exec_) CUDA_CHECK(cudaGraphExecDestroy(exec_)), exec_ = nullptr;
-    cudaStream_t s = a_.stream.get();
+    cudaStream_t s = a_.stream.get();      // (prepare dropped the previous graph)
     CUDA_CHECK(cudaStreamSynchronize(s));  // the exchange's zeroing is done
     cudaGraph_t g = nullptr;
     CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
     cudaError_t launched = cudaSuccess;
     try {
       launched = launch_resident(clusters_, size_, s, a_.view, args());
-    } catch (...) {  // (the handout's stub throws) the capture ends before the exception leaves
+    } catch (...) {  // a launch that throws (the handout's, unwritten): the capture ends before it leaves
       if (cudaStreamEndCapture(s, &g) == cudaSuccess && g) (void)cudaGraphDestroy(g);
       throw;
     }
