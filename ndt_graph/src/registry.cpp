@@ -84,7 +84,7 @@ const std::vector<Version>& versions() {
           Role::version, kOnGpu, common::needs_sm(90, "programmatic dependent launch")},
          3, make_v8_programmatic_launch, "", 1, "v4_graph_batch", false, make_v8_programmatic_launch_unrolled},
         {{"v9", "v9_resident_clusters", "src/v9_resident_clusters.cu",
-          "v3's persistent kernel with one barrier per evaluation: fixed-point totals added by atomics, a relaxed poll that keeps the L1, every block runs the solver (clusters of 1 since the L1 change)",
+          "v3's persistent kernel with one barrier per evaluation: fixed-point totals added by atomics, the cluster's sums to its leader by st.async, a relaxed poll that keeps the L1, every block runs the solver",
           Role::version, kOnGpu, common::Needs{90, "thread-block clusters", true, 0}},
          13, make_v9_resident_clusters, "", 1, "v3_cooperative", false, nullptr, 0, "", v9_resident_clusters_resident_blocks},
         {{"v10", "v10_mapped_io", "src/v10_mapped_io.cu",

@@ -17,7 +17,8 @@
 // koide_vg02_both 0.142 against 0.158, cupcl_identity 0.084 against 0.098). With the L1 kept
 // between evaluations (v9's header, the mbarrier handoff): 0.244-0.245 against v9's 0.259-0.262.
 // Reference run (H100, commit 66ea133, v9's clusters of 1): 0.257 ms against v9's 0.269, 12.19 us
-// per evaluation (kernel 11.77, outside 0.42) against 12.74; fastest on every case.
+// per evaluation (kernel 11.77, outside 0.42) against 12.74; fastest on every case. With v9's
+// st.async push in clusters of 2 (A/B, H100, 2026-11-28): 0.252-0.257 against 0.256-0.258.
 // Not graded on its own (the rubric's v9 exercise holds the kernel): the student's kernel runs here
 // too, and calls the given hooks (mapped_source_in, block0_rows, results_out) where the hint says.
 #include "gpu_kernels.cuh"

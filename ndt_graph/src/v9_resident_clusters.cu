@@ -1,7 +1,8 @@
 // v9_resident_clusters — v3's persistent kernel with one barrier per evaluation instead of two,
-// and no block that the others wait for. (Since commit 66ea133 it launches clusters of 1 and its
-// poll does not acquire, so that the SM's L1 survives the barrier: "Kept ... the L1 kept" below.
-// The paragraph that follows is the design up to then.) The grid is made of thread-block clusters (Hopper: 8
+// and no block that the others wait for. (Since commit 66ea133 its poll does not acquire and no
+// cluster barrier runs in the loop, so that the SM's L1 survives the barrier: "Kept ... the L1
+// kept" below; since 2026-11-28 the cluster's sums reach the leader by st.async: "Kept ...
+// st.async". The paragraph that follows is the design up to then.) The grid is made of thread-block clusters (Hopper: 8
 // blocks, or 4 or 2, scheduled together on one GPC, each able to read the others' shared memory).
 // After its share of an evaluation, every block leaves its 30 sums in its own shared memory; the
 // cluster syncs (a hardware barrier), its first block (the leader) adds its blocks' sums through
@@ -158,6 +159,34 @@
 // Before that (same H100, three runs, the cluster barrier's invalidation still in both arms):
 // clusters of 1, every block its own leader (389 arrivals, twice the atomics): 0.285-0.292
 // against 0.281-0.287 with clusters of 2.
+// Tried and not kept (2026-11-28, three runs each against the clusters of 1, room_tutorial):
+//  - each value's words and the counter in 2, 4 or 8 copies (leader c adds to and arrives at
+//    copy c % n; the readers add the copies' words, integers: the same bits), to shorten the
+//    queue of 389 atomics on each word: predicted ~0.4 us per evaluation less, measured more
+//    (H100, v10 0.267-0.269, 0.276-0.277, 0.295-0.296 against 0.256-0.257 ms; every case slower,
+//    ~0.6 us per evaluation per doubling): the atomics' queue is not where the time goes, and
+//    every copy is one more line that all 389 blocks poll or read;
+//  - the last arrival (its fetch_add returns the count before the last) publishing the
+//    evaluation's number to 8 or 32 flag lines, each block polling flag b % n, so that the 389
+//    pollers no longer load the line the arrivals' atomics go to (H200): room_tutorial 0.255-0.256
+//    and 0.253-0.255 against 0.257-0.258, but every smaller grid 2-4 us slower (koide_vg02_both
+//    0.134-0.137 against 0.132-0.133, sim_street 0.203-0.205 against 0.201): one more dependent
+//    round trip after the last arrival; a __nanosleep(32) in the poll: 0.258-0.260.
+// Kept (H100, 2026-11-28, three runs each, room_tutorial, v10 beside it): clusters of 2 again,
+// the non-leader's 30 sums pushed into the leader's shared memory with st.async (each thread's
+// sum, 8 bytes, counted on the leader's mbarrier: the leader arrives with expect_tx(240) and its
+// threads wait on the evaluation's parity, an acquire at block scope). No cluster barrier (no L1
+// invalidation), half the leaders' atomics and arrivals (195), and racecheck follows the push: 0
+// hazards, where the ed2f5af handoff (a remote arrive, the leader's reads through distributed
+// shared memory) gave 7. Predicted ~0.7 us per evaluation (from that handoff's A/B, 0.257 ->
+// ~0.244 ms for v10); measured v9 0.271-0.275 -> 0.265-0.270, v10 0.256-0.258 -> 0.252-0.257 ms
+// (~0.2 us per evaluation), the other cases within their run-to-run spread (koide_unfiltered
+// 0.377-0.380 -> 0.375-0.377, sim_street 0.204-0.206 -> 0.205-0.208). The miss is not explained:
+// that A/B's arrival was relaxed after a fence restricted to shared memory (inline assembly), a
+// form that never ran as committed code. One launch at a time needs one buffer: the non-leader
+// pushes evaluation k + 1's sums after barrier k, which needs the leader's arrival, which comes
+// after its reads of evaluation k's; and phase k + 1 of the mbarrier may count the bytes before
+// the leader's expect_tx (the count goes below zero; the phase completes only with the arrival).
 #include <cooperative_groups.h>
 #include <cuda/atomic>
 
@@ -166,6 +195,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/bulk_copy.cuh"
 #include "gpu_kernels.cuh"
 #include "ndt_graph/fixed_sum.hpp"
 #include "ndt_graph/registry_detail.hpp"
@@ -178,10 +208,10 @@ namespace {
 // takes the largest whose resident clusters give every chunk of points a block of its own (or,
 // when none does, the most blocks). Measured (room_tutorial, 389 chunks): clusters of 8 fit 45 at
 // once (360 blocks: 29 blocks evaluate two chunks, 8.6 against 6.2 us per evaluation on the H200).
-// Launched now: clusters of 1, every block its own leader (see the header: the cluster barrier's
-// wait invalidates the SM's L1 at every evaluation, and the mbarrier handoff that spares it is one
-// racecheck cannot follow). {8, 4, 2} here and in resident_kernel_for gives the earlier grids.
-constexpr int kClusterSizes[] = {1};
+// Launched now: clusters of 2, the non-leader's sums pushed to the leader by st.async (header: the
+// cluster barrier's wait invalidates the SM's L1 at every evaluation). {8, 4, 2} and a kernel per
+// size in resident_kernel_for give the earlier grids' choice (their push takes `peer` rows).
+constexpr int kClusterSizes[] = {2};
 
 // What the kernel reads and writes besides the map. The state starts from `guess` in every block
 // (no init kernel); at the end block 0 writes the state and the trace rows straight to pinned host
@@ -256,8 +286,9 @@ __device__ void results_out(const ResidentArgs& a, const SolverState& st, unsign
 // EXERCISE BEGIN
 // An acquire at cluster or GPU scope invalidates the SM's whole L1 (SASS: CCTL.IVALL after the
 // cluster barrier's wait and after every acquiring load of the poll), and with it the block's
-// points, grid cells and voxels, which the next evaluation then reads from L2 again: clusters of
-// 1 need no cluster barrier, and the grid barrier's poll is relaxed (below).
+// points, grid cells and voxels, which the next evaluation then reads from L2 again: the
+// cluster's sums reach its leader by st.async on the leader's mbarrier (an acquire at block scope:
+// no invalidation), not through a cluster barrier, and the grid barrier's poll is relaxed (below).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // The solver, one thread's call: not inlined into the kernel, so its registers are not the
 // evaluation's (inlined, the kernel spilled 8.9 KB at 4 blocks per SM).
@@ -311,8 +342,9 @@ constexpr int kExchangeWords = kLineWords + 3 * kSetWords;
 // leader adds evaluation k + 2's before barrier k + 1, which waits for block 0's arrival after the
 // zeroing. The last block out zeroes the counters and the sets for the next launch (every other
 // block has left the loop: no one polls or reads them). One request per pass (the serial line
-// search: the registry gives v9 one candidate), as in v3. In clusters of 1 every block is a leader
-// and "its cluster's sync" is its own program order: it reads the totals before its arrival.
+// search: the registry gives v9 one candidate), as in v3. "Its cluster's sync" is now the push:
+// a non-leader pushes evaluation k + 1's sums after it read evaluation k's totals, and its leader
+// arrives after the push completed.
 template <int SIZE>
 __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_kernel(MapView m, ResidentArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -327,7 +359,9 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
   }
   __shared__ EvalShared sh;
   __shared__ StepShared step;
-  __shared__ double mine[kSums];  // this block's sums, read by its cluster's leader (itself in clusters of 1)
+  __shared__ double mine[kSums];                           // this block's sums (thread t writes and reads [t])
+  __shared__ double peer[SIZE > 1 ? SIZE - 1 : 1][kSums];  // a leader's: its other blocks' sums (st.async)
+  __shared__ std::uint64_t sums_in;  // a leader's mbarrier: counts peer's bytes in, one phase per evaluation
   __shared__ NewtonAhead ahead;
   __shared__ unsigned long long overflow;
   __shared__ bool last_out;
@@ -344,12 +378,24 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
     cfg.defer_transform = 1;  // the request's matrix by warp 0 after the solver (below)
   }
   mapped_source_in(m, a);  // v10's source (given: it does nothing for v9)
-  __syncthreads();
+  if constexpr (SIZE > 1) {
+    if (leader && tid == 0) {
+      common::mbarrier_init(&sums_in, 1);
+      common::mbarrier_init_fence();
+    }
+    cluster.sync();  // the leader's barrier is set before any block stores to it (the launch's one L1 invalidation)
+  } else {
+    __syncthreads();
+  }
   for (unsigned k = 0; !solver_done(step.st); ++k) {
     eval_block(m, a.xyz, *a.slot, step.st.req, cfg, blockIdx.x, gridDim.x, mine, sh);
-    // every block's sums are in its shared memory (in clusters of 1, thread t wrote mine[t] and
-    // reads it below: no barrier)
-    if constexpr (SIZE > 1) cluster.sync();
+    // every block's sums are in its shared memory (thread t wrote mine[t]: it alone reads it);
+    // a non-leader pushes them into its leader's `peer` row
+    if constexpr (SIZE > 1)
+      if (!leader &&
+          tid < kSums)  // thread t's sum into its row of the leader's `peer`, counted on the leader's barrier
+        common::store_async_remote(cluster.map_shared_rank(&peer[cluster.block_rank() - 1][tid], 0), mine[tid],
+                                   cluster.map_shared_rank(&sums_in, 0));
     // the leader adds the cluster's sum to the set and arrives (one atomic per cluster); every
     // block polls the barrier and reads the set's totals itself (nothing pushed to the cluster's
     // blocks, no second cluster sync)
@@ -357,9 +403,15 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
     unsigned long long* set = exchange + kLineWords + (k % 3) * kSetWords;
     cuda::atomic_ref<unsigned, cuda::thread_scope_device> arrivals(*sync);
     if (leader) {
+      if constexpr (SIZE > 1)
+        if (tid == 0)  // this phase's one arrival, and the bytes it waits for
+          common::mbarrier_arrive_expect_tx(&sums_in, (SIZE - 1) * kSums * sizeof(double));
       if (tid < kSums) {
         double t = mine[tid];
-        for (int r = 1; r < SIZE; ++r) t += cluster.map_shared_rank(mine, r)[tid];
+        if constexpr (SIZE > 1) {
+          common::mbarrier_wait(&sums_in, k & 1);
+          for (int r = 1; r < SIZE; ++r) t += peer[r - 1][tid];
+        }
         sums[blockIdx.x / SIZE * kSums + tid] = t;
         std::uint64_t whole, frac;
         if (!a.ordered_only && clusters <= kMaxFixedPartials && to_fixed(t, kFixedLimit, whole, frac)) {
@@ -434,14 +486,15 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
     __threadfence();
     for (int j = tid; j < kExchangeWords; j += blockDim.x) exchange[j] = 0;
   }
-  cluster.sync();  // no block leaves while its cluster might still read its shared memory
+  cluster.sync();  // no block leaves while another of its cluster might still store into its shared memory
 #endif
 }
 
 using ResidentKernel = void (*)(MapView, ResidentArgs);
 ResidentKernel resident_kernel_for(int size) {
-  (void)size;  // kClusterSizes
-  return resident_kernel<1>;
+  (void)size;  // kClusterSizes: one size, one kernel
+  static_assert(sizeof(kClusterSizes) / sizeof(kClusterSizes[0]) == 1, "a kernel per cluster size: add its case");
+  return resident_kernel<kClusterSizes[0]>;
 }
 // EXERCISE END
 

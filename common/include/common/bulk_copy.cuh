@@ -91,6 +91,21 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned b
 #endif
 }
 
+// Stores `v` into another block of the cluster's shared memory (`remote`: an address from
+// cluster.map_shared_rank) and counts its 8 bytes on that block's barrier (`remote_bar`, mapped
+// the same way), whose phase completes once the bytes its expect_tx named are in: a push that the
+// receiver waits for with mbarrier_wait, with no cluster barrier (whose wait invalidates the SM's
+// L1) and an order the sanitizer's racecheck follows.
+__device__ __forceinline__ void store_async_remote(double* remote, double v, std::uint64_t* remote_bar) {
+#ifndef COURSE_BULK_COPY_UNAVAILABLE
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(smem_addr(remote)),
+               "l"(__double_as_longlong(v)), "r"(smem_addr(remote_bar))
+               : "memory");
+#else
+  __trap();
+#endif
+}
+
 // Orders this thread's ordinary shared-memory writes before later copy-engine accesses to the
 // same bytes (a slot that consumers wrote into and the producer refills next).
 __device__ __forceinline__ void fence_proxy_async_shared() {
