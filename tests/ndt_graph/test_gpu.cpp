@@ -1,7 +1,8 @@
 // ndt_graph on the GPU: every version against the CPU reference (simulated pair, room_tutorial,
 // awkward sizes, points without neighbours, a source far outside the map), the GPU map build and
 // VoxelGrid filter against the CPU's (identical), batched alignments, the cooperative
-// too-large-launch error, v9's ordered fallback against its fixed-point totals, and a deliberately
+// too-large-launch error, v9's ordered fallback against its fixed-point totals, v9 and v10 prepared
+// again and fed a fresh input on one runner, and a deliberately
 // wrong evaluation that the acceptance test rejects.
 #include <gtest/gtest.h>
 #include "../common/exercise_support.hpp"
@@ -279,6 +280,61 @@ COURSE_TEST(NdtGpu, ResidentClustersOrderedFallbackLandsWithTheFixedPointTotals)
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("one line-search candidate per pass"), std::string::npos) << e.what();
   }
+}
+
+// v9 and v10 on one runner, problem after problem: prepared again for another problem (a third of
+// the points, the direct1 search, whose 128-point chunks give v10's in-kernel copy of the source
+// several passes per block, another guess), then a fresh input of the first problem's shape
+// through reload (v10: the same captured graph reads it), then the first problem again, which
+// must give the first answer's bits (integer totals). v10's kernel time is its global-timer span.
+COURSE_TEST(NdtGpu, ResidentRunnersTakeEachNewProblem) {
+  REQUIRE_GPU();
+  const Pair p = sim_pair();
+  const VoxelMap map = build_voxel_map(p.target, 1.0f);
+  const Problem first = problem_of(p, map);
+  common::PointCloud third;
+  for (std::size_t i = 0; i < p.source.size(); i += 3)
+    third.x.push_back(p.source.x[i]), third.y.push_back(p.source.y[i]), third.z.push_back(p.source.z[i]);
+  Problem other = problem_of(p, map);
+  other.source = &third;
+  other.params.search = Search::direct1;
+  other.guess[0] += 0.15, other.guess[5] -= 0.02;
+  common::PointCloud moved = p.source;  // the first problem's shape, other coordinates
+  for (auto& x : moved.x) x += 0.05f;
+  Problem fresh = first;
+  fresh.source = &moved;
+  int ran = 0;
+  std::string unmet;
+  for (const auto& v : versions()) {
+    if (v.name != "v9_resident_clusters" && v.name != "v10_mapped_io") continue;
+    if (const std::string why = common::unmet(v.needs); !why.empty()) {
+      unmet += v.name + ": " + why + "; ";
+      continue;
+    }
+    auto r = v.make();
+    if (!course_test::implemented(v.name, [&] { r->prepare(first), r->run(); })) continue;
+    ++ran;
+    const AlignResult a = r->result();
+    EXPECT_EQ(compare_to_reference(a, align_cpu(map, p.source, first.params, first.guess), 1.0, 0.1, 2), "") << v.name;
+    const double ms = r->kernel_ms();
+    EXPECT_TRUE(ms > 0 && ms < 1e4) << v.name << ": kernel time " << ms << " ms";
+    r->prepare(other);
+    r->run();
+    EXPECT_EQ(compare_to_reference(r->result(), align_cpu(map, third, other.params, other.guess), 1.0, 0.1, 2), "")
+        << v.name << " prepared again (a third of the points, direct1)";
+    r->prepare(first);
+    r->reload(fresh);
+    r->run();
+    EXPECT_EQ(compare_to_reference(r->result(), align_cpu(map, moved, first.params, first.guess), 1.0, 0.1, 2), "")
+        << v.name << " on a fresh input through reload";
+    r->prepare(first);
+    r->run();
+    const AlignResult back = r->result();
+    EXPECT_EQ(std::memcmp(a.pose, back.pose, sizeof a.pose), 0) << v.name << ": the first problem again moved the pose";
+    EXPECT_EQ(back.evaluations, a.evaluations) << v.name;
+  }
+  COURSE_SKIP_NOTED();
+  if (ran == 0) GTEST_SKIP() << "neither resident version runs here: " << unmet;
 }
 
 COURSE_TEST(NdtAcceptance, ADroppedHessianTermIsCaught) {
