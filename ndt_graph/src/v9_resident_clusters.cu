@@ -1,7 +1,7 @@
 // v9_resident_clusters — v3's persistent kernel with one barrier per evaluation instead of two,
 // and no block that the others wait for. (Since commit 66ea133 its poll does not acquire and no
 // cluster barrier runs in the loop, so that the SM's L1 survives the barrier: "Kept ... the L1
-// kept" below; since 2026-11-28 the cluster's sums reach the leader by st.async: "Kept ...
+// kept" below; since commit d965bfb the cluster's sums reach the leader by st.async: "Kept ...
 // st.async". The paragraph that follows is the design up to then.) The grid is made of thread-block clusters (Hopper: 8
 // blocks, or 4 or 2, scheduled together on one GPC, each able to read the others' shared memory).
 // After its share of an evaluation, every block leaves its 30 sums in its own shared memory; the
@@ -175,7 +175,8 @@
 // Kept (H100, 2026-11-28, three runs each, room_tutorial, v10 beside it): clusters of 2 again,
 // the non-leader's 30 sums pushed into the leader's shared memory with st.async (each thread's
 // sum, 8 bytes, counted on the leader's mbarrier: the leader arrives with expect_tx(240) and its
-// threads wait on the evaluation's parity, an acquire at block scope). No cluster barrier (no L1
+// threads wait on the evaluation's parity, then acquire with a fence restricted to shared::cluster
+// memory, which emits no instruction: the wait's own cluster-scope acquire would). No cluster barrier (no L1
 // invalidation), half the leaders' atomics and arrivals (195), and racecheck follows the push: 0
 // hazards, where the ed2f5af handoff (a remote arrive, the leader's reads through distributed
 // shared memory) gave 7. Predicted ~0.7 us per evaluation (from that handoff's A/B, 0.257 ->
@@ -289,8 +290,9 @@ __device__ void results_out(const ResidentArgs& a, const SolverState& st, unsign
 // An acquire at cluster or GPU scope invalidates the SM's whole L1 (SASS: CCTL.IVALL after the
 // cluster barrier's wait and after every acquiring load of the poll), and with it the block's
 // points, grid cells and voxels, which the next evaluation then reads from L2 again: the
-// cluster's sums reach its leader by st.async on the leader's mbarrier (an acquire at block scope:
-// no invalidation), not through a cluster barrier, and the grid barrier's poll is relaxed (below).
+// cluster's sums reach its leader by st.async on the leader's mbarrier (the wait's acquire
+// restricted to shared memory: no invalidation), not through a cluster barrier, and the grid
+// barrier's poll is relaxed (below).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 // The solver, one thread's call: not inlined into the kernel, so its registers are not the
 // evaluation's (inlined, the kernel spilled 8.9 KB at 4 blocks per SM).
@@ -337,16 +339,19 @@ constexpr int kExchangeWords = kLineWords + 3 * kSetWords;
 // set k % 3 (integer atomics) and written to half k % 2 of `cluster_sums` (for the fallback; a
 // block still reading evaluation k's cannot meet a leader writing evaluation k + 2's: that one has
 // passed barrier k + 1, which needs every leader's arrival, and a leader arrives after its
-// cluster's sync of evaluation k + 1, which every block of the cluster reaches after its reads).
+// cluster's push of evaluation k + 1, which every block of the cluster makes after its reads).
 // The counter counts the leaders' arrivals over the whole run: barrier k waits for
 // (k + 1) x clusters. Past barrier k, block 0 zeroes set (k + 2) % 3: every block read evaluation
-// k - 1's totals before its cluster's sync of evaluation k, so before its leader arrived, and no
+// k - 1's totals before its cluster's push of evaluation k, so before its leader arrived, and no
 // leader adds evaluation k + 2's before barrier k + 1, which waits for block 0's arrival after the
 // zeroing. The last block out zeroes the counters and the sets for the next launch (every other
 // block has left the loop: no one polls or reads them). One request per pass (the serial line
-// search: the registry gives v9 one candidate), as in v3. "Its cluster's sync" is now the push:
-// a non-leader pushes evaluation k + 1's sums after it read evaluation k's totals, and its leader
-// arrives after the push completed.
+// search: the registry gives v9 one candidate), as in v3. The push: a non-leader pushes
+// evaluation k + 1's sums (st.async into its leader's `peer`) after it read evaluation k's totals,
+// and its leader waits for the push's bytes before it adds and arrives. That the leader's reads of
+// `peer` for evaluation k come before the push of k + 1 rests on the relaxed poll's ordering
+// (below), as the totals' reads do: the leader reads, then arrives with a release; the non-leader
+// sees the count, then pushes.
 template <int SIZE>
 __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_kernel(MapView m, ResidentArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -385,7 +390,7 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
       common::mbarrier_init(&sums_in, 1);
       common::mbarrier_init_fence();
     }
-    cluster.sync();  // the leader's barrier is set before any block stores to it (the launch's one L1 invalidation)
+    cluster.sync();  // the leader's barrier is set before any block stores to it (an L1 invalidation, once)
   } else {
     __syncthreads();
   }
@@ -398,9 +403,8 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
           tid < kSums)  // thread t's sum into its row of the leader's `peer`, counted on the leader's barrier
         common::store_async_remote(cluster.map_shared_rank(&peer[cluster.block_rank() - 1][tid], 0), mine[tid],
                                    cluster.map_shared_rank(&sums_in, 0));
-    // the leader adds the cluster's sum to the set and arrives (one atomic per cluster); every
-    // block polls the barrier and reads the set's totals itself (nothing pushed to the cluster's
-    // blocks, no second cluster sync)
+    // the leader waits for its cluster's push, adds the cluster's sum to the set and arrives (one
+    // atomic per cluster); every block polls the barrier and reads the set's totals itself
     double* sums = a.cluster_sums + static_cast<std::size_t>(k & 1) * clusters * kSums;
     unsigned long long* set = exchange + kLineWords + (k % 3) * kSetWords;
     cuda::atomic_ref<unsigned, cuda::thread_scope_device> arrivals(*sync);
@@ -411,7 +415,7 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
       if (tid < kSums) {
         double t = mine[tid];
         if constexpr (SIZE > 1) {
-          common::mbarrier_wait(&sums_in, k & 1);
+          common::mbarrier_wait_cluster_data(&sums_in, k & 1);
           for (int r = 1; r < SIZE; ++r) t += peer[r - 1][tid];
         }
         sums[blockIdx.x / SIZE * kSums + tid] = t;
@@ -488,14 +492,18 @@ __global__ void NDT_CLUSTER_DIMS(SIZE) __launch_bounds__(kBlock, 3) resident_ker
     __threadfence();
     for (int j = tid; j < kExchangeWords; j += blockDim.x) exchange[j] = 0;
   }
-  cluster.sync();  // no block leaves while another of its cluster might still store into its shared memory
+  // A safeguard: every push was waited for by its leader in the loop; no block leaves while
+  // another of its cluster might still touch its shared memory.
+  cluster.sync();
 #endif
 }
 
 using ResidentKernel = void (*)(MapView, ResidentArgs);
 ResidentKernel resident_kernel_for(int size) {
-  (void)size;  // kClusterSizes: one size, one kernel
   static_assert(sizeof(kClusterSizes) / sizeof(kClusterSizes[0]) == 1, "a kernel per cluster size: add its case");
+  if (size != kClusterSizes[0])
+    throw std::invalid_argument("resident_kernel_for: clusters of " + std::to_string(size) + ", compiled for " +
+                                std::to_string(kClusterSizes[0]));
   return resident_kernel<kClusterSizes[0]>;
 }
 // EXERCISE END

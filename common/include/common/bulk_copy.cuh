@@ -3,7 +3,9 @@
 // global memory into shared memory (`bulk_load`); the engine counts the bytes it delivers against
 // an mbarrier, and the barrier's phase completes when the expected bytes and the expected
 // arrivals are in. Waiting threads poll the phase parity (`wait`). This is the producer/consumer
-// ring of a warp-specialised kernel:
+// ring of a warp-specialised kernel. The same barriers count the bytes of `st.async`, a store
+// into another block of the cluster's shared memory (`store_async_remote`), which its receiver
+// waits for with `mbarrier_wait_cluster_data`. The copy engine's ring:
 //
 //   full[s]  : count 1; the producer arrives with expect_tx(bytes), the engine completes the bytes
 //   empty[s] : count = consumer warps; each consumer warp arrives once it no longer needs slot s
@@ -78,6 +80,30 @@ __device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parit
 #endif
 }
 
+// mbarrier_wait for bytes that another block of the cluster stored (store_async_remote): their
+// completion releases at cluster scope, so the wait must acquire at cluster scope. A cluster-scope
+// acquire on the wait itself invalidates the SM's whole L1 (CCTL.IVALL after every try); a fence
+// whose acquire is restricted to shared::cluster memory (PTX ISA 8.6, CUDA 12.8) acquires what the
+// receiver reads and leaves the L1 alone. Older toolkits take the wait's cluster-scope acquire.
+__device__ __forceinline__ void mbarrier_wait_cluster_data(std::uint64_t* bar, unsigned parity) {
+#ifndef COURSE_BULK_COPY_UNAVAILABLE
+#if __CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 8)
+  mbarrier_wait(bar, parity);
+  asm volatile("fence.acquire.sync_restrict::shared::cluster.cluster;" ::: "memory");
+#else
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "WAIT_%=:\n\t"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n\t"
+      "@!done bra WAIT_%=;\n\t}" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+#endif
+#else
+  __trap();
+#endif
+}
+
 // Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global `src` into shared
 // `dst`; completion is counted on `bar`.
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, std::uint64_t* bar) {
@@ -94,7 +120,7 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned b
 // Stores `v` into another block of the cluster's shared memory (`remote`: an address from
 // cluster.map_shared_rank) and counts its 8 bytes on that block's barrier (`remote_bar`, mapped
 // the same way), whose phase completes once the bytes its expect_tx named are in: a push that the
-// receiver waits for with mbarrier_wait, with no cluster barrier (whose wait invalidates the SM's
+// receiver waits for with mbarrier_wait_cluster_data, with no cluster barrier (whose wait invalidates the SM's
 // L1) and an order the sanitizer's racecheck follows.
 __device__ __forceinline__ void store_async_remote(double* remote, double v, std::uint64_t* remote_bar) {
 #ifndef COURSE_BULK_COPY_UNAVAILABLE
