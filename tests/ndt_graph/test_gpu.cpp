@@ -308,12 +308,17 @@ COURSE_TEST(NdtGpu, ResidentRunnersTakeEachNewProblem) {
     return std::memcmp(x.pose, y.pose, sizeof x.pose) == 0 && std::memcmp(&x.score, &y.score, sizeof x.score) == 0 &&
            x.evaluations == y.evaluations;
   };
-  int ran = 0;
-  std::string unmet;
+  int found = 0, ran = 0;
+  std::string not_run;  // each resident version that did not run, and why
   for (const auto& v : versions()) {
-    if ((v.name != "v9_resident_clusters" && v.name != "v10_mapped_io") || !version_selected(v.name)) continue;
+    if (v.name != "v9_resident_clusters" && v.name != "v10_mapped_io") continue;
+    ++found;
+    if (!version_selected(v.name)) {
+      not_run += v.name + ": not in NDT_TEST_VERSIONS; ";
+      continue;
+    }
     if (const std::string why = common::unmet(v.needs); !why.empty()) {
-      unmet += v.name + ": " + why + "; ";
+      not_run += v.name + " cannot run on this GPU: " + why + "; ";
       continue;
     }
     auto alone = v.make();
@@ -341,8 +346,9 @@ COURSE_TEST(NdtGpu, ResidentRunnersTakeEachNewProblem) {
     r->run();
     EXPECT_TRUE(same_bits(r->result(), a)) << v.name << ": the full problem again moved the answer";
   }
+  ASSERT_EQ(found, 2) << "v9_resident_clusters and v10_mapped_io are not both in the registry";
   COURSE_SKIP_NOTED();
-  if (ran == 0) GTEST_SKIP() << "neither resident version runs here" << (unmet.empty() ? "" : ": " + unmet);
+  if (ran == 0) GTEST_SKIP() << "no resident version ran: " << not_run;
 }
 
 COURSE_TEST(NdtAcceptance, ADroppedHessianTermIsCaught) {
